@@ -1,0 +1,22 @@
+# olm-cmp image: a static binary on distroless/static, run as uid 999 (Argo CD's user, so the
+# plugin socket in the shared `plugins` volume is usable by argocd-repo-server).
+#   docker build -t ghcr.io/olm-cmp/olm-cmp:v0.1.0 --build-arg VERSION=v0.1.0 .
+# The build step below is also run verbatim by deploy/dockerfile_test.go (static-binary check).
+
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+RUN CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/olm-cmp ./cmd/olm-cmp
+
+# distroless "nonroot" is uid 65532; Argo CD's repo-server and stock sidecars run as 999.
+FROM gcr.io/distroless/static:nonroot
+COPY --from=build /out/olm-cmp /usr/local/bin/olm-cmp
+# classic mode: argocd-cmp-server reads this and runs `olm-cmp generate`; native mode
+# (`olm-cmp serve`) reads it for the plugin name and version.
+COPY plugin.yaml /home/argocd/cmp-server/config/plugin.yaml
+USER 999:999
+ENV HOME=/tmp
+ENTRYPOINT ["/usr/local/bin/olm-cmp", "serve"]

@@ -1,0 +1,56 @@
+# olm-cmp — see README.md. Tools built here are cached under $(CACHE), outside the repo.
+SHELL      := /bin/bash
+GO         ?= go
+CACHE      ?= $(HOME)/.cache/olm-cmp
+VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS    := -s -w -X main.version=$(VERSION)
+BIN        := bin/olm-cmp
+PKGS       := ./...
+
+.PHONY: all build demo test test-unit test-argocd lint vet fmt bench generate e2e clean
+
+all: build
+
+## build: static olm-cmp binary in bin/ (as the Dockerfile builds it)
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/olm-cmp
+
+## demo: render the demo operator shipped in examples/demo (no registry, cluster or ../shared)
+demo:
+	$(GO) run ./cmd/olm-cmp render examples/demo
+
+## test: lint + unit/integration tests + the Argo CD client suites (v2.14 and v3)
+test: lint test-unit test-argocd
+
+test-unit:
+	$(GO) test -count=1 $(PKGS)
+
+test-argocd:
+	@if [ -x test/argocd/run.sh ]; then test/argocd/run.sh; else echo "test/argocd/run.sh not present"; fi
+
+## lint: gofmt and go vet must be clean
+lint: vet
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+## bench: render benchmarks (lws-operator, sail-operator; need ../shared)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/render/ ./internal/bundle/ ./internal/convert/
+	@if [ -x test/argocd/run.sh ]; then BENCH=1 test/argocd/run.sh; fi
+
+## generate: regenerate the gRPC stubs of the Argo CD plugin protocol
+generate:
+	internal/cmp/generate.sh
+
+## e2e: real kube-apiserver + etcd + kwok (and a real Argo CD) inside a private network namespace
+e2e:
+	@if [ -x test/e2e/run.sh ]; then test/e2e/run.sh; else echo "test/e2e/run.sh not present"; fi
+
+clean:
+	rm -rf bin

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/render"
+)
+
+// summary is what `inspect` reports; JSON field names are its -o json form.
+type summary struct {
+	Package        string            `json:"package"`
+	CSV            string            `json:"csv"`
+	Version        string            `json:"version"`
+	Source         string            `json:"source"`
+	Digest         string            `json:"digest,omitempty"`
+	Channels       string            `json:"channels,omitempty"`
+	DefaultChannel string            `json:"defaultChannel,omitempty"`
+	Replaces       string            `json:"replaces,omitempty"`
+	Skips          []string          `json:"skips,omitempty"`
+	SkipRange      string            `json:"skipRange,omitempty"`
+	MinKubeVersion string            `json:"minKubeVersion,omitempty"`
+	InstallModes   map[string]bool   `json:"installModes"`
+	CRDs           []crdSummary      `json:"crds"`
+	Deployments    []deploySummary   `json:"deployments"`
+	Webhooks       []webhookSummary  `json:"webhooks,omitempty"`
+	RelatedImages  map[string]string `json:"relatedImages,omitempty"`
+	Objects        []string          `json:"objects,omitempty"`
+	Examples       []string          `json:"examples,omitempty"`
+}
+
+type crdSummary struct {
+	Name  string `json:"name"`
+	Bytes int    `json:"bytes"`
+}
+
+type deploySummary struct {
+	Name           string   `json:"name"`
+	ServiceAccount string   `json:"serviceAccount"`
+	Images         []string `json:"images"`
+}
+
+type webhookSummary struct {
+	Type       string `json:"type"`
+	Name       string `json:"name"`
+	Deployment string `json:"deployment"`
+	Port       int32  `json:"port"`
+	Path       string `json:"path,omitempty"`
+}
+
+func newInspectCmd() *cobra.Command {
+	var (
+		rf     registryFlags
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "inspect REF|DIR",
+		Short: "Summarise a bundle: package, version, install modes, CRDs, deployments, webhooks, images",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			loader, err := rf.loader()
+			if err != nil {
+				return err
+			}
+			b, err := loadAny(cmd.Context(), loader, args[0])
+			if err != nil {
+				return err
+			}
+			s, err := summarize(b)
+			if err != nil {
+				return err
+			}
+			switch output {
+			case "json":
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(s)
+			case "text", "":
+				return s.writeText(cmd.OutOrStdout())
+			}
+			return fmt.Errorf("--output %q: use text or json", output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	rf.register(cmd.Flags())
+	return cmd
+}
+
+// loadAny loads a directory (an explicit path, or one that exists) or an image.
+func loadAny(ctx context.Context, loader render.Loader, ref string) (*bundle.Bundle, error) {
+	if isDir(ref) {
+		abs, err := filepath.Abs(ref)
+		if err != nil {
+			return nil, err
+		}
+		return bundle.LoadDir(abs)
+	}
+	o, err := loader.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return loader.Load(ctx, o)
+}
+
+func summarize(b *bundle.Bundle) (*summary, error) {
+	csv := b.CSV
+	s := &summary{
+		Package:        b.Package,
+		CSV:            csv.Name,
+		Version:        csv.Spec.Version.String(),
+		Source:         b.Origin.Ref,
+		Digest:         b.Origin.Digest,
+		Channels:       b.Annotations["operators.operatorframework.io.bundle.channels.v1"],
+		DefaultChannel: b.Annotations["operators.operatorframework.io.bundle.channel.default.v1"],
+		Replaces:       csv.Spec.Replaces,
+		Skips:          csv.Spec.Skips,
+		SkipRange:      csv.Annotations["olm.skipRange"],
+		MinKubeVersion: csv.Spec.MinKubeVersion,
+		InstallModes:   map[string]bool{},
+		RelatedImages:  map[string]string{},
+	}
+	if b.Origin.Image != "" {
+		s.Source = b.Origin.Image
+	}
+	for _, m := range csv.Spec.InstallModes {
+		s.InstallModes[string(m.Type)] = m.Supported
+	}
+	for _, c := range b.CRDs {
+		text, err := c.String()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.File, err)
+		}
+		s.CRDs = append(s.CRDs, crdSummary{Name: c.GetName(), Bytes: len(text)})
+	}
+	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
+		ds := deploySummary{Name: d.Name, ServiceAccount: d.Spec.Template.Spec.ServiceAccountName}
+		for _, c := range append(d.Spec.Template.Spec.InitContainers, d.Spec.Template.Spec.Containers...) {
+			ds.Images = append(ds.Images, c.Image)
+		}
+		s.Deployments = append(s.Deployments, ds)
+	}
+	for _, w := range csv.Spec.WebhookDefinitions {
+		path := ""
+		if w.WebhookPath != nil {
+			path = *w.WebhookPath
+		}
+		s.Webhooks = append(s.Webhooks, webhookSummary{Type: string(w.Type), Name: w.GenerateName, Deployment: w.DeploymentName, Port: w.ContainerPort, Path: path})
+	}
+	for _, r := range csv.Spec.RelatedImages {
+		s.RelatedImages[r.Name] = r.Image
+	}
+	for _, o := range b.Others {
+		s.Objects = append(s.Objects, o.GetKind()+"/"+o.GetName())
+	}
+	var examples []struct {
+		Kind string `json:"kind"`
+	}
+	if ex := csv.Annotations["alm-examples"]; ex != "" && json.Unmarshal([]byte(ex), &examples) == nil {
+		for _, e := range examples {
+			s.Examples = append(s.Examples, e.Kind)
+		}
+	}
+	return s, nil
+}
+
+func (s *summary) writeText(out io.Writer) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "%s:\t%s\n", k, v)
+		}
+	}
+	row("Package", s.Package)
+	row("CSV", s.CSV)
+	row("Version", s.Version)
+	row("Source", s.Source)
+	row("Digest", s.Digest)
+	row("Channels", s.Channels)
+	row("Default channel", s.DefaultChannel)
+	row("Replaces", s.Replaces)
+	row("Skips", strings.Join(s.Skips, ", "))
+	row("Skip range", s.SkipRange)
+	row("Min Kubernetes", s.MinKubeVersion)
+	var modes []string
+	for _, m := range []string{"OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces"} {
+		if s.InstallModes[m] {
+			modes = append(modes, m)
+		}
+	}
+	row("Install modes", strings.Join(modes, ", "))
+	fmt.Fprintf(w, "CRDs (%d):\n", len(s.CRDs))
+	for _, c := range s.CRDs {
+		note := ""
+		if c.Bytes > 262144 {
+			note = "  (over 256 KiB: rendered with ServerSideApply=true)"
+		}
+		fmt.Fprintf(w, "  %s\t%d bytes%s\n", c.Name, c.Bytes, note)
+	}
+	fmt.Fprintf(w, "Deployments (%d):\n", len(s.Deployments))
+	for _, d := range s.Deployments {
+		fmt.Fprintf(w, "  %s\tserviceAccount=%s\t%s\n", d.Name, d.ServiceAccount, strings.Join(d.Images, ", "))
+	}
+	if len(s.Webhooks) > 0 {
+		fmt.Fprintf(w, "Webhooks (%d):\n", len(s.Webhooks))
+		for _, h := range s.Webhooks {
+			fmt.Fprintf(w, "  %s\t%s\tdeployment=%s port=%d %s\n", h.Type, h.Name, h.Deployment, h.Port, h.Path)
+		}
+	}
+	if len(s.RelatedImages) > 0 {
+		names := make([]string, 0, len(s.RelatedImages))
+		for n := range s.RelatedImages {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(w, "Related images (%d):\n", len(names))
+		for _, n := range names {
+			fmt.Fprintf(w, "  %s\t%s\n", n, s.RelatedImages[n])
+		}
+	}
+	if len(s.Objects) > 0 {
+		fmt.Fprintf(w, "Other objects (%d):\n", len(s.Objects))
+		for _, o := range s.Objects {
+			fmt.Fprintf(w, "  %s\n", o)
+		}
+	}
+	row("alm-examples", strings.Join(s.Examples, ", "))
+	return w.Flush()
+}

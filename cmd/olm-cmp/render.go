@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
+)
+
+// specFlags are the spec fields the CLI can override; a flag given on the
+// command line replaces the file's value (lists are replaced, not appended).
+type specFlags struct {
+	bundle, version, namespace, certProvider string
+	watchNamespaces, pullSecrets, excludes   []string
+}
+
+func (f *specFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.bundle, "bundle", "", "bundle image reference or ./directory (overrides spec.bundle)")
+	fs.StringVar(&f.version, "version", "", "bundle image tag (overrides spec.version)")
+	fs.StringVarP(&f.namespace, "namespace", "n", "", "install namespace (overrides spec.namespace)")
+	fs.StringArrayVar(&f.watchNamespaces, "watch-namespace", nil, "watched namespace, repeatable; \"\" for all (overrides spec.watchNamespaces)")
+	fs.StringArrayVar(&f.pullSecrets, "image-pull-secret", nil, "pull secret name, repeatable (overrides spec.imagePullSecrets)")
+	fs.StringArrayVar(&f.excludes, "exclude", nil, "[group/]Kind[/name] to drop, repeatable (overrides spec.exclude)")
+	fs.StringVar(&f.certProvider, "certificate-provider", "", "cert-manager, service-ca or none (overrides spec.certificateProvider)")
+}
+
+func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) {
+	set := func(name string, apply func()) {
+		if fs.Changed(name) {
+			apply()
+		}
+	}
+	set("bundle", func() { s.Bundle = f.bundle })
+	set("version", func() { s.Version = f.version })
+	set("namespace", func() { s.Namespace = f.namespace })
+	set("watch-namespace", func() { s.WatchNamespaces = f.watchNamespaces })
+	set("image-pull-secret", func() { s.ImagePullSecrets = f.pullSecrets })
+	set("exclude", func() { s.Exclude = f.excludes })
+	set("certificate-provider", func() { s.CertificateProvider = f.certProvider })
+}
+
+// loadRequest reads DIR/olm-cmp.yaml and applies the flags (none when f is nil). Without a spec
+// file, --bundle and --namespace alone are enough (no extra manifests then).
+func loadRequest(cmd *cobra.Command, dir string, f *specFlags) (render.Request, error) {
+	req := render.Request{SourceDir: dir}
+	file, err := spec.Load(dir)
+	switch {
+	case err == nil:
+		req.Spec, req.Name = file.Spec, file.Metadata.Name
+	case errors.Is(err, os.ErrNotExist) && f != nil && cmd.Flags().Changed("bundle"):
+		// No spec file: no extra manifests either, and a ./bundle path is
+		// relative to the working directory.
+		req.SourceDir = ""
+	default:
+		return req, err
+	}
+	if f != nil {
+		f.apply(cmd.Flags(), &req.Spec)
+	}
+	return req, nil
+}
+
+func newRenderCmd() *cobra.Command {
+	var (
+		sf specFlags
+		rf registryFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "render [DIR]",
+		Short: "Render DIR/olm-cmp.yaml (default .) to a YAML stream on stdout",
+		Long: `Render reads DIR/olm-cmp.yaml, loads the bundle it names, converts it as OLM
+would, applies the spec's patches and sync waves, and writes the manifests to
+stdout in apply order. Flags override the spec's fields. On error nothing is
+written to stdout and the exit code is non-zero.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			req, err := loadRequest(cmd, dir, &sf)
+			if err != nil {
+				return err
+			}
+			loader, err := rf.loader()
+			if err != nil {
+				return err
+			}
+			res, err := (&render.Renderer{Loader: loader}).Render(cmd.Context(), req)
+			if err != nil {
+				return err
+			}
+			printWarnings(cmd.ErrOrStderr(), res.Warnings)
+			_, err = cmd.OutOrStdout().Write(res.YAML())
+			return err
+		},
+	}
+	sf.register(cmd.Flags())
+	rf.register(cmd.Flags())
+	return cmd
+}
+
+func printWarnings(w io.Writer, warnings []string) {
+	for _, msg := range warnings {
+		fmt.Fprintln(w, "warning:", msg)
+	}
+}

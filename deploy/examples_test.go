@@ -1,0 +1,114 @@
+package deploy_test
+
+import (
+	"strings"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/olm-cmp/olm-cmp/internal/spec"
+	"sigs.k8s.io/yaml"
+)
+
+var seedOperators = []string{"lws-operator", "cert-manager-operator", "sail-operator"}
+
+// TestExamples: every seed operator directory has a valid olm-cmp.yaml (strict parse +
+// validation, as the plugin does) and an Application pointing at that directory through the
+// plugin; the ApplicationSet has one element per operator whose version matches the directory's.
+func TestExamples(t *testing.T) {
+	appSetVersions := map[string]string{}
+	var as map[string]any
+	b, err := os.ReadFile("../examples/applicationset.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &as); err != nil {
+		t.Fatal(err)
+	}
+	gens, _ := dig(t, as, "spec", "generators").([]any)
+	if len(gens) != 1 {
+		t.Fatalf("applicationset: want one list generator, got %v", gens)
+	}
+	for _, el := range dig(t, gens[0], "list", "elements").([]any) {
+		m := el.(map[string]any)
+		appSetVersions[m["name"].(string)], _ = m["version"].(string)
+	}
+	tmplPlugin := dig(t, as, "spec", "template", "spec", "source", "plugin").(map[string]any)
+
+	for _, op := range seedOperators {
+		t.Run(op, func(t *testing.T) {
+			dir := filepath.Join("..", "examples", op)
+			f, err := spec.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Spec.Validate(); err != nil {
+				t.Fatalf("%s/olm-cmp.yaml: %v", dir, err)
+			}
+			if f.Metadata.Name != op {
+				t.Errorf("metadata.name %q, want %q", f.Metadata.Name, op)
+			}
+			if len(f.Spec.Examples) == 0 {
+				t.Errorf("no examples: the operator's CR is part of what users need")
+			}
+			if v, ok := appSetVersions[op]; !ok {
+				t.Errorf("applicationset has no element for %s", op)
+			} else if v != f.Spec.Version {
+				t.Errorf("applicationset version %q != olm-cmp.yaml version %q", v, f.Spec.Version)
+			}
+
+			var app map[string]any
+			b, err := os.ReadFile(filepath.Join(dir, "application.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.Unmarshal(b, &app); err != nil {
+				t.Fatal(err)
+			}
+			if app["kind"] != "Application" || dig(t, app, "metadata", "name") != op {
+				t.Errorf("application.yaml: kind %v name %v", app["kind"], dig(t, app, "metadata", "name"))
+			}
+			if p := dig(t, app, "spec", "source", "path"); p != "examples/"+op {
+				t.Errorf("application source.path %v", p)
+			}
+			if ns := dig(t, app, "spec", "destination", "namespace"); ns != f.Spec.Namespace {
+				t.Errorf("application destination.namespace %v != spec.namespace %s", ns, f.Spec.Namespace)
+			}
+			plugin := dig(t, app, "spec", "source", "plugin").(map[string]any)
+			if plugin["name"] != tmplPlugin["name"] {
+				t.Errorf("plugin name %v differs from the ApplicationSet's %v", plugin["name"], tmplPlugin["name"])
+			}
+		})
+	}
+	t.Run("cert-manager-operator infrastructure stub", func(t *testing.T) {
+		f, err := spec.Load("../examples/cert-manager-operator")
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, e := range f.Spec.Exclude {
+			if e == "console.openshift.io/*" {
+				found = true
+			}
+		}
+		if !found {
+			t.Error("cert-manager-operator must exclude console.openshift.io/*")
+		}
+		b, err := os.ReadFile("../examples/cert-manager-operator/infrastructure.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !containsAll(string(b), "kind: Infrastructure", "name: cluster", "infrastructures.config.openshift.io") {
+			t.Error("infrastructure.yaml must define the Infrastructure CRD and Infrastructure/cluster")
+		}
+	})
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, x := range subs {
+		if !strings.Contains(s, x) {
+			return false
+		}
+	}
+	return true
+}

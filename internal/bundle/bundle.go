@@ -1,0 +1,62 @@
+// Package bundle loads OLM registry+v1 bundles (manifests/ + metadata/) from a
+// directory or an OCI image, and caches extracted images on disk by digest.
+package bundle
+
+import (
+	"encoding/json"
+
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Bundle is a loaded registry+v1 bundle. Manifests other than the CSV are kept
+// as kyaml nodes exactly as read, so `{}` values, key order and CRD
+// subresources survive the conversion untouched.
+type Bundle struct {
+	// Package is the OLM package name from metadata/annotations.yaml.
+	Package string
+	// Annotations are the entries of metadata/annotations.yaml.
+	Annotations map[string]string
+	// CSV is the ClusterServiceVersion, decoded into OLM's own types.
+	CSV *v1alpha1.ClusterServiceVersion
+	// CSVFile is the manifests/ file the CSV came from (for error messages).
+	CSVFile string
+	// CRDs are the CustomResourceDefinitions, in file order.
+	CRDs []Object
+	// Others are every other object of manifests/, in file order.
+	Others []Object
+	// Properties are metadata/properties.yaml's entries (may be empty). As in
+	// OLM, they are also appended to the CSV's olm.properties annotation.
+	Properties []Property
+	// Dependencies are metadata/dependencies.yaml's entries (may be empty).
+	// OLM v1 refuses bundles that need other packages, so the renderer can
+	// warn about them; they have the same type/value shape as properties.
+	Dependencies []Property
+	// Origin says where the bundle came from.
+	Origin Origin
+}
+
+// Object is one manifest object and the bundle file it was read from.
+type Object struct {
+	File string
+	*yaml.RNode
+}
+
+// Property is one OLM property (metadata/properties.yaml or the CSV's olm.properties).
+type Property struct {
+	Type  string          `json:"type"`
+	Value json.RawMessage `json:"value"`
+}
+
+// Origin identifies a bundle's source. For images Digest pins the content; for
+// directories Digest is a content hash, so caches can key on it either way.
+type Origin struct {
+	// Ref is what the user named: a directory path or an image reference.
+	Ref string
+	// Image is the image reference pinned by digest (repo@sha256:…); empty for directories.
+	Image string
+	// Digest is the image manifest digest, or for a directory a sha256 of its bundle files.
+	Digest string
+	// Dir is the local directory the bundle files were read from.
+	Dir string
+}

@@ -1,0 +1,489 @@
+package cmp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
+)
+
+// Renderer is the render function the transports call; *render.Renderer and
+// *Engine implement it.
+type Renderer interface {
+	Render(ctx context.Context, req render.Request) (*render.Result, error)
+}
+
+// EngineOptions configure an Engine. The zero value is usable.
+type EngineOptions struct {
+	// Loader resolves and loads bundle images (the bundle package's image
+	// loader, itself caching extracted bundles on disk by digest); nil means
+	// directory bundles only.
+	Loader render.Loader
+	// NewRenderer builds the inner renderer around the engine's collapsing
+	// loader; nil means &render.Renderer{Loader: l}. Tests swap it.
+	NewRenderer func(l render.Loader) Renderer
+	// MaxEntries and MaxBytes bound the rendered-output cache (defaults 256
+	// entries, 256 MiB of manifests). MaxEntries < 0 disables it.
+	MaxEntries int
+	MaxBytes   int64
+	// RegistryTimeout bounds one shared resolve or pull, which outlives the
+	// request that started it (default 5 minutes).
+	RegistryTimeout time.Duration
+	Metrics         *Metrics
+}
+
+// Engine renders with a warm cache. It keys rendered output by everything
+// that decides it: the bundle's digest (an image's tag is re-resolved on every
+// request, because tags move; a directory's files are hashed), the normalized
+// spec, the target cluster's API versions and the contents of the source
+// directory's files (olm-cmp.yaml, extra manifests, patch files).
+//
+// Three layers keep N concurrent requests for one bundle down to one piece of
+// work each: concurrent resolves of one reference share one registry round
+// trip, concurrent loads of one digest share one pull, and concurrent renders
+// of one key share one render.
+type Engine struct {
+	inner   Renderer
+	loader  *collapsingLoader // nil without an image loader
+	results *lru.Cache[string, *render.Result]
+	bytes   atomic.Int64
+	max     int64
+	m       *Metrics
+
+	mu      sync.Mutex
+	flights map[string]*flight
+}
+
+// flight is one render in progress that later identical requests wait for.
+type flight struct {
+	done chan struct{}
+	res  *render.Result
+	err  error
+}
+
+// NewEngine builds an Engine.
+func NewEngine(o EngineOptions) *Engine {
+	e := &Engine{m: o.Metrics, flights: map[string]*flight{}, max: o.MaxBytes}
+	if e.max <= 0 {
+		e.max = 256 << 20
+	}
+	if o.RegistryTimeout <= 0 {
+		o.RegistryTimeout = 5 * time.Minute
+	}
+	var inner render.Loader
+	if o.Loader != nil {
+		e.loader = &collapsingLoader{base: o.Loader, timeout: o.RegistryTimeout, m: o.Metrics}
+		inner = e.loader
+	}
+	if o.NewRenderer != nil {
+		e.inner = o.NewRenderer(inner)
+	} else {
+		e.inner = &render.Renderer{Loader: inner}
+	}
+	n := o.MaxEntries
+	if n == 0 {
+		n = 256
+	}
+	if n > 0 {
+		e.results, _ = lru.NewWithEvict(n, func(_ string, r *render.Result) {
+			e.bytes.Add(-resultSize(r))
+		})
+	}
+	return e
+}
+
+// Info says how a render was served, for logs.
+type Info struct {
+	// Cache is "hit", "inflight" (joined an identical render), "miss" or
+	// "off" (the inputs could not be keyed; rendered uncached).
+	Cache string
+	// Digest is the bundle digest the request resolved to ("" when unkeyed).
+	Digest string
+}
+
+// Render implements Renderer. The returned Result is shared with the cache
+// and other callers: treat it as read-only.
+func (e *Engine) Render(ctx context.Context, req render.Request) (*render.Result, error) {
+	res, _, err := e.RenderInfo(ctx, req)
+	return res, err
+}
+
+// RenderInfo renders and says how.
+func (e *Engine) RenderInfo(ctx context.Context, req render.Request) (*render.Result, Info, error) {
+	ctx, key, digest, err := e.key(ctx, req)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	if key == "" || e.results == nil {
+		res, err := e.inner.Render(ctx, req)
+		e.m.render(err)
+		return res, Info{Cache: "off", Digest: digest}, err
+	}
+	info := Info{Cache: "hit", Digest: digest}
+	for {
+		if res, ok := e.results.Get(key); ok {
+			e.m.cacheHit("render")
+			return res, info, nil
+		}
+		e.mu.Lock()
+		f, waiting := e.flights[key]
+		if !waiting {
+			f = &flight{done: make(chan struct{})}
+			e.flights[key] = f
+		}
+		e.mu.Unlock()
+
+		if !waiting {
+			// The owner renders on its own goroutine with its own context:
+			// req.SourceDir is its temporary directory, removed when it
+			// returns, so the render must not outlive it.
+			e.m.cacheMiss("render")
+			f.res, f.err = e.inner.Render(ctx, req)
+			if f.err == nil && f.res == nil {
+				f.err = errors.New("internal error: the renderer returned no result and no error")
+			}
+			e.m.render(f.err)
+			if f.err == nil {
+				e.store(key, f.res)
+			}
+			e.mu.Lock()
+			delete(e.flights, key)
+			e.mu.Unlock()
+			close(f.done)
+			info.Cache = "miss"
+			return f.res, info, f.err
+		}
+
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return nil, info, ctx.Err()
+		}
+		if f.err != nil && isContextError(f.err) && ctx.Err() == nil {
+			// The owner's deadline or cancellation ended the shared render,
+			// not ours: take over.
+			continue
+		}
+		e.m.cacheHit("inflight")
+		info.Cache = "inflight"
+		return f.res, info, f.err
+	}
+}
+
+func (e *Engine) store(key string, res *render.Result) {
+	size := resultSize(res)
+	if size > e.max/4 {
+		return // one huge result must not flush everything else
+	}
+	if found, _ := e.results.ContainsOrAdd(key, res); found {
+		return
+	}
+	// Evict the least recently used entries past the byte budget; the evict
+	// callback keeps e.bytes in step.
+	for e.bytes.Add(size); e.bytes.Load() > e.max; {
+		if _, _, ok := e.results.RemoveOldest(); !ok {
+			break
+		}
+	}
+}
+
+func resultSize(r *render.Result) int64 {
+	var n int64
+	for _, m := range r.Manifests {
+		n += int64(len(m))
+	}
+	for _, w := range r.Warnings {
+		n += int64(len(w))
+	}
+	return n + 512
+}
+
+// Purge empties the rendered-output cache (tests, and a future admin endpoint).
+func (e *Engine) Purge() {
+	if e.results != nil {
+		e.results.Purge()
+	}
+}
+
+// key computes the cache key of req, resolving an image tag on the way (and
+// pinning the answer in the returned context so the render does not ask the
+// registry again). An empty key means "render uncached": the inputs could not
+// be hashed, and the render itself will report why.
+func (e *Engine) key(ctx context.Context, req render.Request) (context.Context, string, string, error) {
+	s := req.Spec
+	h := sha256.New()
+	var digest string
+	if isDirRef(s.Bundle) {
+		d, err := hashBundleDir(req)
+		if err != nil {
+			return ctx, "", "", nil
+		}
+		digest = d
+	} else {
+		if e.loader == nil {
+			return ctx, "", "", nil
+		}
+		ref, ok := imageRef(s.Bundle, s.Version)
+		if !ok {
+			return ctx, "", "", nil
+		}
+		o, err := e.loader.Resolve(ctx, ref)
+		if err != nil {
+			return ctx, "", "", err
+		}
+		digest = o.Digest
+		ctx = pin(ctx, ref, o)
+	}
+	if digest == "" {
+		return ctx, "", "", nil
+	}
+	src, err := hashSourceFiles(req)
+	if err != nil {
+		return ctx, "", digest, nil
+	}
+	apis := slices.Clone(req.APIVersions)
+	slices.Sort(apis)
+	apis = slices.Compact(apis)
+	// Fields are length-prefixed so no two different inputs hash alike.
+	for _, part := range []string{digest, string(s.Normalized()), req.Name, fmt.Sprint(req.APIVersions != nil), strings.Join(apis, ","), src} {
+		fmt.Fprintf(h, "%d:%s;", len(part), part)
+	}
+	return ctx, hex.EncodeToString(h.Sum(nil)), digest, nil
+}
+
+func isContextError(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// isDirRef is render's rule for telling a directory from an image reference:
+// only explicit paths are directories.
+func isDirRef(ref string) bool {
+	return ref == "." || ref == ".." || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "../") || filepath.IsAbs(ref)
+}
+
+// imageRef is the reference render resolves: spec.version is the tag of an
+// image named without one. ok is false for combinations render refuses.
+func imageRef(ref, version string) (string, bool) {
+	if version == "" {
+		return ref, true
+	}
+	name, hasDigest := ref, false
+	if i := strings.Index(ref, "@"); i >= 0 {
+		name, hasDigest = ref[:i], true
+	}
+	last := name[strings.LastIndex(name, "/")+1:]
+	if i := strings.LastIndex(last, ":"); i >= 0 {
+		return ref, last[i+1:] == version && !hasDigest
+	}
+	if hasDigest {
+		return "", false
+	}
+	return ref + ":" + version, true
+}
+
+// hashBundleDir hashes the files of a directory bundle inside the source tree.
+func hashBundleDir(req render.Request) (string, error) {
+	p := req.Spec.Bundle
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(req.SourceDir, p)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", err
+	}
+	if req.RootDir != "" {
+		root, err := filepath.EvalSymlinks(req.RootDir)
+		if err != nil {
+			return "", err
+		}
+		if !within(root, real) {
+			return "", errors.New("outside the repository")
+		}
+	}
+	h := sha256.New()
+	err = filepath.WalkDir(real, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, _ := filepath.Rel(real, path)
+		return hashFile(h, rel, path)
+	})
+	if err != nil {
+		return "", err
+	}
+	return "dir:sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// hashSourceFiles hashes what a render reads from the source directory
+// besides the bundle: its top-level files (olm-cmp.yaml, extra manifests)
+// and the files patches name.
+func hashSourceFiles(req render.Request) (string, error) {
+	if req.SourceDir == "" {
+		return "", nil
+	}
+	h := sha256.New()
+	entries, err := os.ReadDir(req.SourceDir)
+	if err != nil {
+		return "", err
+	}
+	for _, d := range entries {
+		if d.IsDir() {
+			continue
+		}
+		if err := hashFile(h, d.Name(), filepath.Join(req.SourceDir, d.Name())); err != nil {
+			return "", err
+		}
+	}
+	for _, p := range req.Spec.Patches {
+		if p.Path == "" {
+			continue
+		}
+		if err := hashFile(h, "patch:"+p.Path, filepath.Join(req.SourceDir, p.Path)); err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func hashFile(h io.Writer, name, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil
+	}
+	fmt.Fprintf(h, "%d:%s;%d;", len(name), name, fi.Size())
+	_, err = io.Copy(h, f)
+	return err
+}
+
+// within reports whether path is root or below it (both cleaned, absolute).
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// pinKey carries the resolutions made while keying a request, so the render
+// reuses them: one registry round trip per request, and the render is of the
+// very digest the key names.
+type pinKey struct{}
+
+type pins map[string]bundle.Origin
+
+func pin(ctx context.Context, ref string, o bundle.Origin) context.Context {
+	p := pins{}
+	if old, ok := ctx.Value(pinKey{}).(pins); ok {
+		for k, v := range old {
+			p[k] = v
+		}
+	}
+	p[ref] = o
+	return context.WithValue(ctx, pinKey{}, p)
+}
+
+// collapsingLoader wraps the bundle loader: concurrent calls for the same
+// reference or digest share one call to the base loader.
+type collapsingLoader struct {
+	base     render.Loader
+	timeout  time.Duration
+	m        *Metrics
+	resolves singleflight.Group
+	loads    singleflight.Group
+}
+
+// Resolve pins ref, asking the registry every time (tags move) unless this
+// request already did, or an identical resolve is in flight.
+func (l *collapsingLoader) Resolve(ctx context.Context, ref string) (bundle.Origin, error) {
+	if p, ok := ctx.Value(pinKey{}).(pins); ok {
+		if o, ok := p[ref]; ok {
+			return o, nil
+		}
+	}
+	v, _, err := l.shared(ctx, &l.resolves, ref, func(c context.Context) (any, error) {
+		o, err := l.base.Resolve(c, ref)
+		l.m.resolve(err)
+		return o, err
+	})
+	if err != nil {
+		return bundle.Origin{}, err
+	}
+	return v.(bundle.Origin), nil
+}
+
+// Load loads a resolved bundle; concurrent loads of one digest pull once.
+// Each caller gets its own *bundle.Bundle (renders may modify the nodes they
+// are given): a caller that joined another's pull loads again, from the base
+// loader's on-disk cache.
+func (l *collapsingLoader) Load(ctx context.Context, o bundle.Origin) (*bundle.Bundle, error) {
+	if o.Digest == "" {
+		return l.base.Load(ctx, o)
+	}
+	v, mine, err := l.shared(ctx, &l.loads, o.Digest, func(c context.Context) (any, error) {
+		b, err := l.base.Load(c, o)
+		if o.Image != "" {
+			l.m.pull(err)
+		}
+		return b, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !mine {
+		return l.base.Load(ctx, o)
+	}
+	return v.(*bundle.Bundle), nil
+}
+
+// shared runs fn once for all concurrent callers with the same key. fn runs
+// detached from the caller's cancellation (bounded by l.timeout) so one
+// impatient caller does not fail the others; each caller still returns when
+// its own context ends. mine reports whether this caller's call ran fn.
+func (l *collapsingLoader) shared(ctx context.Context, g *singleflight.Group, key string, fn func(context.Context) (any, error)) (any, bool, error) {
+	token := new(byte)
+	type out struct {
+		v     any
+		owner *byte
+	}
+	ch := g.DoChan(key, func() (any, error) {
+		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
+		defer cancel()
+		v, err := fn(c)
+		return out{v, token}, err
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, false, r.Err
+		}
+		o := r.Val.(out)
+		return o.v, o.owner == token, nil
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+}

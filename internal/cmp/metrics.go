@@ -1,0 +1,162 @@
+package cmp
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics are the Prometheus series of one server. They live in their own
+// registry (not the global one) so tests and embedded servers do not collide.
+type Metrics struct {
+	// Registry gathers every series below plus the Go and process collectors.
+	Registry *prometheus.Registry
+
+	requests      *prometheus.CounterVec
+	duration      *prometheus.HistogramVec
+	inflight      prometheus.Gauge
+	cacheHits     *prometheus.CounterVec
+	cacheMisses   *prometheus.CounterVec
+	renders       *prometheus.CounterVec
+	resolves      *prometheus.CounterVec
+	pulls         *prometheus.CounterVec
+	bytesServed   *prometheus.CounterVec
+	bytesReceived prometheus.Counter
+}
+
+// Metric names, exported so tests and dashboards agree on them.
+const (
+	MetricRequests      = "olm_cmp_requests_total"
+	MetricDuration      = "olm_cmp_request_duration_seconds"
+	MetricInflight      = "olm_cmp_requests_in_flight"
+	MetricCacheHits     = "olm_cmp_cache_hits_total"
+	MetricCacheMisses   = "olm_cmp_cache_misses_total"
+	MetricRenders       = "olm_cmp_renders_total"
+	MetricResolves      = "olm_cmp_registry_resolves_total"
+	MetricPulls         = "olm_cmp_registry_pulls_total"
+	MetricBytesServed   = "olm_cmp_bytes_served_total"
+	MetricBytesReceived = "olm_cmp_stream_bytes_received_total"
+)
+
+// NewMetrics registers every series in a new registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricRequests,
+			Help: "Requests by RPC (GenerateManifest, MatchRepository, GetParametersAnnouncement, CheckPluginConfiguration, http_render) and outcome (a gRPC status code name; OK on success).",
+		}, []string{"rpc", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: MetricDuration,
+			Help: "Request latency by RPC and outcome, from the first message received to the reply.",
+			// Warm renders take milliseconds, cold pulls of big bundles seconds.
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"rpc", "outcome"}),
+		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: MetricInflight,
+			Help: "Requests being served.",
+		}),
+		cacheHits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricCacheHits,
+			Help: "Rendered-output cache hits (cache=render), and requests that joined a render already in flight (cache=inflight).",
+		}, []string{"cache"}),
+		cacheMisses: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricCacheMisses,
+			Help: "Rendered-output cache misses (a render ran).",
+		}, []string{"cache"}),
+		renders: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricRenders,
+			Help: "Renders actually executed (after the cache and the in-flight collapsing), by outcome (ok, error).",
+		}, []string{"outcome"}),
+		resolves: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricResolves,
+			Help: "Image tag resolutions sent to a registry (concurrent ones for the same reference are collapsed), by outcome (ok, error).",
+		}, []string{"outcome"}),
+		pulls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricPulls,
+			Help: "Bundle image loads by digest handed to the bundle loader (one per digest for concurrent requests; the loader serves repeats from its on-disk cache), by outcome (ok, error).",
+		}, []string{"outcome"}),
+		bytesServed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricBytesServed,
+			Help: "Bytes of manifests returned, by transport (grpc, http).",
+		}, []string{"transport"}),
+		bytesReceived: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: MetricBytesReceived,
+			Help: "Bytes of repository tarballs received from the repo-server.",
+		}),
+	}
+	m.Registry.MustRegister(m.requests, m.duration, m.inflight, m.cacheHits, m.cacheMisses, m.renders,
+		m.resolves, m.pulls, m.bytesServed, m.bytesReceived,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// ObserveRequest records one finished request. It is also how the HTTP API
+// reports its renders (rpc "http_render").
+func (m *Metrics) ObserveRequest(rpc, outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(rpc, outcome).Inc()
+	m.duration.WithLabelValues(rpc, outcome).Observe(d.Seconds())
+}
+
+// ObserveBytesServed counts manifest bytes sent over a transport.
+func (m *Metrics) ObserveBytesServed(transport string, n int) {
+	if m == nil {
+		return
+	}
+	m.bytesServed.WithLabelValues(transport).Add(float64(n))
+}
+
+// InflightAdd moves the in-flight gauge.
+func (m *Metrics) InflightAdd(d float64) {
+	if m == nil {
+		return
+	}
+	m.inflight.Add(d)
+}
+
+func (m *Metrics) cacheHit(cache string) {
+	if m != nil {
+		m.cacheHits.WithLabelValues(cache).Inc()
+	}
+}
+
+func (m *Metrics) cacheMiss(cache string) {
+	if m != nil {
+		m.cacheMisses.WithLabelValues(cache).Inc()
+	}
+}
+
+func (m *Metrics) render(err error) {
+	if m != nil {
+		m.renders.WithLabelValues(okOrError(err)).Inc()
+	}
+}
+
+func (m *Metrics) resolve(err error) {
+	if m != nil {
+		m.resolves.WithLabelValues(okOrError(err)).Inc()
+	}
+}
+
+func (m *Metrics) pull(err error) {
+	if m != nil {
+		m.pulls.WithLabelValues(okOrError(err)).Inc()
+	}
+}
+
+func (m *Metrics) received(n int) {
+	if m != nil {
+		m.bytesReceived.Add(float64(n))
+	}
+}
+
+func okOrError(err error) string {
+	if err != nil {
+		return "error"
+	}
+	return "ok"
+}

@@ -1,0 +1,225 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/convert"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
+	"github.com/olm-cmp/olm-cmp/internal/transform"
+)
+
+// Annotations every rendered object carries, so `kubectl get -o yaml` tells
+// which bundle and version an object came from.
+const (
+	AnnotationBundle  = "olm-cmp.dev/bundle"  // <csv name>, e.g. lws-operator.v1.0.0
+	AnnotationPackage = "olm-cmp.dev/package" // <package>@<version>
+	AnnotationSource  = "olm-cmp.dev/source"  // image@digest, or the directory as the spec names it
+)
+
+// maxExtraManifestBytes caps one extra manifest file; they are hand-written
+// CRs, so anything bigger is a mistake (or an attempt to exhaust memory).
+const maxExtraManifestBytes = 8 << 20
+
+type pipeline struct {
+	req      Request
+	b        *bundle.Bundle
+	warnings []string
+}
+
+func newPipeline(req Request, b *bundle.Bundle) (*pipeline, error) {
+	if b == nil || b.CSV == nil {
+		return nil, fmt.Errorf("bundle has no ClusterServiceVersion")
+	}
+	return &pipeline{req: req, b: b}, nil
+}
+
+func (p *pipeline) warn(msg string) { p.warnings = append(p.warnings, msg) }
+
+// run converts, adds the user's CRs, runs the transform filters and
+// serializes. Everything is built in memory: an error anywhere returns no
+// output at all.
+func (p *pipeline) run() ([]string, error) {
+	s := p.req.Spec
+	objs, err := convert.Convert(p.b, convert.Options{
+		InstallNamespace: s.Namespace,
+		TargetNamespaces: s.WatchNamespaces,
+		CertProvider:     certProvider(s, p.b),
+		DeploymentConfig: s.Config,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", p.b.CSV.Name, err)
+	}
+	crs, err := p.customResources()
+	if err != nil {
+		return nil, err
+	}
+	objs = append(objs, crs...)
+
+	nodes, err := transform.Apply(objs, transform.Filters(p.transformOptions())...)
+	if err != nil {
+		return nil, err
+	}
+	return transform.Serialize(nodes)
+}
+
+// customResources are the CSV's alm-examples the spec asks for plus the extra
+// manifests beside olm-cmp.yaml, marked so they land in the last wave.
+func (p *pipeline) customResources() ([]*yaml.RNode, error) {
+	s := p.req.Spec
+	var out []*yaml.RNode
+	if len(s.Examples) > 0 {
+		crds := make([]*yaml.RNode, len(p.b.CRDs))
+		for i, c := range p.b.CRDs {
+			crds[i] = c.RNode
+		}
+		ex, err := transform.Examples(p.b.CSV.Annotations["alm-examples"], s.Examples, s.Namespace, crds)
+		if err != nil {
+			return nil, fmt.Errorf("spec.examples: %w", err)
+		}
+		out = append(out, ex...)
+	}
+	extra, err := readExtraManifests(p.req.SourceDir)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, extra...)
+	for _, n := range out {
+		transform.MarkCR(n)
+	}
+	return out, nil
+}
+
+func (p *pipeline) transformOptions() transform.Options {
+	s := p.req.Spec
+	authReader := ""
+	if s.AuthReaderBinding {
+		authReader = p.b.Package
+		if p.req.Name != "" {
+			authReader = p.req.Name
+		}
+	}
+	return transform.Options{
+		Namespace:         s.Namespace,
+		CreateNamespace:   s.CreatesNamespace(),
+		Exclude:           s.Exclude,
+		ServiceAccounts:   s.ServiceAccounts,
+		ImagePullSecrets:  s.ImagePullSecrets,
+		AuthReaderBinding: authReader,
+		Images:            s.Images,
+		Patches:           s.Patches,
+		ReadFile:          p.readPatchFile,
+		APIVersions:       p.req.APIVersions,
+		Annotations:       p.annotations(),
+		Waves:             s.SyncWaves.Effective(),
+		KeepCRDs:          s.KeepsCRDs(),
+		Warn:              p.warn,
+	}
+}
+
+func (p *pipeline) annotations() map[string]string {
+	src := p.b.Origin.Image
+	if src == "" {
+		src = p.b.Origin.Ref
+	}
+	return map[string]string{
+		AnnotationBundle:  p.b.CSV.Name,
+		AnnotationPackage: p.b.Package + "@" + p.b.CSV.Spec.Version.String(),
+		AnnotationSource:  src,
+	}
+}
+
+// readPatchFile reads a patch's path relative to the source directory and
+// refuses paths that leave it (a repository must not read the server's files).
+func (p *pipeline) readPatchFile(path string) ([]byte, error) {
+	if p.req.SourceDir == "" {
+		return nil, fmt.Errorf("patch path %q: no source directory to read it from", path)
+	}
+	if filepath.IsAbs(path) || !filepath.IsLocal(path) {
+		return nil, fmt.Errorf("patch path %q must be relative and inside the directory of %s", path, spec.FileName)
+	}
+	root, err := os.OpenRoot(p.req.SourceDir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	data, err := root.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("patch path %q: %w", path, err)
+	}
+	return data, nil
+}
+
+// readExtraManifests reads every *.yaml|*.yml|*.json at the top level of dir
+// other than olm-cmp.yaml, in name order.
+func readExtraManifests(dir string) ([]*yaml.RNode, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		n := e.Name()
+		if n == spec.FileName || !e.Type().IsRegular() {
+			continue
+		}
+		switch strings.ToLower(filepath.Ext(n)) {
+		case ".yaml", ".yml", ".json":
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var out []*yaml.RNode
+	for _, n := range names {
+		nodes, err := readManifestFile(filepath.Join(dir, n))
+		if err != nil {
+			return nil, fmt.Errorf("extra manifest %s: %w", n, err)
+		}
+		out = append(out, nodes...)
+	}
+	return out, nil
+}
+
+func readManifestFile(path string) ([]*yaml.RNode, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxExtraManifestBytes {
+		return nil, fmt.Errorf("%d bytes: larger than the %d-byte limit for extra manifests", fi.Size(), maxExtraManifestBytes)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := (&kio.ByteReader{
+		Reader:                bytesReader(data),
+		OmitReaderAnnotations: true,
+		PreserveSeqIndent:     true,
+	}).Read()
+	if err != nil {
+		return nil, fmt.Errorf("not valid YAML: %w", err)
+	}
+	for i, n := range nodes {
+		if n.GetApiVersion() == "" || n.GetKind() == "" {
+			return nil, fmt.Errorf("document %d has no apiVersion or kind", i+1)
+		}
+		if n.GetName() == "" {
+			return nil, fmt.Errorf("document %d (%s) has no metadata.name", i+1, n.GetKind())
+		}
+	}
+	return nodes, nil
+}
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

@@ -1,0 +1,311 @@
+// Package spec defines olm-cmp.yaml: the one typed, validated description of
+// what to render. The CLI, the Argo CD plugin and the HTTP API all build a
+// Spec and hand it to the render package.
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	kjson "sigs.k8s.io/json"
+	kustomizetypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/yaml"
+)
+
+// FileName is the spec file looked for in a source directory; its presence is
+// also how the Argo CD plugin discovers applications it should render.
+const FileName = "olm-cmp.yaml"
+
+const (
+	APIVersion = "olm-cmp.dev/v1alpha1"
+	Kind       = "OperatorBundle"
+)
+
+// File is the whole olm-cmp.yaml document.
+type File struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Metadata   Metadata `json:"metadata"`
+	Spec       Spec     `json:"spec"`
+}
+
+// Metadata names the rendered operator (used in logs and annotations).
+type Metadata struct {
+	Name string `json:"name,omitempty"`
+}
+
+// Spec says which bundle to render and how to adapt it to a cluster without OLM.
+// Field names are also the Argo CD plugin parameter names.
+type Spec struct {
+	// Bundle is an OCI image reference (tag or @digest optional) or a directory
+	// relative to the source directory (./bundle).
+	Bundle string `json:"bundle,omitempty"`
+	// Version is the image tag to use when Bundle has neither tag nor digest.
+	Version string `json:"version,omitempty"`
+	// Namespace is the install namespace (required).
+	Namespace string `json:"namespace,omitempty"`
+	// CreateNamespace adds the Namespace object (default true).
+	CreateNamespace *bool `json:"createNamespace,omitempty"`
+	// WatchNamespaces are the namespaces the operator watches. Empty means all
+	// namespaces if the CSV supports AllNamespaces, else the install namespace if
+	// it supports OwnNamespace.
+	WatchNamespaces []string `json:"watchNamespaces,omitempty"`
+	// ImagePullSecrets are Secret names added to every rendered ServiceAccount.
+	ImagePullSecrets []string `json:"imagePullSecrets,omitempty"`
+	// ServiceAccounts are extra ServiceAccounts to pre-create (operand SAs the
+	// operator creates later), so they carry the pull secrets too.
+	ServiceAccounts []string `json:"serviceAccounts,omitempty"`
+	// AuthReaderBinding adds a RoleBinding in kube-system to the Role
+	// extension-apiserver-authentication-reader for the operator's ServiceAccounts.
+	AuthReaderBinding bool `json:"authReaderBinding,omitempty"`
+	// Exclude drops objects matching [group/]Kind[/name]; * globs.
+	Exclude []string `json:"exclude,omitempty"`
+	// Images are image prefix rewrites (from → to), longest prefix first.
+	Images map[string]string `json:"images,omitempty"`
+	// Config is OLM's SubscriptionConfig, applied to every operator Deployment.
+	Config *v1alpha1.SubscriptionConfig `json:"config,omitempty"`
+	// CertificateProvider issues webhook certificates: cert-manager, service-ca
+	// or none. Default cert-manager when the bundle has webhooks.
+	CertificateProvider string `json:"certificateProvider,omitempty"`
+	// Examples are kinds of the CSV's alm-examples to render as CRs.
+	Examples []string `json:"examples,omitempty"`
+	// Patches are kustomize patches (strategic merge or JSON 6902, with target).
+	Patches []kustomizetypes.Patch `json:"patches,omitempty"`
+	// SyncWaves overrides the default Argo CD sync wave of each group.
+	SyncWaves SyncWaves `json:"syncWaves,omitempty"`
+	// KeepCRDs protects CRDs from deletion by Argo CD (default true).
+	KeepCRDs *bool `json:"keepCRDs,omitempty"`
+}
+
+// SyncWaves holds one wave per group; nil means the default. Strict order
+// between groups is enforced by Validate.
+type SyncWaves struct {
+	CRDs     *int `json:"crds,omitempty"`
+	RBAC     *int `json:"rbac,omitempty"`
+	Operator *int `json:"operator,omitempty"`
+	Webhooks *int `json:"webhooks,omitempty"`
+	CRs      *int `json:"crs,omitempty"`
+}
+
+// Default waves: Namespace + CRDs < ServiceAccounts + RBAC < operator <
+// webhook configurations / APIServices < custom resources.
+const (
+	DefaultWaveCRDs     = -4
+	DefaultWaveRBAC     = -3
+	DefaultWaveOperator = -2
+	DefaultWaveWebhooks = -1
+	DefaultWaveCRs      = 0
+)
+
+// Waves are the effective waves after defaults.
+type Waves struct{ CRDs, RBAC, Operator, Webhooks, CRs int }
+
+// Effective fills defaults in.
+func (w SyncWaves) Effective() Waves {
+	pick := func(p *int, d int) int {
+		if p != nil {
+			return *p
+		}
+		return d
+	}
+	return Waves{
+		CRDs:     pick(w.CRDs, DefaultWaveCRDs),
+		RBAC:     pick(w.RBAC, DefaultWaveRBAC),
+		Operator: pick(w.Operator, DefaultWaveOperator),
+		Webhooks: pick(w.Webhooks, DefaultWaveWebhooks),
+		CRs:      pick(w.CRs, DefaultWaveCRs),
+	}
+}
+
+// Certificate provider names accepted in CertificateProvider.
+const (
+	CertProviderCertManager = "cert-manager"
+	CertProviderServiceCA   = "service-ca"
+	CertProviderNone        = "none"
+)
+
+// CreatesNamespace reports the effective createNamespace.
+func (s *Spec) CreatesNamespace() bool { return s.CreateNamespace == nil || *s.CreateNamespace }
+
+// KeepsCRDs reports the effective keepCRDs.
+func (s *Spec) KeepsCRDs() bool { return s.KeepCRDs == nil || *s.KeepCRDs }
+
+// Parse decodes an olm-cmp.yaml document strictly: unknown keys are errors
+// that name the key. name is used in messages (usually the file path).
+func Parse(name string, data []byte) (*File, error) {
+	var f File
+	if err := DecodeStrict(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if f.APIVersion != APIVersion || f.Kind != Kind {
+		return nil, fmt.Errorf("%s: apiVersion/kind must be %s/%s, got %q/%q", name, APIVersion, Kind, f.APIVersion, f.Kind)
+	}
+	return &f, nil
+}
+
+// Load reads dir/olm-cmp.yaml.
+func Load(dir string) (*File, error) {
+	p := filepath.Join(dir, FileName)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, notFoundError{dir}
+		}
+		return nil, err
+	}
+	return Parse(p, data)
+}
+
+// DecodeStrict decodes YAML or JSON into v, case-sensitively, rejecting
+// unknown and duplicate fields; errors carry the field path
+// (unknown field "spec.imagePullSecret"), so users can find the typo.
+func DecodeStrict(data []byte, v any) error {
+	js, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return fmt.Errorf("not valid YAML: %s", strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "))
+	}
+	strictErrs, err := kjson.UnmarshalStrict(js, v)
+	if err != nil {
+		return err
+	}
+	return errors.Join(strictErrs...)
+}
+
+// Validate checks the spec after CLI/plugin overrides and reports every
+// problem at once, each naming its field.
+func (s *Spec) Validate() error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if strings.TrimSpace(s.Bundle) == "" {
+		add("spec.bundle is required: an image reference (registry.example.com/org/bundle:1.0) or a directory (./bundle)")
+	}
+	if s.Namespace == "" {
+		add("spec.namespace is required: the namespace the operator is installed in")
+	} else if msg := dns1123Label(s.Namespace); msg != "" {
+		add("spec.namespace %q: %s", s.Namespace, msg)
+	}
+	for i, ns := range s.WatchNamespaces {
+		if ns == "" {
+			continue // "" means all namespaces, as in OLM
+		}
+		if msg := dns1123Label(ns); msg != "" {
+			add("spec.watchNamespaces[%d] %q: %s", i, ns, msg)
+		}
+	}
+	for i, n := range s.ImagePullSecrets {
+		if msg := dns1123Subdomain(n); msg != "" {
+			add("spec.imagePullSecrets[%d] %q: %s", i, n, msg)
+		}
+	}
+	for i, n := range s.ServiceAccounts {
+		if msg := dns1123Subdomain(n); msg != "" {
+			add("spec.serviceAccounts[%d] %q: %s", i, n, msg)
+		}
+	}
+	switch s.CertificateProvider {
+	case "", CertProviderCertManager, CertProviderServiceCA, CertProviderNone:
+	default:
+		add("spec.certificateProvider %q: must be one of cert-manager, service-ca, none", s.CertificateProvider)
+	}
+	for i, e := range s.Exclude {
+		if err := ValidateSelector(e); err != nil {
+			add("spec.exclude[%d]: %v", i, err)
+		}
+	}
+	for from, to := range s.Images {
+		if from == "" || to == "" {
+			add("spec.images: %q -> %q: both the prefix and its replacement must be non-empty", from, to)
+		}
+	}
+	for i, p := range s.Patches {
+		if (p.Patch == "") == (p.Path == "") {
+			add("spec.patches[%d]: exactly one of patch or path must be set", i)
+		}
+	}
+	w := s.SyncWaves.Effective()
+	order := []struct {
+		name string
+		v    int
+	}{{"crds", w.CRDs}, {"rbac", w.RBAC}, {"operator", w.Operator}, {"webhooks", w.Webhooks}, {"crs", w.CRs}}
+	for i := 1; i < len(order); i++ {
+		if order[i-1].v >= order[i].v {
+			add("spec.syncWaves: %s (%d) must be lower than %s (%d): CRDs < RBAC < operator < webhooks < CRs",
+				order[i-1].name, order[i-1].v, order[i].name, order[i].v)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ValidateSelector checks an exclude entry of the form [group/]Kind[/name].
+func ValidateSelector(sel string) error {
+	if strings.TrimSpace(sel) == "" {
+		return errors.New("empty selector: use [group/]Kind[/name], e.g. ConsoleYAMLSample or console.openshift.io/*")
+	}
+	parts := strings.Split(sel, "/")
+	if len(parts) > 3 {
+		return fmt.Errorf("%q: too many '/': use [group/]Kind[/name]", sel)
+	}
+	for _, p := range parts {
+		if p == "" {
+			return fmt.Errorf("%q: empty segment: use [group/]Kind[/name]", sel)
+		}
+		if _, err := filepath.Match(p, ""); err != nil {
+			return fmt.Errorf("%q: bad glob %q: %v", sel, p, err)
+		}
+	}
+	return nil
+}
+
+// Normalized returns a canonical JSON encoding of the spec: two specs that
+// render the same output encode the same (used as a cache key).
+func (s *Spec) Normalized() []byte {
+	c := *s
+	c.WatchNamespaces = sortedUnique(c.WatchNamespaces)
+	c.ImagePullSecrets = sortedUnique(c.ImagePullSecrets)
+	c.ServiceAccounts = sortedUnique(c.ServiceAccounts)
+	c.Examples = sortedUnique(c.Examples)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(c) // a Spec always encodes: it holds only JSON-safe types
+	return buf.Bytes()
+}
+
+func sortedUnique(in []string) []string {
+	if len(in) == 0 {
+		return nil
+	}
+	out := append([]string(nil), in...)
+	sort.Strings(out)
+	j := 0
+	for i, v := range out {
+		if i == 0 || v != out[j-1] {
+			out[j] = v
+			j++
+		}
+	}
+	return out[:j]
+}
+
+// notFoundError says a source directory has no olm-cmp.yaml; it matches
+// os.ErrNotExist with errors.Is.
+type notFoundError struct{ dir string }
+
+func (e notFoundError) Error() string {
+	return fmt.Sprintf("%s not found in %s: every olm-cmp source directory needs one (apiVersion: %s, kind: %s)", FileName, e.dir, APIVersion, Kind)
+}
+
+func (notFoundError) Unwrap() error { return os.ErrNotExist }
+
+// cleanDecodeError strips the JSON decoder's prefixes from a decode error.
+func cleanDecodeError(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: ")
+	return strings.Replace(msg, "json: unknown field", "unknown field", 1)
+}

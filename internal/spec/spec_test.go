@@ -1,0 +1,148 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+)
+
+const minimal = `apiVersion: olm-cmp.dev/v1alpha1
+kind: OperatorBundle
+metadata: {name: lws-operator}
+spec:
+  bundle: registry.redhat.io/leader-worker-set/lws-operator-bundle
+  version: "1.0"
+  namespace: openshift-lws-operator
+`
+
+func TestParseFullSpec(t *testing.T) {
+	doc := minimal + `  createNamespace: false
+  watchNamespaces: [a, b]
+  imagePullSecrets: [redhat-pull-secret]
+  serviceAccounts: [lws-controller-manager]
+  authReaderBinding: true
+  exclude: [ConsoleYAMLSample, "console.openshift.io/*", "Secret/some-name"]
+  images: {"registry.redhat.io/": "mirror.example.com/rh/"}
+  config:
+    env: [{name: A, value: b}]
+    nodeSelector: {kubernetes.io/os: linux}
+  certificateProvider: service-ca
+  examples: [LeaderWorkerSetOperator]
+  patches:
+  - target: {kind: Deployment}
+    patch: |-
+      - op: add
+        path: /spec/replicas
+        value: 2
+  syncWaves: {crds: -10, crs: 5}
+  keepCRDs: false
+`
+	f, err := Parse("olm-cmp.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Spec
+	if err := s.Validate(); err != nil {
+		t.Fatalf("valid spec rejected: %v", err)
+	}
+	if f.Metadata.Name != "lws-operator" || s.Version != "1.0" || s.CreatesNamespace() || s.KeepsCRDs() {
+		t.Errorf("decoded wrong: %+v", s)
+	}
+	if got := s.Config.NodeSelector["kubernetes.io/os"]; got != "linux" {
+		t.Errorf("config.nodeSelector = %q", got)
+	}
+	if len(s.Patches) != 1 || s.Patches[0].Target.Kind != "Deployment" {
+		t.Errorf("patches = %+v", s.Patches)
+	}
+	w := s.SyncWaves.Effective()
+	if w.CRDs != -10 || w.RBAC != DefaultWaveRBAC || w.CRs != 5 {
+		t.Errorf("waves = %+v", w)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	f, err := Parse("x", []byte(minimal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Spec.CreatesNamespace() || !f.Spec.KeepsCRDs() {
+		t.Error("createNamespace and keepCRDs default to true")
+	}
+}
+
+func TestUnknownKeysAreNamed(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{minimal + "  imagePullSecret: [x]\n", `unknown field "spec.imagePullSecret"`},
+		{minimal + "  config: {envv: []}\n", `unknown field "spec.config.envv"`},
+		{minimal + "  syncWaves: {crd: 1}\n", `unknown field "spec.syncWaves.crd"`},
+		{strings.Replace(minimal, "metadata:", "metdata:", 1), `unknown field "metdata"`},
+	} {
+		_, err := Parse("dir/olm-cmp.yaml", []byte(tc.doc))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "dir/olm-cmp.yaml: ") {
+			t.Errorf("want error containing %q with the file name, got %v", tc.want, err)
+		}
+	}
+}
+
+func TestWrongKind(t *testing.T) {
+	_, err := Parse("f", []byte(strings.Replace(minimal, "OperatorBundle", "Bundle", 1)))
+	if err == nil || !strings.Contains(err.Error(), "olm-cmp.dev/v1alpha1/OperatorBundle") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestValidateNamesEveryField(t *testing.T) {
+	s := Spec{
+		Namespace:           "Bad_NS",
+		WatchNamespaces:     []string{"ok", "no/slash"},
+		ImagePullSecrets:    []string{"UPPER"},
+		CertificateProvider: "vault",
+		Exclude:             []string{"a/b/c/d", ""},
+		Images:              map[string]string{"quay.io/": ""},
+		SyncWaves:           SyncWaves{Operator: ptr(-10)},
+	}
+	err := s.Validate()
+	if err == nil {
+		t.Fatal("invalid spec accepted")
+	}
+	for _, want := range []string{
+		"spec.bundle is required",
+		`spec.namespace "Bad_NS"`,
+		`spec.watchNamespaces[1] "no/slash"`,
+		`spec.imagePullSecrets[0] "UPPER"`,
+		`spec.certificateProvider "vault"`,
+		"spec.exclude[0]", "spec.exclude[1]",
+		"spec.images",
+		"spec.syncWaves: rbac (-3) must be lower than operator (-10)",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestNormalizedIgnoresListOrder(t *testing.T) {
+	a := Spec{Bundle: "x", Namespace: "n", ImagePullSecrets: []string{"b", "a", "a"}}
+	b := Spec{Bundle: "x", Namespace: "n", ImagePullSecrets: []string{"a", "b"}}
+	if string(a.Normalized()) != string(b.Normalized()) {
+		t.Errorf("%s != %s", a.Normalized(), b.Normalized())
+	}
+	c := Spec{Bundle: "x", Namespace: "other"}
+	if string(a.Normalized()) == string(c.Normalized()) {
+		t.Error("different specs normalized equal")
+	}
+}
+
+func ptr(i int) *int { return &i }
+
+func TestBadYAMLAndTypes(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{minimal + "  watchNamespaces: oops\n", "watchNamespaces"},
+		{minimal + "  namespace: x\n", `key "namespace" already set`},
+		{minimal + "  bundle: [\n", "not valid YAML"},
+	} {
+		_, err := Parse("f", []byte(tc.doc))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("want error containing %q, got %v", tc.want, err)
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package transform
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/spec"
+)
+
+// Selector is one parsed exclude entry. Each field is a path.Match pattern;
+// AnyGroup means the selector named no group.
+type Selector struct {
+	Group, Kind, Name string
+	AnyGroup          bool
+}
+
+// dotlessGroups are the built-in API groups whose names have no '.', so a
+// two-segment selector starting with one of them is group/Kind. "core" stands
+// for the core group, whose real name is "".
+var dotlessGroups = map[string]bool{
+	"core": true, "apps": true, "batch": true, "autoscaling": true, "policy": true, "extensions": true,
+}
+
+// ParseSelector parses [group/]Kind[/name]:
+//
+//   - "Kind": that kind in any group, any name.
+//   - "a/b": group/Kind when a contains a '.' or is a built-in group without one
+//     (core, apps, batch, autoscaling, policy, extensions); otherwise Kind/name.
+//     So "apps/Deployment" and "console.openshift.io/*" are group/Kind, and
+//     "Deployment/my-operator" and "*/my-operator" are Kind/name.
+//   - "group/Kind/name".
+//
+// Every segment is a path.Match glob (*, ?, [a-z]). "core" names the core group
+// (""); a Kind-only selector matches the core group too.
+func ParseSelector(s string) (Selector, error) {
+	if err := spec.ValidateSelector(s); err != nil {
+		return Selector{}, err
+	}
+	parts := strings.Split(s, "/")
+	var sel Selector
+	switch len(parts) {
+	case 1:
+		sel = Selector{Kind: parts[0], Name: "*", AnyGroup: true}
+	case 2:
+		if strings.Contains(parts[0], ".") || dotlessGroups[parts[0]] {
+			sel = Selector{Group: parts[0], Kind: parts[1], Name: "*"}
+		} else {
+			sel = Selector{Kind: parts[0], Name: parts[1], AnyGroup: true}
+		}
+	default:
+		sel = Selector{Group: parts[0], Kind: parts[1], Name: parts[2]}
+	}
+	if sel.Group == "core" {
+		sel.Group = ""
+	}
+	return sel, nil
+}
+
+// Matches reports whether n is selected.
+func (s Selector) Matches(n *yaml.RNode) bool {
+	gk := gkOf(n)
+	// Patterns were checked by ParseSelector: path.Match cannot fail here.
+	if ok, _ := path.Match(s.Kind, gk.Kind); !ok {
+		return false
+	}
+	if ok, _ := path.Match(s.Name, n.GetName()); !ok {
+		return false
+	}
+	if s.AnyGroup {
+		return true
+	}
+	ok, _ := path.Match(s.Group, gk.Group)
+	return ok
+}
+
+// excludeFilter drops the objects any selector matches.
+type excludeFilter struct {
+	selectors []string
+	warn      func(string)
+}
+
+// Exclude drops every object matching one of selectors (see ParseSelector for
+// the syntax) and warns about each selector that matched nothing, so a typo
+// does not go unnoticed. An invalid selector is an error.
+func Exclude(selectors []string, warn func(string)) kio.Filter {
+	return excludeFilter{selectors, warn}
+}
+
+func (f excludeFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+	if len(f.selectors) == 0 {
+		return nodes, nil
+	}
+	sels := make([]Selector, len(f.selectors))
+	for i, s := range f.selectors {
+		sel, err := ParseSelector(s)
+		if err != nil {
+			return nil, fmt.Errorf("exclude[%d]: %w", i, err)
+		}
+		sels[i] = sel
+	}
+	used := make([]bool, len(sels))
+	out := nodes[:0:0]
+	for _, n := range nodes {
+		drop := false
+		for i, sel := range sels {
+			if sel.Matches(n) {
+				used[i], drop = true, true
+			}
+		}
+		if !drop {
+			out = append(out, n)
+		}
+	}
+	for i, u := range used {
+		if !u {
+			warnf(f.warn, "exclude %q matched no object", f.selectors[i])
+		}
+	}
+	return out, nil
+}

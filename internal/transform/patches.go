@@ -1,0 +1,251 @@
+package transform
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"sigs.k8s.io/kustomize/api/filters/patchjson6902"
+	"sigs.k8s.io/kustomize/api/filters/patchstrategicmerge"
+	"sigs.k8s.io/kustomize/api/hasher"
+	"sigs.k8s.io/kustomize/api/resource"
+	kustomizetypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/resid"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	k8syaml "sigs.k8s.io/yaml"
+)
+
+// patchesFilter applies the user's kustomize patches.
+type patchesFilter struct {
+	patches  []kustomizetypes.Patch
+	readFile func(string) ([]byte, error)
+}
+
+// Patches applies patches in order, each as a kustomize `patches:` entry does,
+// with kustomize's own code:
+//
+//   - The text is Patch, or the file Path read with readFile.
+//   - It is a strategic-merge patch if kustomize's resource factory reads it
+//     as objects, a JSON 6902 patch if it decodes as a list of operations
+//     (JSON or YAML), and an error if both or neither.
+//   - target selects objects as kustomize does: group, version, kind, name and
+//     namespace are anchored regular expressions, labelSelector and
+//     annotationSelector label-selector expressions.
+//   - A strategic-merge patch without target applies to the object with its
+//     apiVersion, kind and name, and its namespace if it has one (unlike
+//     kustomize, a patch without namespace matches any namespace: users
+//     rarely know where the bundle put an object). It must match exactly one.
+//     With a target, the patch must hold one object; kind, name and namespace
+//     of the patched objects are kept unless options allowKindChange or
+//     allowNameChange say otherwise, and `$patch: delete` removes them.
+//   - A JSON 6902 patch needs a target. It round-trips the object through
+//     JSON (as in kustomize), so the object's comments are lost.
+//
+// A patch that matches no object is an error naming its index: a silently
+// ignored patch is worse than a failed render.
+func Patches(patches []kustomizetypes.Patch, readFile func(path string) ([]byte, error)) kio.Filter {
+	return patchesFilter{patches, readFile}
+}
+
+func (f patchesFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+	var err error
+	for i, p := range f.patches {
+		if nodes, err = f.apply(nodes, p); err != nil {
+			return nil, fmt.Errorf("patches[%d]: %w", i, err)
+		}
+	}
+	return nodes, nil
+}
+
+func (f patchesFilter) apply(nodes []*yaml.RNode, p kustomizetypes.Patch) ([]*yaml.RNode, error) {
+	text := strings.TrimSpace(p.Patch)
+	switch {
+	case text != "" && p.Path != "":
+		return nil, errors.New("patch and path are both set")
+	case text == "" && p.Path == "":
+		return nil, errors.New("one of patch or path is required")
+	case p.Path != "":
+		if f.readFile == nil {
+			return nil, fmt.Errorf("path %s: patch files cannot be read here", p.Path)
+		}
+		b, err := f.readFile(p.Path)
+		if err != nil {
+			return nil, fmt.Errorf("path %s: %w", p.Path, err)
+		}
+		if text = strings.TrimSpace(string(b)); text == "" {
+			return nil, fmt.Errorf("path %s: empty patch", p.Path)
+		}
+	}
+	// Detection as kustomize's PatchTransformer does it.
+	sm, errSM := resource.NewFactory(&hasher.Hasher{}).RNodesFromBytes([]byte(text))
+	ops, errJSON := decodeJSONPatch(text)
+	switch {
+	case errSM == nil && errJSON == nil && len(sm) > 0 && len(ops) > 0:
+		return nil, errors.New("the patch is both a strategic-merge and a JSON 6902 patch")
+	case errSM != nil && errJSON != nil:
+		return nil, fmt.Errorf("neither a strategic-merge patch (%v) nor a JSON 6902 patch (%v)", errSM, errJSON)
+	case errSM == nil && len(sm) > 0:
+		return applyStrategicMerge(nodes, sm, p)
+	case errJSON == nil:
+		return applyJSON6902(nodes, text, p.Target)
+	}
+	return nil, errors.New("empty patch")
+}
+
+// decodeJSONPatch decodes JSON 6902 operations written in JSON or YAML.
+func decodeJSONPatch(text string) (jsonpatch.Patch, error) {
+	b := []byte(text)
+	if !strings.HasPrefix(text, "[") {
+		var err error
+		if b, err = k8syaml.YAMLToJSON(b); err != nil {
+			return nil, err
+		}
+	}
+	return jsonpatch.DecodePatch(b)
+}
+
+// selectTarget returns the indexes of the objects target selects.
+func selectTarget(nodes []*yaml.RNode, target *kustomizetypes.Selector) ([]int, error) {
+	sr, err := kustomizetypes.NewSelectorRegex(target)
+	if err != nil {
+		return nil, fmt.Errorf("target: %w", err)
+	}
+	var idx []int
+	for i, n := range nodes {
+		gvk := resid.GvkFromNode(n)
+		if !sr.MatchGvk(gvk) || !sr.MatchName(n.GetName()) ||
+			!sr.MatchNamespace(resid.NewResIdWithNamespace(gvk, n.GetName(), n.GetNamespace()).EffectiveNamespace()) {
+			continue
+		}
+		ok, err := n.MatchesLabelSelector(target.LabelSelector)
+		if err != nil {
+			return nil, fmt.Errorf("target labelSelector: %w", err)
+		}
+		if !ok {
+			continue
+		}
+		if ok, err = n.MatchesAnnotationSelector(target.AnnotationSelector); err != nil {
+			return nil, fmt.Errorf("target annotationSelector: %w", err)
+		}
+		if ok {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return nil, fmt.Errorf("target %s matches no object", describeTarget(target))
+	}
+	return idx, nil
+}
+
+// describeTarget writes a target the way a user wrote it.
+func describeTarget(t *kustomizetypes.Selector) string {
+	var parts []string
+	for _, kv := range [][2]string{
+		{"group", t.Group}, {"version", t.Version}, {"kind", t.Kind}, {"name", t.Name},
+		{"namespace", t.Namespace}, {"labelSelector", t.LabelSelector}, {"annotationSelector", t.AnnotationSelector},
+	} {
+		if kv[1] != "" {
+			parts = append(parts, fmt.Sprintf("%s=%q", kv[0], kv[1]))
+		}
+	}
+	return "{" + strings.Join(parts, " ") + "}"
+}
+
+func applyStrategicMerge(nodes []*yaml.RNode, patches []*yaml.RNode, p kustomizetypes.Patch) ([]*yaml.RNode, error) {
+	if p.Target != nil {
+		if len(patches) > 1 {
+			return nil, errors.New("a patch with a target must hold one strategic-merge patch, not several")
+		}
+		idx, err := selectTarget(nodes, p.Target)
+		if err != nil {
+			return nil, err
+		}
+		return mergeInto(nodes, idx, patches[0], p.Options)
+	}
+	for _, patch := range patches {
+		gvk := resid.GvkFromNode(patch)
+		name, ns := patch.GetName(), patch.GetNamespace()
+		var idx []int
+		for i, n := range nodes {
+			if resid.GvkFromNode(n).Equals(gvk) && n.GetName() == name && (ns == "" || n.GetNamespace() == ns) {
+				idx = append(idx, i)
+			}
+		}
+		switch len(idx) {
+		case 0:
+			return nil, fmt.Errorf("no object matches %s (apiVersion %s)", describe(patch), patch.GetApiVersion())
+		case 1:
+		default:
+			return nil, fmt.Errorf("%d objects match %s: set metadata.namespace in the patch or use a target", len(idx), describe(patch))
+		}
+		var err error
+		if nodes, err = mergeInto(nodes, idx, patch, p.Options); err != nil {
+			return nil, err
+		}
+	}
+	return nodes, nil
+}
+
+// mergeInto applies a strategic-merge patch to nodes[idx...], dropping objects
+// the patch deletes, as kustomize's Resource.ApplySmPatch does.
+func mergeInto(nodes []*yaml.RNode, idx []int, patch *yaml.RNode, options map[string]bool) ([]*yaml.RNode, error) {
+	deleted := map[int]bool{}
+	for _, i := range idx {
+		n := nodes[i]
+		apiVersion, kind, name, ns := n.GetApiVersion(), n.GetKind(), n.GetName(), n.GetNamespace()
+		pc := patch.Copy()
+		// The target's apiVersion, not the patch's, as kustomize does.
+		pc.SetApiVersion(apiVersion)
+		out, err := patchstrategicmerge.Filter{Patch: pc}.Filter([]*yaml.RNode{n})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", describe(n), err)
+		}
+		if len(out) == 0 || out[0].IsNilOrEmpty() {
+			deleted[i] = true
+			continue
+		}
+		r := out[0]
+		if !options["allowKindChange"] && r.GetKind() != kind {
+			r.SetKind(kind)
+		}
+		if !options["allowNameChange"] && r.GetName() != name {
+			if err := r.PipeE(yaml.SetK8sName(name)); err != nil {
+				return nil, err
+			}
+		}
+		if r.GetNamespace() != ns {
+			if err := setNamespace(r, ns); err != nil {
+				return nil, err
+			}
+		}
+		nodes[i] = r
+	}
+	if len(deleted) == 0 {
+		return nodes, nil
+	}
+	out := make([]*yaml.RNode, 0, len(nodes)-len(deleted))
+	for i, n := range nodes {
+		if !deleted[i] {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+func applyJSON6902(nodes []*yaml.RNode, text string, target *kustomizetypes.Selector) ([]*yaml.RNode, error) {
+	if target == nil {
+		return nil, errors.New("a JSON 6902 patch needs a target")
+	}
+	idx, err := selectTarget(nodes, target)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range idx {
+		if _, err := (patchjson6902.Filter{Patch: text}).Filter([]*yaml.RNode{nodes[i]}); err != nil {
+			return nil, fmt.Errorf("%s: %w", describe(nodes[i]), err)
+		}
+	}
+	return nodes, nil
+}

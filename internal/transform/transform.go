@@ -1,0 +1,253 @@
+// Package transform adapts the objects OLM's conversion produced to a cluster
+// without OLM and to Argo CD: it drops and adds objects, rewrites images,
+// applies the user's kustomize patches, sets sync waves and options, and
+// orders and serializes the result.
+//
+// Every step is a kio.Filter (kyaml's Filter([]*yaml.RNode) ([]*yaml.RNode, error))
+// working on *yaml.RNode, which keeps comments, key order and `{}` through the
+// whole pipeline. The order of work is a list, not control flow: Filters
+// returns the standard list and Apply runs any list.
+//
+// # Order
+//
+// Filters runs, in this order:
+//
+//  1. Exclude: the user's drops come first, so nothing is generated for, or
+//     patched into, an object the user removed.
+//  2. Namespace, ServiceAccounts, ImagePullSecrets, AuthReaderBinding,
+//     Images: objects we add or rewrite on the user's behalf.
+//  3. Patches: the user's patches see every object in its final form,
+//     including generated ones (a patch may label the Namespace or change a
+//     rewritten image), and a patch that matches nothing is an error whatever
+//     the cluster.
+//  4. APIVersions: drops what the cluster does not serve; after Patches, so
+//     whether a patch matches never depends on the cluster.
+//  5. Annotate: source annotations.
+//  6. SyncWaves: last before Sort, because it measures each object's final
+//     size to decide on ServerSideApply. It keeps a sync-wave annotation that
+//     is already there, so a user overrides a wave by patching
+//     metadata.annotations["argocd.argoproj.io/sync-wave"]; sync options set by
+//     a patch win over ours key by key.
+//  7. Sort.
+//
+// Examples (the CSV's alm-examples) and the user's extra manifests are not
+// filters: the caller appends them to the objects before running Filters, and
+// marks them with MarkCR so SyncWaves puts them in the custom-resource wave.
+package transform
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	kustomizetypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/resid"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/spec"
+)
+
+// Options are the inputs of the standard filter list.
+type Options struct {
+	// Namespace is the install namespace.
+	Namespace string
+	// CreateNamespace adds the Namespace object.
+	CreateNamespace bool
+	// Exclude are [group/]Kind[/name] selectors (see Exclude).
+	Exclude []string
+	// ServiceAccounts are extra ServiceAccounts to create.
+	ServiceAccounts []string
+	// ImagePullSecrets are Secret names added to every ServiceAccount.
+	ImagePullSecrets []string
+	// AuthReaderBinding, when not empty, is the base name of the kube-system
+	// RoleBinding to extension-apiserver-authentication-reader.
+	AuthReaderBinding string
+	// Images are prefix rewrites (see Images).
+	Images map[string]string
+	// Patches are the user's kustomize patches; ReadFile loads their paths.
+	Patches  []kustomizetypes.Patch
+	ReadFile func(path string) ([]byte, error)
+	// APIVersions, when not empty, are what the cluster serves (see APIVersions).
+	APIVersions []string
+	// Annotations are added to every object, in key order.
+	Annotations map[string]string
+	// Waves and KeepCRDs configure SyncWaves.
+	Waves    spec.Waves
+	KeepCRDs bool
+	// Warn receives warnings; nil drops them.
+	Warn func(string)
+}
+
+// Filters returns the standard pipeline for o, in the order the package
+// documentation explains.
+func Filters(o Options) []kio.Filter {
+	fs := []kio.Filter{Exclude(o.Exclude, o.Warn)}
+	if o.CreateNamespace {
+		fs = append(fs, Namespace(o.Namespace))
+	}
+	fs = append(fs,
+		ServiceAccounts(o.Namespace, o.ServiceAccounts, o.ImagePullSecrets),
+		ImagePullSecrets(o.ImagePullSecrets),
+	)
+	if o.AuthReaderBinding != "" {
+		fs = append(fs, AuthReaderBinding(o.Namespace, o.AuthReaderBinding))
+	}
+	fs = append(fs,
+		Images(o.Images),
+		Patches(o.Patches, o.ReadFile),
+		APIVersions(o.APIVersions, o.Warn),
+	)
+	keys := make([]string, 0, len(o.Annotations))
+	for k := range o.Annotations {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fs = append(fs, Annotate(k, o.Annotations[k]))
+	}
+	return append(fs, SyncWaves(o.Waves, o.KeepCRDs), Sort())
+}
+
+// Apply runs filters over nodes in order and returns the result.
+func Apply(nodes []*yaml.RNode, filters ...kio.Filter) ([]*yaml.RNode, error) {
+	var err error
+	for _, f := range filters {
+		if nodes, err = f.Filter(nodes); err != nil {
+			return nil, err
+		}
+	}
+	return nodes, nil
+}
+
+// Group names used to classify objects.
+const (
+	groupCore          = ""
+	groupApps          = "apps"
+	groupBatch         = "batch"
+	groupRBAC          = "rbac.authorization.k8s.io"
+	groupAPIExtensions = "apiextensions.k8s.io"
+	groupAdmission     = "admissionregistration.k8s.io"
+	groupAPIRegistry   = "apiregistration.k8s.io"
+)
+
+// groupKind identifies a kind of object independent of its version.
+type groupKind struct{ Group, Kind string }
+
+func (gk groupKind) String() string {
+	if gk.Group == "" {
+		return gk.Kind
+	}
+	return gk.Group + "/" + gk.Kind
+}
+
+// gkOf returns the group and kind of n.
+func gkOf(n *yaml.RNode) groupKind {
+	g, _ := resid.ParseGroupVersion(n.GetApiVersion())
+	return groupKind{g, n.GetKind()}
+}
+
+// describe names an object in messages: "apps/Deployment ns/name".
+func describe(n *yaml.RNode) string {
+	id := n.GetName()
+	if ns := n.GetNamespace(); ns != "" {
+		id = ns + "/" + id
+	}
+	return gkOf(n).String() + " " + id
+}
+
+// builtinGroups are the API groups Kubernetes itself serves (no CRD defines
+// them). A group ending in .k8s.io is not enough: gateway.networking.k8s.io and
+// snapshot.storage.k8s.io are CRDs.
+var builtinGroups = map[string]bool{
+	"": true, "apps": true, "batch": true, "autoscaling": true, "policy": true, "extensions": true,
+	"admissionregistration.k8s.io": true, "apiextensions.k8s.io": true, "apiregistration.k8s.io": true,
+	"authentication.k8s.io": true, "authorization.k8s.io": true, "certificates.k8s.io": true,
+	"coordination.k8s.io": true, "discovery.k8s.io": true, "events.k8s.io": true,
+	"flowcontrol.apiserver.k8s.io": true, "internal.apiserver.k8s.io": true, "networking.k8s.io": true,
+	"node.k8s.io": true, "rbac.authorization.k8s.io": true, "resource.k8s.io": true,
+	"scheduling.k8s.io": true, "storage.k8s.io": true, "storagemigration.k8s.io": true,
+}
+
+// crdKinds returns the group/kinds defined by the CRDs among nodes, each with
+// the versions the CRD lists.
+func crdKinds(nodes []*yaml.RNode) map[groupKind][]string {
+	out := map[groupKind][]string{}
+	for _, n := range nodes {
+		if !isCRD(n) {
+			continue
+		}
+		group, _ := n.GetString("spec.group")
+		kind, _ := n.GetString("spec.names.kind")
+		if kind == "" {
+			continue
+		}
+		gk := groupKind{group, kind}
+		out[gk] = append(out[gk], crdVersions(n)...)
+	}
+	return out
+}
+
+// crdVersions lists spec.versions[].name (and the v1beta1 spec.version).
+func crdVersions(n *yaml.RNode) []string {
+	var vs []string
+	if v, _ := n.GetString("spec.version"); v != "" {
+		vs = append(vs, v)
+	}
+	if seq, _ := n.Pipe(yaml.Lookup("spec", "versions")); seq != nil {
+		els, _ := seq.Elements()
+		for _, e := range els {
+			if v, _ := e.GetString("name"); v != "" {
+				vs = append(vs, v)
+			}
+		}
+	}
+	return vs
+}
+
+func isCRD(n *yaml.RNode) bool {
+	return gkOf(n) == groupKind{groupAPIExtensions, "CustomResourceDefinition"}
+}
+
+// sortedUnique returns the distinct non-empty values of in, sorted: inputs that
+// spec.Normalized treats as sets must render the same whatever their order.
+func sortedUnique(in []string) []string {
+	var out []string
+	for _, s := range in {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// newObject returns a block-style object with apiVersion, kind and metadata.
+func newObject(apiVersion, kind, namespace, name string) (*yaml.RNode, error) {
+	n := yaml.NewRNode(&yaml.Node{Kind: yaml.MappingNode})
+	n.SetApiVersion(apiVersion)
+	n.SetKind(kind)
+	if err := n.PipeE(yaml.SetK8sName(name)); err != nil {
+		return nil, err
+	}
+	if err := setNamespace(n, namespace); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// setNamespace sets metadata.namespace as a string (a namespace named "123"
+// stays a string), or removes it when ns is empty.
+func setNamespace(n *yaml.RNode, ns string) error {
+	if ns == "" {
+		return n.PipeE(yaml.Lookup(yaml.MetadataField), yaml.Clear(yaml.NamespaceField))
+	}
+	return n.PipeE(yaml.SetK8sNamespace(ns))
+}
+
+// warnf calls warn, if any, with a formatted message.
+func warnf(warn func(string), format string, a ...any) {
+	if warn != nil {
+		warn(fmt.Sprintf(format, a...))
+	}
+}

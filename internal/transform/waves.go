@@ -1,0 +1,255 @@
+package transform
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/spec"
+)
+
+// Argo CD annotations.
+const (
+	SyncWaveAnnotation    = "argocd.argoproj.io/sync-wave"
+	SyncOptionsAnnotation = "argocd.argoproj.io/sync-options"
+)
+
+// Sync options we set.
+const (
+	OptServerSideApply   = "ServerSideApply=true"
+	OptDeleteFalse       = "Delete=false"
+	OptPruneFalse        = "Prune=false"
+	OptSkipDryRunMissing = "SkipDryRunOnMissingResource=true"
+)
+
+// CRMarker is the internal annotation MarkCR sets and SyncWaves removes.
+// Internal annotations (prefix internal.olm-cmp.dev/) never reach the output:
+// Serialize drops any left.
+const (
+	internalPrefix = "internal.olm-cmp.dev/"
+	CRMarker       = internalPrefix + "custom-resource"
+)
+
+// Client-side apply stores the whole object as JSON in the annotation
+// kubectl.kubernetes.io/last-applied-configuration, and the API server rejects
+// objects whose annotations (keys + values, that one included) exceed
+// MaxAnnotationsSize bytes. SyncWaves estimates that total exactly as kubectl
+// builds it (see lastAppliedSize) and asks for server-side apply above
+// MaxAnnotationsSize - SSAMargin. The margin covers what Argo CD adds before
+// applying: its tracking annotation argocd.argoproj.io/tracking-id (≈1 KB at
+// most, counted twice: as an annotation and inside the JSON), the
+// app.kubernetes.io/instance label, and the sync-options annotation set after
+// the measure.
+const (
+	MaxAnnotationsSize   = 262144
+	SSAMargin            = 4096
+	lastAppliedConfigKey = "kubectl.kubernetes.io/last-applied-configuration"
+)
+
+// markCRFilter marks objects as custom resources.
+type markCRFilter struct{}
+
+// MarkCR marks every object it sees as a custom resource, for SyncWaves: the
+// caller runs it over the alm-examples and the user's extra manifests before
+// adding them to the bundle's objects. The mark is an internal annotation
+// (CRMarker) so it survives patches; SyncWaves removes it.
+func MarkCR() kio.Filter { return markCRFilter{} }
+
+func (markCRFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+	for _, n := range nodes {
+		if err := n.PipeE(yaml.SetAnnotation(CRMarker, "true")); err != nil {
+			return nil, fmt.Errorf("%s: %w", describe(n), err)
+		}
+	}
+	return nodes, nil
+}
+
+// isMarkedCR reports whether MarkCR marked n.
+func isMarkedCR(n *yaml.RNode) bool {
+	_, ok := n.GetAnnotations(CRMarker)[CRMarker]
+	return ok
+}
+
+// syncWavesFilter sets Argo CD sync waves and options.
+type syncWavesFilter struct {
+	waves    spec.Waves
+	keepCRDs bool
+}
+
+// SyncWaves annotates every object with its Argo CD sync wave and options.
+//
+// Waves, by group:
+//
+//   - w.CRDs: Namespaces and CustomResourceDefinitions.
+//   - w.RBAC: ServiceAccounts, Roles, ClusterRoles, RoleBindings, ClusterRoleBindings.
+//   - w.Webhooks: Validating/MutatingWebhookConfigurations and APIServices: they
+//     route API calls to the operator, so they wait until it is healthy.
+//   - w.CRs: custom resources: objects whose kind a CRD in the render defines,
+//     and objects marked by MarkCR unless their group is a built-in Kubernetes
+//     one (a marked ConfigMap or RoleBinding keeps its group's wave).
+//   - w.Operator: everything else (Deployments, Services, ConfigMaps, Secrets,
+//     cert-manager Issuers and Certificates, ...).
+//
+// An object that already has a sync-wave annotation keeps it: that is how a
+// patch, or an extra manifest, overrides a wave.
+//
+// Sync options, merged into argocd.argoproj.io/sync-options (options already
+// there come first and win for the same key; ours follow in the order below):
+//
+//   - ServerSideApply=true when the object is too large for client-side apply
+//     (see MaxAnnotationsSize, SSAMargin).
+//   - Delete=false and Prune=false on CRDs when keepCRDs: deleting a CRD deletes
+//     every custom resource of it.
+//   - SkipDryRunOnMissingResource=true on custom resources whose CRD is not in
+//     the render (it is installed by something else, perhaps in the same sync).
+func SyncWaves(w spec.Waves, keepCRDs bool) kio.Filter { return syncWavesFilter{w, keepCRDs} }
+
+func (f syncWavesFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+	defined := crdKinds(nodes)
+	for _, n := range nodes {
+		if err := f.annotate(n, defined); err != nil {
+			return nil, fmt.Errorf("sync waves: %s: %w", describe(n), err)
+		}
+	}
+	return nodes, nil
+}
+
+// wave groups.
+type waveGroup int
+
+const (
+	groupOperator waveGroup = iota
+	groupCRDs
+	groupRBACObjects
+	groupWebhooks
+	groupCRs
+)
+
+// classify returns the wave group of n.
+func classify(n *yaml.RNode, defined map[groupKind][]string) waveGroup {
+	gk := gkOf(n)
+	switch gk {
+	case groupKind{groupCore, "Namespace"}, groupKind{groupAPIExtensions, "CustomResourceDefinition"}:
+		return groupCRDs
+	case groupKind{groupCore, "ServiceAccount"},
+		groupKind{groupRBAC, "Role"}, groupKind{groupRBAC, "ClusterRole"},
+		groupKind{groupRBAC, "RoleBinding"}, groupKind{groupRBAC, "ClusterRoleBinding"}:
+		return groupRBACObjects
+	case groupKind{groupAdmission, "ValidatingWebhookConfiguration"},
+		groupKind{groupAdmission, "MutatingWebhookConfiguration"},
+		groupKind{groupAPIRegistry, "APIService"}:
+		return groupWebhooks
+	}
+	if _, ok := defined[gk]; ok {
+		return groupCRs
+	}
+	if isMarkedCR(n) && !builtinGroups[gk.Group] {
+		return groupCRs
+	}
+	return groupOperator
+}
+
+func (f syncWavesFilter) wave(g waveGroup) int {
+	switch g {
+	case groupCRDs:
+		return f.waves.CRDs
+	case groupRBACObjects:
+		return f.waves.RBAC
+	case groupWebhooks:
+		return f.waves.Webhooks
+	case groupCRs:
+		return f.waves.CRs
+	}
+	return f.waves.Operator
+}
+
+func (f syncWavesFilter) annotate(n *yaml.RNode, defined map[groupKind][]string) error {
+	g := classify(n, defined)
+	if isMarkedCR(n) {
+		if err := n.PipeE(yaml.ClearAnnotation(CRMarker)); err != nil {
+			return err
+		}
+		if err := yaml.ClearEmptyAnnotations(n); err != nil {
+			return err
+		}
+	}
+	if _, ok := n.GetAnnotations(SyncWaveAnnotation)[SyncWaveAnnotation]; !ok {
+		if err := n.PipeE(yaml.SetAnnotation(SyncWaveAnnotation, strconv.Itoa(f.wave(g)))); err != nil {
+			return err
+		}
+	}
+	var opts []string
+	if g == groupCRDs && isCRD(n) && f.keepCRDs {
+		opts = append(opts, OptDeleteFalse, OptPruneFalse)
+	}
+	if _, ok := defined[gkOf(n)]; g == groupCRs && !ok {
+		opts = append(opts, OptSkipDryRunMissing)
+	}
+	// Measure last, with every other annotation in place.
+	size, err := lastAppliedSize(n)
+	if err != nil {
+		return err
+	}
+	if size > MaxAnnotationsSize-SSAMargin {
+		opts = append([]string{OptServerSideApply}, opts...)
+	}
+	return mergeSyncOptions(n, opts)
+}
+
+// mergeSyncOptions adds opts to n's sync-options annotation, skipping the
+// options whose key (the part before '=') is already set there.
+func mergeSyncOptions(n *yaml.RNode, opts []string) error {
+	if len(opts) == 0 {
+		return nil
+	}
+	old, had := n.GetAnnotations(SyncOptionsAnnotation)[SyncOptionsAnnotation]
+	var merged []string
+	keys := map[string]bool{}
+	for _, o := range strings.Split(old, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			merged = append(merged, o)
+			k, _, _ := strings.Cut(o, "=")
+			keys[k] = true
+		}
+	}
+	for _, o := range opts {
+		if k, _, _ := strings.Cut(o, "="); !keys[k] {
+			merged = append(merged, o)
+			keys[k] = true
+		}
+	}
+	v := strings.Join(merged, ",")
+	if had && v == old {
+		return nil
+	}
+	return n.PipeE(yaml.SetAnnotation(SyncOptionsAnnotation, v))
+}
+
+// lastAppliedSize returns the size of n's annotations, in the API server's
+// count (sum of key and value lengths), once client-side apply has added
+// last-applied-configuration: kubectl sets it to the object's JSON without that
+// annotation, as encoding/json writes it (HTML characters escaped) plus the
+// newline of json.Encoder.
+func lastAppliedSize(n *yaml.RNode) (int, error) {
+	obj := n
+	ann := n.GetAnnotations()
+	if _, ok := ann[lastAppliedConfigKey]; ok {
+		obj = n.Copy()
+		if err := obj.PipeE(yaml.ClearAnnotation(lastAppliedConfigKey)); err != nil {
+			return 0, err
+		}
+		delete(ann, lastAppliedConfigKey)
+	}
+	j, err := obj.MarshalJSON()
+	if err != nil {
+		return 0, err
+	}
+	size := len(lastAppliedConfigKey) + len(j) + 1
+	for k, v := range ann {
+		size += len(k) + len(v)
+	}
+	return size, nil
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# run.sh - the whole end-to-end run (`make e2e`):
+#   1. outside any namespace (needs the Go module proxy / apt): build the control plane
+#      (build.sh, cached), olm-cmp from this checkout, the e2e test binary, and, for the Argo CD
+#      suite, Argo CD + redis-server (test/argocd/build-argocd.sh);
+#   2. re-executes itself under `unshare -n` (a private network namespace with only loopback),
+#      and there, for each suite, starts a fresh control plane (up.sh), runs the suite's Go tests,
+#      and always tears the cluster down (trap -> down.sh).
+#
+#   E2E_SUITES="upgrade corpus argocd"  suites to run (each on its own fresh cluster)
+#   E2E_KEEP=1        keep the work dir (logs, rendered streams) even on success
+#   E2E_TEST_ARGS     extra args for the test binary (e.g. "-test.run TestCorpus/flux")
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+CACHE=${OLM_CMP_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/olm-cmp/e2e}
+export OLM_CMP_E2E_CACHE=$CACHE
+export E2E_BIN=${E2E_BIN:-$CACHE/bin}
+SUITES=${E2E_SUITES:-upgrade corpus argocd}
+
+if [[ ${1:-} != --in-netns ]]; then
+  t0=$SECONDS
+  export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
+  "$HERE/build.sh"
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/olm-cmp-e2e.XXXXXX")
+  export E2E_WORK=$WORK
+  mkdir -p "$WORK/bin"
+  echo "== go build olm-cmp (this checkout) -> $WORK/bin/olm-cmp"
+  (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$WORK/bin/olm-cmp" ./cmd/olm-cmp)
+  echo "== go test -c (test/e2e)"
+  (cd "$HERE" && go test -c -o "$WORK/bin/e2e.test" .)
+  if [[ " $SUITES " == *" argocd "* ]]; then
+    if [[ -x $ROOT/test/argocd/build-argocd.sh ]]; then
+      "$ROOT/test/argocd/build-argocd.sh"
+    else
+      echo "== argocd suite: test/argocd/build-argocd.sh missing, suite will skip"
+    fi
+  fi
+  echo "== builds done in $((SECONDS - t0)) s"
+  if [[ $(id -u) == 0 ]]; then NS=(unshare -n); else NS=(unshare -r -n); fi
+  exec "${NS[@]}" -- "$0" --in-netns
+fi
+
+# ------------------------------------------------------------------ inside the network namespace
+WORK=${E2E_WORK:?}
+ip link set lo up
+export PATH=$E2E_BIN:$WORK/bin:$PATH
+export OLM_CMP_BIN=$WORK/bin/olm-cmp OLM_CMP_REPO=$ROOT
+export OLM_CMP_SHARED=${OLM_CMP_SHARED:-$ROOT/../shared}
+RUN=
+teardown() {
+  local rc=$?
+  [[ -n $RUN ]] && RUN=$RUN "$HERE/down.sh" >/dev/null 2>&1
+  if [[ $rc != 0 || ${E2E_KEEP:-0} == 1 ]]; then
+    echo "== e2e work dir kept: $WORK (cluster logs in run-*/logs)"
+  else
+    rm -rf "$WORK"
+  fi
+  exit $rc
+}
+trap teardown EXIT
+trap 'exit 130' INT TERM
+
+declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpus$' [argocd]='^TestArgoCD$')
+failed=()
+for suite in $SUITES; do
+  [[ -n ${RUNPAT[$suite]:-} ]] || { echo "unknown suite $suite (upgrade corpus argocd)"; exit 2; }
+  s0=$SECONDS
+  RUN=$WORK/run-$suite
+  echo "== suite $suite: fresh control plane"
+  RUN=$RUN "$HERE/up.sh"
+  export KUBECONFIG=$RUN/kubeconfig E2E_RUN=$RUN
+  # shellcheck disable=SC2086
+  if (cd "$HERE" && "$WORK/bin/e2e.test" -test.v -test.timeout 60m -test.run "${RUNPAT[$suite]}" ${E2E_TEST_ARGS:-}); then
+    echo "== suite $suite: PASS in $((SECONDS - s0)) s"
+  else
+    echo "== suite $suite: FAIL in $((SECONDS - s0)) s"; failed+=("$suite")
+  fi
+  RUN=$RUN "$HERE/down.sh"
+  RUN=
+done
+if ((${#failed[@]})); then echo "== e2e FAILED: ${failed[*]}"; exit 1; fi
+echo "== e2e passed: $SUITES"

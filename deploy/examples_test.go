@@ -1,9 +1,9 @@
 package deploy_test
 
 import (
-	"strings"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/olm-cmp/olm-cmp/internal/spec"

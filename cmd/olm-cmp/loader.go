@@ -1,12 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 )
 
@@ -32,7 +34,12 @@ func defaultCacheDir() string {
 
 // loader builds the image loader; directories never need it.
 func (f *registryFlags) loader() (render.Loader, error) {
-	return nil, nil
+	if f.registryConfig != "" {
+		if _, err := os.Stat(f.registryConfig); err != nil {
+			return nil, fmt.Errorf("--registry-config: %w", err)
+		}
+	}
+	return &bundle.ImageLoader{CacheDir: f.cacheDir, RegistryConfig: f.registryConfig, Insecure: f.insecure}, nil
 }
 
 // isDir reports whether ref names a local directory: an explicit path, or a

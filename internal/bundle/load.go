@@ -42,6 +42,10 @@ const (
 // dir: repositories handed to the plugin are not trusted that far. Origin.Dir
 // is the absolute directory and Origin.Digest a content hash (see LoadFS).
 func LoadDir(dir string) (*Bundle, error) {
+	return loadDir(dir, nil)
+}
+
+func loadDir(dir string, cache *ParseCache) (*Bundle, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("bundle directory %q: %w", dir, err)
@@ -51,7 +55,7 @@ func LoadDir(dir string) (*Bundle, error) {
 		return nil, fmt.Errorf("bundle directory %q: %w", dir, err)
 	}
 	defer root.Close()
-	b, err := LoadFS(root.FS(), Origin{Ref: dir, Dir: abs})
+	b, err := loadFS(root.FS(), Origin{Ref: dir, Dir: abs}, cache)
 	if err != nil {
 		return nil, fmt.Errorf("bundle directory %q: %w", dir, err)
 	}
@@ -84,6 +88,10 @@ func LoadDir(dir string) (*Bundle, error) {
 // bundle files read (sorted by path), each as path, NUL, 8-byte big-endian
 // length, content. The hash is stable across machines and checkouts.
 func LoadFS(fsys fs.FS, origin Origin) (*Bundle, error) {
+	return loadFS(fsys, origin, nil)
+}
+
+func loadFS(fsys fs.FS, origin Origin, cache *ParseCache) (*Bundle, error) {
 	b := &Bundle{Origin: origin}
 	read := map[string][]byte{} // every file that went into the bundle, for the digest
 
@@ -110,7 +118,7 @@ func LoadFS(fsys fs.FS, origin Origin) (*Bundle, error) {
 		return nil, err
 	}
 
-	files, err := readManifests(fsys, read)
+	files, err := readManifests(fsys, read, cache)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +144,7 @@ type manifestFile struct {
 // readManifests reads manifests/ (sorted by name, as OLM's WalkDir does) and
 // parses the files in parallel: YAML parsing is the whole cost of a load
 // (3 MB of CRDs in the largest bundles) and files are independent.
-func readManifests(fsys fs.FS, read map[string][]byte) ([]*manifestFile, error) {
+func readManifests(fsys fs.FS, read map[string][]byte, cache *ParseCache) ([]*manifestFile, error) {
 	entries, err := fs.ReadDir(fsys, ManifestsDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -169,7 +177,7 @@ func readManifests(fsys fs.FS, read map[string][]byte) ([]*manifestFile, error) 
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, f := range order {
 		g.Go(func() error {
-			docs, err := parseDocuments(f.data)
+			docs, err := cache.parse(f.data)
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.name, err)
 			}

@@ -21,7 +21,6 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/render"
-	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
 // Renderer is the render function the transports call; *render.Renderer and
@@ -151,22 +150,8 @@ func (e *Engine) RenderInfo(ctx context.Context, req render.Request) (*render.Re
 		e.mu.Unlock()
 
 		if !waiting {
-			// The owner renders on its own goroutine with its own context:
-			// req.SourceDir is its temporary directory, removed when it
-			// returns, so the render must not outlive it.
 			e.m.cacheMiss("render")
-			f.res, f.err = e.inner.Render(ctx, req)
-			if f.err == nil && f.res == nil {
-				f.err = errors.New("internal error: the renderer returned no result and no error")
-			}
-			e.m.render(f.err)
-			if f.err == nil {
-				e.store(key, f.res)
-			}
-			e.mu.Lock()
-			delete(e.flights, key)
-			e.mu.Unlock()
-			close(f.done)
+			e.own(ctx, key, f, req)
 			info.Cache = "miss"
 			return f.res, info, f.err
 		}
@@ -185,6 +170,37 @@ func (e *Engine) RenderInfo(ctx context.Context, req render.Request) (*render.Re
 		info.Cache = "inflight"
 		return f.res, info, f.err
 	}
+}
+
+// own runs the render of flight f. The owner renders on its own goroutine
+// with its own context: req.SourceDir is its temporary directory, removed
+// when it returns, so the render must not outlive it. The flight is closed
+// even if the render panics, or every later identical request would wait
+// for it forever.
+func (e *Engine) own(ctx context.Context, key string, f *flight, req render.Request) {
+	defer func() {
+		if r := recover(); r != nil {
+			f.res, f.err = nil, fmt.Errorf("internal error: render panicked: %v", r)
+			e.finish(key, f)
+			panic(r) // the server's interceptor turns it into this request's error
+		}
+		e.finish(key, f)
+	}()
+	f.res, f.err = e.inner.Render(ctx, req)
+	if f.err == nil && f.res == nil {
+		f.err = errors.New("internal error: the renderer returned no result and no error")
+	}
+	e.m.render(f.err)
+	if f.err == nil {
+		e.store(key, f.res)
+	}
+}
+
+func (e *Engine) finish(key string, f *flight) {
+	e.mu.Lock()
+	delete(e.flights, key)
+	e.mu.Unlock()
+	close(f.done)
 }
 
 func (e *Engine) store(key string, res *render.Result) {
@@ -317,16 +333,20 @@ func hashBundleDir(req render.Request) (string, error) {
 			return "", errors.New("outside the repository")
 		}
 	}
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
 	h := sha256.New()
-	err = filepath.WalkDir(real, func(path string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(root.FS(), ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		rel, _ := filepath.Rel(real, path)
-		return hashFile(h, rel, path)
+		return hashFile(h, path, root, path)
 	})
 	if err != nil {
 		return "", err
@@ -335,22 +355,33 @@ func hashBundleDir(req render.Request) (string, error) {
 }
 
 // hashSourceFiles hashes what a render reads from the source directory
-// besides the bundle: its top-level files (olm-cmp.yaml, extra manifests)
-// and the files patches name.
+// besides the bundle, as render reads it: the top-level regular *.yaml,
+// *.yml and *.json files (olm-cmp.yaml and the extra manifests) and the files
+// patches name, through an os.Root so a hostile path reads nothing outside.
 func hashSourceFiles(req render.Request) (string, error) {
 	if req.SourceDir == "" {
 		return "", nil
 	}
+	root, err := os.OpenRoot(req.SourceDir)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
 	h := sha256.New()
 	entries, err := os.ReadDir(req.SourceDir)
 	if err != nil {
 		return "", err
 	}
 	for _, d := range entries {
-		if d.IsDir() {
+		switch strings.ToLower(filepath.Ext(d.Name())) {
+		case ".yaml", ".yml", ".json":
+		default:
 			continue
 		}
-		if err := hashFile(h, d.Name(), filepath.Join(req.SourceDir, d.Name())); err != nil {
+		if !d.Type().IsRegular() {
+			continue
+		}
+		if err := hashFile(h, d.Name(), root, d.Name()); err != nil {
 			return "", err
 		}
 	}
@@ -358,26 +389,31 @@ func hashSourceFiles(req render.Request) (string, error) {
 		if p.Path == "" {
 			continue
 		}
-		if err := hashFile(h, "patch:"+p.Path, filepath.Join(req.SourceDir, p.Path)); err != nil {
+		if !filepath.IsLocal(p.Path) {
+			return "", errors.New("patch path outside the source directory") // render reports it
+		}
+		if err := hashFile(h, "patch:"+p.Path, root, p.Path); err != nil {
 			return "", err
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func hashFile(h io.Writer, name, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
+// hashFile writes name, size and content of a regular file to h; other
+// kinds of files are skipped (opening a FIFO would block).
+func hashFile(h io.Writer, name string, root *os.Root, path string) error {
+	fi, err := root.Stat(path)
 	if err != nil {
 		return err
 	}
 	if !fi.Mode().IsRegular() {
 		return nil
 	}
+	f, err := root.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
 	fmt.Fprintf(h, "%d:%s;%d;", len(name), name, fi.Size())
 	_, err = io.Copy(h, f)
 	return err

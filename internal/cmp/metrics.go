@@ -89,6 +89,18 @@ func NewMetrics() *Metrics {
 	m.Registry.MustRegister(m.requests, m.duration, m.inflight, m.cacheHits, m.cacheMisses, m.renders,
 		m.resolves, m.pulls, m.bytesServed, m.bytesReceived,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Start every known series at zero, so dashboards and alerts see them
+	// (and rate() works) before the first event.
+	m.cacheHits.WithLabelValues("render")
+	m.cacheHits.WithLabelValues("inflight")
+	m.cacheMisses.WithLabelValues("render")
+	for _, o := range []string{"ok", "error"} {
+		m.renders.WithLabelValues(o)
+		m.resolves.WithLabelValues(o)
+		m.pulls.WithLabelValues(o)
+	}
+	m.bytesServed.WithLabelValues("grpc")
+	m.bytesServed.WithLabelValues("http")
 	return m
 }
 

@@ -255,7 +255,7 @@ func diffValues(path string, got, want any, out *[]string) {
 // not parallel, so a package counter is enough).
 var knownQuirks int
 
-var newlinesBeforeIndent = regexp.MustCompile(`\n+ `)
+var newlinesBeforeIndent = regexp.MustCompile(`\n+([ \t])`)
 
 // foldedScalarQuirk tolerates one known difference that is not ours: the YAML
 // v3 parser the bundle loader uses reads a folded block scalar (">-") whose
@@ -267,7 +267,7 @@ func foldedScalarQuirk(path, got string, want any) bool {
 	if !ok || !strings.HasSuffix(path, "description") || got == w {
 		return false
 	}
-	return newlinesBeforeIndent.ReplaceAllString(got, "\n ") == newlinesBeforeIndent.ReplaceAllString(w, "\n ")
+	return newlinesBeforeIndent.ReplaceAllString(got, "\n$1") == newlinesBeforeIndent.ReplaceAllString(w, "\n$1")
 }
 
 func mapsKeys(m map[string]bool) func(func(string) bool) {

@@ -48,6 +48,13 @@ func (p *pipeline) warn(msg string) { p.warnings = append(p.warnings, msg) }
 // serializes. Everything is built in memory: an error anywhere returns no
 // output at all.
 func (p *pipeline) run() ([]string, error) {
+	_, manifests, err := p.runNodes()
+	return manifests, err
+}
+
+// runNodes is run, also returning the objects before printing (tests check
+// that every document reads back as the object it was printed from).
+func (p *pipeline) runNodes() ([]*yaml.RNode, []string, error) {
 	s := p.req.Spec
 	objs, err := convert.Convert(p.b, convert.Options{
 		InstallNamespace: s.Namespace,
@@ -56,19 +63,20 @@ func (p *pipeline) run() ([]string, error) {
 		DeploymentConfig: s.Config,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("bundle %s: %w", p.b.CSV.Name, err)
+		return nil, nil, fmt.Errorf("bundle %s: %w", p.b.CSV.Name, err)
 	}
 	crs, err := p.customResources()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	objs = append(objs, crs...)
 
 	nodes, err := transform.Apply(objs, transform.Filters(p.transformOptions())...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return transform.Serialize(nodes)
+	manifests, err := transform.Serialize(nodes)
+	return nodes, manifests, err
 }
 
 // customResources are the CSV's alm-examples the spec asks for plus the extra
@@ -92,10 +100,7 @@ func (p *pipeline) customResources() ([]*yaml.RNode, error) {
 		return nil, err
 	}
 	out = append(out, extra...)
-	for _, n := range out {
-		transform.MarkCR(n)
-	}
-	return out, nil
+	return transform.MarkCR().Filter(out)
 }
 
 func (p *pipeline) transformOptions() transform.Options {
@@ -206,7 +211,6 @@ func readManifestFile(path string) ([]*yaml.RNode, error) {
 	nodes, err := (&kio.ByteReader{
 		Reader:                bytesReader(data),
 		OmitReaderAnnotations: true,
-		PreserveSeqIndent:     true,
 	}).Read()
 	if err != nil {
 		return nil, fmt.Errorf("not valid YAML: %w", err)

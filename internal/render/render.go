@@ -111,9 +111,10 @@ func (r *Renderer) Resolve(ctx context.Context, req Request) (bundle.Origin, err
 	return o, nil
 }
 
-// Load reads the bundle of a resolved origin.
+// Load reads the bundle of a resolved origin. Directories go through the
+// Loader too when there is one, so its parse cache serves them as well.
 func (r *Renderer) Load(ctx context.Context, o bundle.Origin) (*bundle.Bundle, error) {
-	if o.Image == "" {
+	if r.Loader == nil {
 		b, err := bundle.LoadDir(o.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("spec.bundle %q: %w", o.Ref, err)

@@ -212,7 +212,7 @@ func (p Param) value(o Override) (v json.RawMessage, set bool, err error) {
 		dec := json.NewDecoder(bytes.NewReader(j))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(probe.Interface()); err != nil {
-			return nil, false, fmt.Errorf("%s: %s", p.Name, cleanDecodeError(err))
+			return nil, false, fmt.Errorf("%s: %s", p.Name, strings.TrimPrefix(cleanDecodeError(err), "json: "))
 		}
 		return j, true, nil
 	case p.Collection == CollectionArray:

@@ -9,26 +9,13 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Source annotations, set on every rendered object so `kubectl get -o yaml`
-// tells where it came from. Keys are short and stable; values change only
-// when the bundle does.
-const (
-	// BundleAnnotation is "<package>@<version>" (see BundleValue).
-	BundleAnnotation = "olm-cmp.dev/bundle"
-	// BundleImageAnnotation is the bundle image pinned by digest
-	// ("quay.io/org/bundle@sha256:…"); not set for directory bundles.
-	BundleImageAnnotation = "olm-cmp.dev/bundle-image"
-)
-
-// BundleValue is the value of BundleAnnotation.
-func BundleValue(pkg, version string) string { return pkg + "@" + version }
-
 // annotateFilter sets one annotation.
 type annotateFilter struct{ key, value string }
 
-// Annotate sets metadata.annotations[key] = value on every object (not on pod
-// templates: that would restart pods on every bundle change). Other
-// annotations keep their order.
+// Annotate sets metadata.annotations[key] = value on every object, e.g. where
+// it came from (render chooses the keys: olm-cmp.dev/bundle, ...). Pod
+// templates are left alone: that would restart pods on every bundle change.
+// Other annotations keep their order.
 func Annotate(key, value string) kio.Filter { return annotateFilter{key, value} }
 
 func (f annotateFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {

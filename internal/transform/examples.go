@@ -18,7 +18,7 @@ import (
 // least one example: the error names every missing kind and lists the
 // available ones. A CR without a namespace gets installNs unless the CRD among
 // crds that defines it is cluster-scoped (no CRD: assume Namespaced, as most
-// are).
+// are). crds may hold any objects (the whole bundle): only CRDs are read.
 //
 // JSON key order is kept and the objects print as block-style YAML. Callers
 // mark the result with MarkCR.
@@ -28,7 +28,7 @@ func Examples(almExamples string, kinds []string, installNs string, crds []*yaml
 		return nil, nil
 	}
 	if strings.TrimSpace(almExamples) == "" {
-		return nil, fmt.Errorf("examples %s: the CSV has no alm-examples annotation", strings.Join(kinds, ", "))
+		return nil, fmt.Errorf("the CSV has no alm-examples annotation (kinds asked for: %s)", strings.Join(kinds, ", "))
 	}
 	all, err := parseJSONNodes(almExamples)
 	if err != nil {
@@ -92,7 +92,7 @@ func Examples(almExamples string, kinds []string, installNs string, crds []*yaml
 		if avail == "" {
 			avail = "none"
 		}
-		return nil, fmt.Errorf("examples: no alm-examples of kind %s; available kinds: %s", strings.Join(missing, ", "), avail)
+		return nil, fmt.Errorf("no alm-examples of kind %s; available kinds: %s", strings.Join(missing, ", "), avail)
 	}
 	return out, nil
 }
@@ -103,6 +103,9 @@ func parseJSONNodes(s string) ([]*yaml.RNode, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	root, err := jsonNode(dec)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, errors.New("unexpected end of JSON")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -119,14 +122,22 @@ func parseJSONNodes(s string) ([]*yaml.RNode, error) {
 	return out, nil
 }
 
+// jsonString is a string scalar. Strings YAML 1.1 would read as something
+// else ("on", "y", "no") are double-quoted: Argo CD and kubectl read YAML 1.1,
+// the encoder only quotes what YAML 1.2 would misread.
+func jsonString(s string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: s}
+	if yaml.IsValueNonString(s) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
+}
+
 // jsonNode reads one JSON value from dec as a yaml.Node. Scalars carry their
 // tag and no style, so the encoder quotes only strings that need it.
 func jsonNode(dec *json.Decoder) (*yaml.Node, error) {
 	tok, err := dec.Token()
 	if err != nil {
-		if err == io.EOF {
-			return nil, errors.New("unexpected end of JSON")
-		}
 		return nil, err
 	}
 	switch t := tok.(type) {
@@ -141,7 +152,7 @@ func jsonNode(dec *json.Decoder) (*yaml.Node, error) {
 				if err != nil {
 					return nil, err
 				}
-				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: k.(string)})
+				n.Content = append(n.Content, jsonString(k.(string)))
 			}
 			v, err := jsonNode(dec)
 			if err != nil {
@@ -154,7 +165,7 @@ func jsonNode(dec *json.Decoder) (*yaml.Node, error) {
 		}
 		return n, nil
 	case string:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: t}, nil
+		return jsonString(t), nil
 	case json.Number:
 		tag := yaml.NodeTagInt
 		if strings.ContainsAny(t.String(), ".eE") {

@@ -1,13 +1,13 @@
 package transform
 
 import (
-	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/resid"
@@ -99,34 +99,106 @@ func (sortFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 
 // Serialize returns one YAML document per object (kyaml's encoding: stable
 // bytes, comments and `{}` kept, no "---"). Internal annotations (kustomize's
-// internal.config.kubernetes.io/ and ours) are removed first, on a copy. Each
-// document is parsed back and must give the same object, so a document Argo CD
-// cannot read is an error here rather than a failed sync.
+// internal.config.kubernetes.io/ and ours) are removed first, on a copy.
+//
+// The YAML encoder does not always print what it was given: a folded scalar
+// (>-) with more-indented lines, common in CRD descriptions generated from Go
+// comments, reads back with other line breaks. Folded scalars are therefore
+// printed as literal blocks (|), which keep every character as it is; only
+// their look changes. VerifyRoundTrip checks the whole result, and the tests
+// run it over every real bundle.
+//
+// Objects are independent, so they are printed in parallel: printing is the
+// largest cost of rendering a bundle with multi-megabyte CRDs.
 func Serialize(nodes []*yaml.RNode) ([]string, error) {
 	out := make([]string, len(nodes))
+	errs := make([]error, len(nodes))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(nodes)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				out[i], errs[i] = serializeOne(nodes[i])
+			}
+		}()
+	}
 	for i, n := range nodes {
 		if n.IsNilOrEmpty() {
-			return nil, fmt.Errorf("object %d is empty", i)
+			errs[i] = fmt.Errorf("object %d is empty", i)
+			continue
 		}
-		n, err := withoutInternalAnnotations(n)
-		if err != nil {
-			return nil, fmt.Errorf("object %d (%s): %w", i, describe(n), err)
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	for i, err := range errs {
+		switch {
+		case err != nil && nodes[i].IsNilOrEmpty():
+			return nil, err
+		case err != nil:
+			return nil, fmt.Errorf("object %d (%s): %w", i, describe(nodes[i]), err)
 		}
-		s, err := n.String()
-		if err != nil {
-			return nil, fmt.Errorf("object %d (%s): %w", i, describe(n), err)
-		}
-		if err := checkRoundTrip(n, s); err != nil {
-			return nil, fmt.Errorf("object %d (%s): %w", i, describe(n), err)
-		}
-		out[i] = s
 	}
 	return out, nil
 }
 
+// serializeOne prints n with multi-line folded scalars printed as literal
+// blocks. The styles are switched on n itself (copying a multi-megabyte CRD
+// would cost more than printing it) and switched back before returning.
+func serializeOne(n *yaml.RNode) (string, error) {
+	n, _, err := withoutInternalAnnotations(n)
+	if err != nil {
+		return "", err
+	}
+	unfolded := unfold(n.YNode(), nil)
+	defer func() {
+		for _, s := range unfolded {
+			s.Style = s.Style&^yaml.LiteralStyle | yaml.FoldedStyle
+		}
+	}()
+	return n.String()
+}
+
+// unfold switches folded scalars whose value holds a line break to literal
+// style and returns them. Folded scalars without one print correctly.
+func unfold(n *yaml.Node, changed []*yaml.Node) []*yaml.Node {
+	if n.Kind == yaml.ScalarNode && n.Style&yaml.FoldedStyle != 0 && strings.Contains(n.Value, "\n") {
+		n.Style = n.Style&^yaml.FoldedStyle | yaml.LiteralStyle
+		changed = append(changed, n)
+	}
+	for _, c := range n.Content {
+		changed = unfold(c, changed)
+	}
+	return changed
+}
+
+// VerifyRoundTrip parses a serialized document back and checks that it gives
+// the same object as n (values and resolved tags; comments and styles aside).
+func VerifyRoundTrip(n *yaml.RNode, doc string) error {
+	n, _, err := withoutInternalAnnotations(n)
+	if err != nil {
+		return err
+	}
+	back, err := yaml.Parse(doc)
+	if err != nil {
+		return fmt.Errorf("output does not parse back: %w", err)
+	}
+	var bad []*yaml.Node
+	path, err := compareNodes(n.YNode(), back.YNode(), "", &bad)
+	if err != nil {
+		return err
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("the YAML output does not parse back to the same object (at %s)", path)
+	}
+	return nil
+}
+
 // withoutInternalAnnotations returns n, or a copy of it without internal
-// annotations if it has any.
-func withoutInternalAnnotations(n *yaml.RNode) (*yaml.RNode, error) {
+// annotations if it has any (then copied is true).
+func withoutInternalAnnotations(n *yaml.RNode) (_ *yaml.RNode, copied bool, _ error) {
 	var drop []string
 	for k := range n.GetAnnotations() {
 		if strings.HasPrefix(k, internalPrefix) || strings.HasPrefix(k, "internal.config.kubernetes.io/") {
@@ -134,33 +206,69 @@ func withoutInternalAnnotations(n *yaml.RNode) (*yaml.RNode, error) {
 		}
 	}
 	if len(drop) == 0 {
-		return n, nil
+		return n, false, nil
 	}
 	n = n.Copy()
 	for _, k := range drop {
 		if err := n.PipeE(yaml.ClearAnnotation(k)); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	return n, yaml.ClearEmptyAnnotations(n)
+	return n, true, yaml.ClearEmptyAnnotations(n)
 }
 
-// checkRoundTrip parses s and compares it with n as JSON.
-func checkRoundTrip(n *yaml.RNode, s string) error {
-	back, err := yaml.Parse(s)
-	if err != nil {
-		return fmt.Errorf("output does not parse: %w", err)
+// compareNodes compares two YAML trees as data: same structure, same scalar
+// values and resolved tags (comments and styles aside), no repeated keys. It
+// appends to bad the scalars of a that differ and returns the path of the
+// first; a structural difference is an error.
+func compareNodes(a, b *yaml.Node, path string, bad *[]*yaml.Node) (string, error) {
+	for a.Kind == yaml.DocumentNode && len(a.Content) == 1 {
+		a = a.Content[0]
 	}
-	want, err := n.MarshalJSON()
-	if err != nil {
-		return err
+	for b.Kind == yaml.DocumentNode && len(b.Content) == 1 {
+		b = b.Content[0]
 	}
-	got, err := back.MarshalJSON()
-	if err != nil {
-		return fmt.Errorf("output does not parse: %w", err)
+	if a.Kind == yaml.AliasNode && a.Alias != nil {
+		a = a.Alias
 	}
-	if !bytes.Equal(want, got) {
-		return errors.New("the YAML output does not parse back to the same object")
+	if b.Kind == yaml.AliasNode && b.Alias != nil {
+		b = b.Alias
 	}
-	return nil
+	if a.Kind != b.Kind || len(a.Content) != len(b.Content) {
+		return path, fmt.Errorf("the YAML output does not parse back to the same object (at %s)", cmp.Or(path, "the root"))
+	}
+	if a.Kind == yaml.ScalarNode {
+		if a.Value != b.Value || a.ShortTag() != b.ShortTag() {
+			*bad = append(*bad, a)
+			return path, nil
+		}
+		return "", nil
+	}
+	var keys map[string]bool
+	if a.Kind == yaml.MappingNode {
+		keys = make(map[string]bool, len(a.Content)/2)
+	}
+	first := ""
+	for i := range a.Content {
+		p := path + "[" + strconv.Itoa(i) + "]"
+		if keys != nil {
+			k := a.Content[i-i%2].Value
+			p = path + "." + k
+			if i%2 == 0 {
+				// A repeated key prints, but no reader takes it.
+				if keys[k] {
+					return p, fmt.Errorf("the YAML output does not parse back to the same object (at %s: repeated key)", p)
+				}
+				keys[k] = true
+			}
+		}
+		q, err := compareNodes(a.Content[i], b.Content[i], p, bad)
+		if err != nil {
+			return q, err
+		}
+		if first == "" {
+			first = q
+		}
+	}
+	return first, nil
 }

@@ -19,10 +19,10 @@ const (
 
 // Sync options we set.
 const (
-	OptServerSideApply   = "ServerSideApply=true"
-	OptDeleteFalse       = "Delete=false"
-	OptPruneFalse        = "Prune=false"
-	OptSkipDryRunMissing = "SkipDryRunOnMissingResource=true"
+	OptServerSideApply = "ServerSideApply=true"
+	OptDeleteFalse     = "Delete=false"
+	OptPruneFalse      = "Prune=false"
+	OptSkipDryRun      = "SkipDryRunOnMissingResource=true"
 )
 
 // CRMarker is the internal annotation MarkCR sets and SyncWaves removes.
@@ -186,14 +186,25 @@ func (f syncWavesFilter) annotate(n *yaml.RNode, defined map[groupKind][]string)
 		opts = append(opts, OptDeleteFalse, OptPruneFalse)
 	}
 	if _, ok := defined[gkOf(n)]; g == groupCRs && !ok {
-		opts = append(opts, OptSkipDryRunMissing)
+		opts = append(opts, OptSkipDryRun)
 	}
-	// Measure last, with every other annotation in place.
-	size, err := lastAppliedSize(n)
-	if err != nil {
-		return err
+	// CRDs always take server-side apply: cert-manager (or service-ca)
+	// injects caBundle into CRDs with conversion webhooks, and SSA leaves that
+	// field to its injector instead of fighting over it; and a CRD that grows
+	// past the client-side limit in a later version needs no change of apply
+	// method mid-life. Other objects take it when client-side apply would
+	// fail. Measure last, with every other annotation in place.
+	// A user who chose Replace=true (by a patch) picked the other way around
+	// the size limit; we do not add a second apply method.
+	needSSA := isCRD(n) && !hasSyncOption(n, "Replace")
+	if !needSSA && !hasSyncOption(n, "Replace") {
+		size, err := lastAppliedSize(n)
+		if err != nil {
+			return err
+		}
+		needSSA = size > MaxAnnotationsSize-SSAMargin
 	}
-	if size > MaxAnnotationsSize-SSAMargin {
+	if needSSA {
 		opts = append([]string{OptServerSideApply}, opts...)
 	}
 	return mergeSyncOptions(n, opts)
@@ -243,13 +254,23 @@ func lastAppliedSize(n *yaml.RNode) (int, error) {
 		}
 		delete(ann, lastAppliedConfigKey)
 	}
-	j, err := obj.MarshalJSON()
+	j, err := jsonSize(obj.YNode())
 	if err != nil {
 		return 0, err
 	}
-	size := len(lastAppliedConfigKey) + len(j) + 1
+	size := len(lastAppliedConfigKey) + j + 1
 	for k, v := range ann {
 		size += len(k) + len(v)
 	}
 	return size, nil
+}
+
+// hasSyncOption reports whether n's sync-options annotation sets key.
+func hasSyncOption(n *yaml.RNode, key string) bool {
+	for _, o := range strings.Split(n.GetAnnotations(SyncOptionsAnnotation)[SyncOptionsAnnotation], ",") {
+		if k, _, _ := strings.Cut(strings.TrimSpace(o), "="); k == key {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,6 @@
 // The only file that imports Argo CD. test/argocd-v3/argocd_adapter_test.go is
-// generated from it (see gen_v3.sh there): keep the two in sync by editing this
-// one and re-running the generator.
+// generated from it: edit this one, then in test/argocd-v3 run
+// go test -run TestAdapterUpToDate -update
 
 package cmptest
 
@@ -141,14 +141,17 @@ func fromArgoAnnouncement(a *apiclient.ParameterAnnouncement) Announcement {
 
 // startClassic runs Argo CD's own argocd-cmp-server (cmpserver package,
 // in-process) with <repo>/plugin.yaml, so every request forks
-// `olm-cmp generate` from PATH. It returns the socket dir.
-func startClassic(t testing.TB) string {
+// `olm-cmp generate` from PATH. generateArgs are appended to the generate
+// command (as a user would edit plugin.yaml, e.g. --insecure-registry for a
+// plain-HTTP registry). It returns the socket dir.
+func startClassic(t testing.TB, generateArgs ...string) string {
 	t.Helper()
 	requireBinary(t)
 	cfg, err := plugin.ReadPluginConfig(repoRoot)
 	if err != nil {
 		t.Fatalf("Argo CD rejects %s/plugin.yaml: %v", repoRoot, err)
 	}
+	cfg.Spec.Generate.Args = append(cfg.Spec.Generate.Args, generateArgs...)
 	srv, err := cmpserver.NewServer(plugin.CMPServerInitConstants{PluginConfig: *cfg})
 	if err != nil {
 		t.Fatal(err)

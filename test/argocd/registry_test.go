@@ -225,7 +225,7 @@ func TestConcurrentPullsCollapse(t *testing.T) {
 
 	for _, ref := range []struct{ name, ref string }{{"tag", pb.Tag}, {"digest", pb.Digest}} {
 		t.Run(ref.name, func(t *testing.T) {
-			srv := startNative(t) // fresh server: empty memory and disk caches
+			srv := startNative(t, "--insecure-registry", reg.host) // fresh: empty memory and disk caches
 			t.Setenv("ARGOCD_PLUGINSOCKFILEPATH", srv.socketDir)
 			r := newRepo(t)
 			r.file("apps/img/olm-cmp.yaml", olmCmpYAML("greeter-operator",

@@ -206,27 +206,6 @@ func (e env) render(t *testing.T, dir string) []Doc {
 	return docs
 }
 
-// writeSpec writes dir/olm-cmp.yaml.
-func writeSpec(t *testing.T, dir, name string, spec map[string]any) {
-	t.Helper()
-	f := map[string]any{
-		"apiVersion": "olm-cmp.dev/v1alpha1",
-		"kind":       "OperatorBundle",
-		"metadata":   map[string]any{"name": name},
-		"spec":       spec,
-	}
-	b, err := yaml.Marshal(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "olm-cmp.yaml"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // ---------------------------------------------------------------- bundle facts
 
 // almExampleKinds returns the kinds of the CSV's alm-examples (sorted, unique).
@@ -296,15 +275,16 @@ func ignoreWebhookPatches(docs []Doc) []map[string]any {
 
 // applier applies rendered streams wave by wave, the way Argo CD would sync them.
 type applier struct {
-	t       *testing.T
-	dir     string                    // where wave files are written
-	crds    map[string]map[string]any // group/kind -> CRD object, of everything applied so far
-	served  map[string]map[string]bool
-	stubbed map[string]bool
+	t          *testing.T
+	dir        string                    // where wave files are written
+	crds       map[string]map[string]any // group/kind -> CRD object, of everything applied so far
+	served     map[string]map[string]bool
+	stubbed    map[string]bool
+	namespaces map[string]bool
 }
 
 func newApplier(t *testing.T, dir string) *applier {
-	return &applier{t: t, dir: dir, crds: map[string]map[string]any{}, served: map[string]map[string]bool{}, stubbed: map[string]bool{}}
+	return &applier{t: t, dir: dir, crds: map[string]map[string]any{}, served: map[string]map[string]bool{}, stubbed: map[string]bool{}, namespaces: map[string]bool{}}
 }
 
 // waves groups docs by sync wave, ascending.
@@ -348,6 +328,7 @@ func (a *applier) apply(label string, docs []Doc) (applied []Doc) {
 		if len(batch) == 0 {
 			continue
 		}
+		a.ensureNamespaces(label, docs, batch)
 		file := filepath.Join(a.dir, fmt.Sprintf("%s-wave%+d.yaml", sanitize(label), w))
 		var buf bytes.Buffer
 		for _, d := range batch {
@@ -374,6 +355,29 @@ func (a *applier) apply(label string, docs []Doc) (applied []Doc) {
 		applied = append(applied, batch...)
 	}
 	return applied
+}
+
+// ensureNamespaces creates namespaces that objects of the batch live in but that the render
+// does not create (an alm-example pinned to a namespace, say), as Argo CD's CreateNamespace would.
+func (a *applier) ensureNamespaces(label string, all, batch []Doc) {
+	rendered := map[string]bool{}
+	for _, d := range all {
+		if d.Kind == "Namespace" && d.APIVersion == "v1" {
+			rendered[d.Name] = true
+		}
+	}
+	for _, d := range batch {
+		ns := d.Namespace
+		if ns == "" || rendered[ns] || a.namespaces[ns] {
+			continue
+		}
+		a.namespaces[ns] = true
+		if out, _ := kubectl(a.t, "get", "namespace", ns, "-o", "name", "--ignore-not-found"); strings.TrimSpace(string(out)) != "" {
+			continue
+		}
+		mustKubectl(a.t, "create", "namespace", ns)
+		a.t.Logf("%s: created namespace %s (used by %s, not part of the render)", label, ns, d.Key())
+	}
 }
 
 func crdGroupKind(crd map[string]any) string {

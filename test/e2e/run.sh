@@ -16,6 +16,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 CACHE=${OLM_CMP_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/olm-cmp/e2e}
 export OLM_CMP_E2E_CACHE=$CACHE
 export E2E_BIN=${E2E_BIN:-$CACHE/bin}
+export ARGOCD_BIN=${ARGOCD_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/olm-cmp/argocd/bin}
 SUITES=${E2E_SUITES:-upgrade corpus argocd}
 
 if [[ ${1:-} != --in-netns ]]; then

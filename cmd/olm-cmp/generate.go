@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/olm-cmp/olm-cmp/internal/cmp"
+	"github.com/olm-cmp/olm-cmp/internal/render"
+)
+
+func newGenerateCmd() *cobra.Command {
+	var (
+		lf       registryFlags
+		announce bool
+	)
+	cmd := &cobra.Command{
+		Use:   "generate [DIR]",
+		Short: "Render as the generate command of Argo CD's own cmp-server (classic plugin mode)",
+		Long: `generate is the plugin command for Argo CD's stock argocd-cmp-server sidecar
+(plugin.yaml spec.generate). It renders DIR (default: the current directory,
+which the cmp-server sets to the application path) from olm-cmp.yaml, the
+plugin env (ARGOCD_ENV_<field>) and the plugin parameters
+(ARGOCD_APP_PARAMETERS, else PARAM_*), with the same precedence as
+'olm-cmp serve': parameters > plugin env > olm-cmp.yaml. KUBE_API_VERSIONS
+drops objects the cluster cannot serve, with a warning.
+
+The YAML stream goes to stdout only when the render succeeded; warnings and
+errors go to stderr, and an error exits non-zero with nothing on stdout.
+
+With --announce it prints the parameter announcements as JSON instead
+(plugin.yaml spec.parameters.dynamic).`,
+		Args: cobra.MaximumNArgs(1),
+		// Usage on stdout would corrupt the manifest stream Argo CD reads;
+		// main prints the error to stderr.
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			if announce {
+				return cmp.AnnounceJSON(dir, os.Environ(), cmd.OutOrStdout())
+			}
+			loader, err := pluginLoader(&lf)
+			if err != nil && !cmd.Flags().Changed("cache-dir") {
+				// The stock sidecar may have a read-only home: a default
+				// cache that cannot be created is skipped, not fatal.
+				lf.cacheDir = ""
+				loader, err = pluginLoader(&lf)
+			}
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			// Buffer: nothing reaches stdout unless the whole write can.
+			var out bytes.Buffer
+			if err := cmp.Generate(ctx, &render.Renderer{Loader: loader}, dir, os.Environ(), &out, cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(out.Bytes())
+			return err
+		},
+	}
+	lf.register(cmd.Flags())
+	cmd.Flags().BoolVar(&announce, "announce", false, "print the parameter announcements (JSON) instead of rendering")
+	return cmd
+}

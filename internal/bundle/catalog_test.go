@@ -1,0 +1,91 @@
+package bundle
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestResolveCatalog(t *testing.T) {
+	fsys := os.DirFS("testdata/catalog/configs")
+	for _, tc := range []struct {
+		pkg, rng, channel string
+		image, version    string
+	}{
+		// No channel: every bundle counts, even one in no channel; deprecated
+		// bundles lose to any other; no range means pre-releases count too.
+		{"widget", "", "", "example.com/widget-bundle:v2.0.0-rc.1", "2.0.0-rc.1"},
+		{"widget", ">=1.0.0 <2", "", "example.com/widget-bundle:v1.2.0", "1.2.0"},
+		{"widget", ">=1.3.0 <2", "", "example.com/widget-bundle:v1.3.0", "1.3.0"},
+		{"widget", "", "stable", "example.com/widget-bundle:v1.2.0", "1.2.0"},
+		{"widget", "1.1.x", "stable", "example.com/widget-bundle:v1.1.0", "1.1.0"},
+		{"widget", "~1.0", "stable", "example.com/widget-bundle:v1.0.0", "1.0.0"},
+		{"widget", ">=1.0.0", "fast", "example.com/widget-bundle:v1.2.0", "1.2.0"},
+		{"widget", ">=2.0.0-rc.0", "fast", "example.com/widget-bundle:v2.0.0-rc.1", "2.0.0-rc.1"},
+		{"widget", "1.0.0 || 1.1.0", "stable, fast", "example.com/widget-bundle:v1.1.0", "1.1.0"},
+		// JSON stream in a subdirectory; the release in build metadata breaks the tie.
+		{"gadget", ">=1.0.0", "", "example.com/gadget:2", "1.0.0+2"},
+	} {
+		image, version, err := ResolveCatalog(fsys, tc.pkg, tc.rng, tc.channel)
+		if err != nil {
+			t.Errorf("ResolveCatalog(%q, %q, %q): %v", tc.pkg, tc.rng, tc.channel, err)
+			continue
+		}
+		if image != tc.image || version != tc.version {
+			t.Errorf("ResolveCatalog(%q, %q, %q) = %s %s, want %s %s", tc.pkg, tc.rng, tc.channel, image, version, tc.image, tc.version)
+		}
+	}
+}
+
+func TestResolveCatalogErrors(t *testing.T) {
+	fsys := os.DirFS("testdata/catalog/configs")
+	for _, tc := range []struct {
+		pkg, rng, channel string
+		wants             []string
+	}{
+		{"nope", "", "", []string{`package "nope" not found`}},
+		{"widget", "", "beta", []string{`no channel "beta"`, "fast, stable"}},
+		{"widget", ">=3", "stable", []string{`matches version range ">=3"`, "1.0.0, 1.1.0, 1.2.0"}},
+		{"widget", "not a range", "", []string{`version range "not a range" is invalid`}},
+		{"gadget", "<1.0.0", "", []string{`"gadget.v0.9.0"`, "olm.package.required"}},
+		{"", "", "", []string{"no package name"}},
+	} {
+		_, _, err := ResolveCatalog(fsys, tc.pkg, tc.rng, tc.channel)
+		if err == nil {
+			t.Errorf("ResolveCatalog(%q, %q, %q) succeeded", tc.pkg, tc.rng, tc.channel)
+			continue
+		}
+		for _, w := range tc.wants {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("ResolveCatalog(%q, %q, %q) error %q does not mention %q", tc.pkg, tc.rng, tc.channel, err, w)
+			}
+		}
+	}
+}
+
+// TestResolveOLMTestCatalog resolves against OLM v1's own e2e catalog.
+func TestResolveOLMTestCatalog(t *testing.T) {
+	root := filepath.Join(sharedDir(t), "olmv1-testdata", "catalogs", "test-catalog")
+	const repo = "docker-registry.operator-controller-e2e.svc.cluster.local:5000/bundles/registry-v1/"
+	for _, tc := range []struct {
+		catalog, pkg, rng, channel string
+		image, version             string
+	}{
+		{"v1", "test", "", "", repo + "test-operator:v1.2.0", "1.2.0"},
+		{"v1", "test", "1.0.x", "alpha", repo + "test-operator:v1.0.3", "1.0.3"},
+		{"v1", "test", "<1.0.3", "beta", repo + "test-operator:v1.0.0", "1.0.1"},
+		{"v1", "test", "1.0.0", "", repo + "test-operator:v1.0.0", "1.0.0"},
+		{"v1", "webhook-operator", "", "", repo + "webhook-operator:v0.0.1", "0.0.1"},
+		{"v2", "test", "", "", repo + "test-operator:v1.0.0", "1.3.0"},
+	} {
+		image, version, err := ResolveCatalog(os.DirFS(filepath.Join(root, tc.catalog, "configs")), tc.pkg, tc.rng, tc.channel)
+		if err != nil {
+			t.Errorf("%s %s %q %q: %v", tc.catalog, tc.pkg, tc.rng, tc.channel, err)
+			continue
+		}
+		if image != tc.image || version != tc.version {
+			t.Errorf("%s %s %q %q = %s %s, want %s %s", tc.catalog, tc.pkg, tc.rng, tc.channel, image, version, tc.image, tc.version)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package cmp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+)
+
+// StockWorkDirName is the directory under $ARGOCD_CMP_WORKDIR where Argo
+// CD's own cmp-server extracts each request's repository into a random
+// subdirectory.
+const StockWorkDirName = "_cmp_server"
+
+// Generate is the classic mode: Argo CD's own cmp-server runs `olm-cmp
+// generate` with the application directory as cwd and the plugin
+// environment. It writes the YAML stream to stdout only when the whole render
+// succeeded (a partial stream would be applied as is), and warnings to stderr.
+func Generate(ctx context.Context, r Renderer, dir string, environ []string, stdout, stderr io.Writer) error {
+	env, err := ParseEnv(environ)
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	req, err := BuildRequest(abs, StockRepoRoot(abs), env)
+	if err != nil {
+		return err
+	}
+	res, err := r.Render(ctx, req)
+	if err != nil {
+		return err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	_, err = stdout.Write(res.YAML())
+	return err
+}
+
+// AnnounceJSON prints the parameter announcements as the JSON list Argo CD
+// expects from a dynamic parameters command (plugin.yaml
+// spec.parameters.dynamic), for the classic mode.
+func AnnounceJSON(dir string, environ []string, stdout io.Writer) error {
+	env, err := ParseEnv(environ)
+	if err != nil {
+		return err
+	}
+	as, err := Announce(dir, env)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(as); err != nil {
+		return err
+	}
+	_, err = stdout.Write(buf.Bytes())
+	return err
+}
+
+// StockRepoRoot finds the repository root when running under Argo CD's own
+// cmp-server: the directory just below .../_cmp_server/ that holds dir. It
+// bounds relative bundle directories as the native server does; outside that
+// layout it returns "" (the filesystem is trusted, as for the CLI).
+func StockRepoRoot(dir string) string {
+	for d := filepath.Clean(dir); ; {
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		if filepath.Base(parent) == StockWorkDirName {
+			return d
+		}
+		d = parent
+	}
+}

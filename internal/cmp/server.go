@@ -1,0 +1,464 @@
+package cmp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/olm-cmp/olm-cmp/internal/cmp/pluginpb"
+	"github.com/olm-cmp/olm-cmp/internal/render"
+)
+
+// DefaultSocketDir is where Argo CD's repo-server looks for plugin sockets
+// unless ARGOCD_PLUGINSOCKFILEPATH says otherwise.
+const DefaultSocketDir = "/home/argocd/cmp-server/plugins"
+
+// MaxMessageSize is Argo CD's default gRPC message limit (ARGOCD_GRPC_MAX_SIZE_MB=100).
+const MaxMessageSize = 100 * 1024 * 1024
+
+// KeepaliveMinTime is the shortest ping interval the server tolerates. Argo
+// CD pings every 20 s (10 s in some versions); a stricter server sends GOAWAY
+// too_many_pings and kills long generations.
+const KeepaliveMinTime = 5 * time.Second
+
+// ServerOptions configure a Server.
+type ServerOptions struct {
+	// Config names the socket; nil means DefaultPluginConfig.
+	Config *PluginConfig
+	// SocketDir holds the socket (created if missing).
+	SocketDir string
+	// WorkDir receives each request's repository (default $TMPDIR/olm-cmp).
+	// It must not be $ARGOCD_CMP_WORKDIR/_cmp_server, which the stock sidecar wipes.
+	WorkDir string
+	// Renderer renders; usually an *Engine (cached).
+	Renderer Renderer
+	// Limits bound each request's tarball.
+	Limits Limits
+	// ReadyDirs must be writable for Ready to succeed (the bundle cache).
+	ReadyDirs []string
+	// DeadlineMargin is taken off the caller's deadline so an error can still
+	// reach it (default 250 ms; Argo CD's own cmp-server takes 100 ms, which
+	// a busy node can miss, and then the UI shows a bare "context deadline
+	// exceeded" instead of olm-cmp's explanation).
+	DeadlineMargin time.Duration
+	Logger         *slog.Logger
+	Metrics        *Metrics
+}
+
+// Server serves Argo CD's ConfigManagementPluginService on a unix socket.
+type Server struct {
+	o         ServerOptions
+	grpc      *grpc.Server
+	health    *health.Server
+	path      string
+	listening atomic.Bool
+	owned     atomic.Bool // the socket file is ours to remove
+	stopOnce  sync.Once
+}
+
+// NewServer builds a server; Listen and Serve start it.
+func NewServer(o ServerOptions) *Server {
+	if o.Config == nil {
+		o.Config = DefaultPluginConfig()
+	}
+	if o.SocketDir == "" {
+		o.SocketDir = DefaultSocketDir
+	}
+	if o.WorkDir == "" {
+		o.WorkDir = filepath.Join(os.TempDir(), "olm-cmp")
+	}
+	if o.DeadlineMargin == 0 {
+		o.DeadlineMargin = 250 * time.Millisecond
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{o: o, path: filepath.Join(o.SocketDir, o.Config.SocketName()), health: health.NewServer()}
+	s.grpc = grpc.NewServer(
+		grpc.MaxRecvMsgSize(MaxMessageSize),
+		grpc.MaxSendMsgSize(MaxMessageSize),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: KeepaliveMinTime, PermitWithoutStream: true}),
+		grpc.ChainUnaryInterceptor(s.recoverUnary),
+		grpc.ChainStreamInterceptor(s.recoverStream),
+	)
+	pluginpb.RegisterConfigManagementPluginServiceServer(s.grpc, &service{s: s})
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	return s
+}
+
+// SocketPath is <socket-dir>/<name>-<version>.sock.
+func (s *Server) SocketPath() string { return s.path }
+
+// Listen prepares the work directory, removes a stale socket and listens.
+// The socket is made connectable by any user (Argo CD's repo-server runs as
+// uid 999, the server maybe not): the plugins volume, shared only by the
+// repo-server pod's containers, is the access boundary, as for Argo CD's own
+// sidecars.
+func (s *Server) Listen() (net.Listener, error) {
+	if err := os.MkdirAll(s.o.WorkDir, 0o700); err != nil {
+		return nil, fmt.Errorf("work dir: %w", err)
+	}
+	// Leftovers of a killed server hold repository contents: remove them.
+	old, _ := filepath.Glob(filepath.Join(s.o.WorkDir, "req-*"))
+	for _, p := range old {
+		_ = os.RemoveAll(p)
+	}
+	if err := os.MkdirAll(s.o.SocketDir, 0o755); err != nil {
+		return nil, fmt.Errorf("socket dir: %w", err)
+	}
+	if fi, err := os.Lstat(s.path); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("%s exists and is not a socket: refusing to replace it", s.path)
+		}
+		if c, err := net.DialTimeout("unix", s.path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("another server is listening on %s", s.path)
+		}
+		if err := os.Remove(s.path); err != nil {
+			return nil, fmt.Errorf("removing stale socket: %w", err)
+		}
+		s.o.Logger.Info("removed stale socket", "socket", s.path)
+	}
+	lis, err := net.Listen("unix", s.path)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(s.path, 0o777); err != nil {
+		lis.Close()
+		return nil, fmt.Errorf("chmod socket: %w", err)
+	}
+	s.listening.Store(true)
+	s.owned.Store(true)
+	return lis, nil
+}
+
+// Serve serves lis until Shutdown.
+func (s *Server) Serve(lis net.Listener) error {
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	s.o.Logger.Info("serving Argo CD config-management plugin", "socket", s.path, "plugin", s.o.Config.Metadata.Name, "version", s.o.Config.Spec.Version)
+	err := s.grpc.Serve(lis)
+	if errors.Is(err, grpc.ErrServerStopped) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting connections, lets in-flight requests finish until
+// ctx ends (then cancels them), and removes the socket.
+func (s *Server) Shutdown(ctx context.Context) {
+	s.stopOnce.Do(func() {
+		s.listening.Store(false)
+		s.health.Shutdown()
+		done := make(chan struct{})
+		go func() {
+			s.grpc.GracefulStop()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			s.o.Logger.Warn("shutdown timeout: cancelling in-flight requests")
+			s.grpc.Stop()
+			<-done
+		}
+		// The listener unlinks its socket on close; this covers a listener
+		// that was never served.
+		if !s.owned.Load() {
+			return
+		}
+		if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.o.Logger.Warn("removing socket", "socket", s.path, "error", err)
+		}
+	})
+}
+
+// Ready reports whether the server can take requests: the socket is
+// listening and every directory it writes to is writable.
+func (s *Server) Ready() error {
+	if !s.listening.Load() {
+		return errors.New("plugin socket not listening")
+	}
+	if fi, err := os.Lstat(s.path); err != nil || fi.Mode()&os.ModeSocket == 0 {
+		return fmt.Errorf("plugin socket %s is gone", s.path)
+	}
+	for _, d := range append([]string{s.o.WorkDir}, s.o.ReadyDirs...) {
+		if d == "" {
+			continue
+		}
+		f, err := os.CreateTemp(d, ".ready-*")
+		if err != nil {
+			return fmt.Errorf("%s is not writable: %v", d, err)
+		}
+		f.Close()
+		os.Remove(f.Name())
+	}
+	return nil
+}
+
+func (s *Server) recoverUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
+	defer s.recoverPanic(info.FullMethod, &err)
+	return h(ctx, req)
+}
+
+func (s *Server) recoverStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
+	defer s.recoverPanic(info.FullMethod, &err)
+	return h(srv, ss)
+}
+
+// recoverPanic turns a panic in one request into that request's error: one
+// bad bundle must not take the plugin down for every Application.
+func (s *Server) recoverPanic(method string, err *error) {
+	if r := recover(); r != nil {
+		s.o.Logger.Error("panic serving request", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		*err = status.Errorf(codes.Internal, "olm-cmp internal error: %v (please report this with the olm-cmp version and the bundle)", r)
+	}
+}
+
+// service adapts the protocol to BuildRequest and the renderer: receive the
+// stream into a directory, call one function, send the result.
+type service struct {
+	pluginpb.UnimplementedConfigManagementPluginServiceServer
+	s *Server
+}
+
+// request is the per-call state shared by the three streaming RPCs.
+type request struct {
+	rpc   string
+	start time.Time
+	dir   string // extraction root
+	meta  *pluginpb.ManifestRequestMetadata
+	env   *AppEnv
+	attrs []any
+}
+
+// begin receives the repository of a streaming call. The returned cleanup
+// removes it; call it even on error.
+func (sv *service) begin(ctx context.Context, rpc string, stream streamReceiver) (*request, func(), error) {
+	s := sv.s
+	r := &request{rpc: rpc, start: time.Now()}
+	s.o.Metrics.InflightAdd(1)
+	cleanup := func() { s.o.Metrics.InflightAdd(-1) }
+	dir, err := os.MkdirTemp(s.o.WorkDir, "req-")
+	if err != nil {
+		return r, cleanup, coded(codes.Internal, fmt.Errorf("olm-cmp: creating a work directory: %w", err))
+	}
+	r.dir = dir
+	cleanup = func() {
+		if err := os.RemoveAll(dir); err != nil {
+			s.o.Logger.Error("removing request directory", "dir", dir, "error", err)
+		}
+		s.o.Metrics.InflightAdd(-1)
+	}
+	meta, err := receiveRepo(ctx, stream, dir, s.o.Limits, s.o.Metrics)
+	if err != nil {
+		code := codes.InvalidArgument
+		if strings.Contains(err.Error(), "checksum mismatch") {
+			code = codes.DataLoss
+		}
+		return r, cleanup, coded(code, err)
+	}
+	r.meta = meta
+	vars := make([]string, 0, len(meta.GetEnv()))
+	for _, e := range meta.GetEnv() {
+		vars = append(vars, e.GetName()+"="+e.GetValue())
+	}
+	env, err := ParseEnv(vars)
+	if err != nil {
+		return r, cleanup, coded(codes.InvalidArgument, err)
+	}
+	r.env = env
+	r.attrs = []any{"app", env.AppName, "app_namespace", env.AppNamespace, "path", meta.GetAppRelPath()}
+	if env.Project != "" {
+		r.attrs = append(r.attrs, "project", env.Project)
+	}
+	return r, cleanup, nil
+}
+
+// finish logs and measures a call and turns err into the status the repo-server shows.
+func (sv *service) finish(ctx context.Context, r *request, err error, extra ...any) error {
+	s := sv.s
+	st := sv.status(ctx, r, err)
+	d := time.Since(r.start)
+	s.o.Metrics.ObserveRequest(r.rpc, st.Code().String(), d)
+	attrs := append([]any{"rpc", r.rpc, "outcome", st.Code().String(), "duration_ms", float64(d.Microseconds()) / 1000}, r.attrs...)
+	attrs = append(attrs, extra...)
+	if err != nil {
+		s.o.Logger.Warn("request failed", append(attrs, "error", st.Message())...)
+		return st.Err()
+	}
+	s.o.Logger.Info("request", attrs...)
+	return nil
+}
+
+// status maps an error to a gRPC status whose message is what the user reads
+// in the Argo CD UI: the render error itself, with the temporary directory
+// taken out of paths.
+func (sv *service) status(ctx context.Context, r *request, err error) *status.Status {
+	if err == nil {
+		return status.New(codes.OK, "")
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		total := "its deadline"
+		if dl, ok := ctx.Deadline(); ok {
+			total = fmt.Sprintf("its %s deadline", (dl.Sub(r.start) + sv.s.o.DeadlineMargin).Round(100*time.Millisecond))
+		}
+		return status.Newf(codes.DeadlineExceeded, "olm-cmp: rendering did not finish within the repo-server's %s. A first pull of a large bundle can take that long and goes on in the background: retry shortly, or raise the repo-server timeout (controller.repo.server.timeout.seconds, server.repo.server.timeout.seconds). Cause: %s", total, sv.clean(r, err.Error()))
+	}
+	if errors.Is(err, context.Canceled) {
+		return status.New(codes.Canceled, sv.clean(r, err.Error()))
+	}
+	if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown {
+		return status.New(st.Code(), sv.clean(r, st.Message()))
+	}
+	code := codes.InvalidArgument
+	var ce *codedError
+	if errors.As(err, &ce) {
+		code = ce.code
+	}
+	return status.New(code, sv.clean(r, err.Error()))
+}
+
+// clean replaces the request's temporary directory in messages by nothing,
+// leaving repository-relative paths.
+func (sv *service) clean(r *request, msg string) string {
+	if r == nil || r.dir == "" {
+		return msg
+	}
+	roots := []string{r.dir}
+	if real, err := filepath.EvalSymlinks(r.dir); err == nil && real != r.dir {
+		roots = append(roots, real)
+	}
+	for _, d := range roots {
+		msg = strings.ReplaceAll(msg, d+string(filepath.Separator), "")
+		msg = strings.ReplaceAll(msg, d, ".")
+	}
+	return msg
+}
+
+type codedError struct {
+	code codes.Code
+	err  error
+}
+
+func (e *codedError) Error() string { return e.err.Error() }
+func (e *codedError) Unwrap() error { return e.err }
+
+func coded(c codes.Code, err error) error { return &codedError{code: c, err: err} }
+
+// earlierDeadline shortens ctx's deadline by margin, so that the work stops
+// while there is still time to tell the caller why.
+func earlierDeadline(ctx context.Context, margin time.Duration) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) > 2*margin {
+		return context.WithDeadline(ctx, dl.Add(-margin))
+	}
+	return context.WithCancel(ctx)
+}
+
+// GenerateManifest renders the application at appRelPath.
+func (sv *service) GenerateManifest(stream pluginpb.ConfigManagementPluginService_GenerateManifestServer) error {
+	ctx, cancel := earlierDeadline(stream.Context(), sv.s.o.DeadlineMargin)
+	defer cancel()
+	r, cleanup, err := sv.begin(ctx, "GenerateManifest", stream)
+	defer cleanup()
+	if err != nil {
+		return sv.finish(ctx, r, err)
+	}
+	app, err := appDir(r.dir, r.meta.GetAppRelPath())
+	if err != nil {
+		return sv.finish(ctx, r, err)
+	}
+	req, err := BuildRequest(app, r.dir, r.env)
+	if err != nil {
+		return sv.finish(ctx, r, err)
+	}
+	var res *render.Result
+	var info Info
+	if e, ok := sv.s.o.Renderer.(*Engine); ok {
+		res, info, err = e.RenderInfo(ctx, req)
+	} else {
+		res, err = sv.s.o.Renderer.Render(ctx, req)
+	}
+	if err != nil {
+		return sv.finish(ctx, r, err, "bundle", req.Spec.Bundle, "digest", info.Digest)
+	}
+	for _, w := range res.Warnings {
+		sv.s.o.Logger.Warn("render warning", append([]any{"warning", w}, r.attrs...)...)
+	}
+	if err := stream.SendAndClose(&pluginpb.ManifestResponse{Manifests: res.Manifests}); err != nil {
+		return sv.finish(ctx, r, err)
+	}
+	n := 0
+	for _, m := range res.Manifests {
+		n += len(m)
+	}
+	sv.s.o.Metrics.ObserveBytesServed("grpc", n)
+	return sv.finish(ctx, r, nil, "bundle", req.Spec.Bundle, "digest", res.Origin.Digest, "package", res.Package,
+		"bundle_version", res.Version, "cache", info.Cache, "objects", len(res.Manifests), "bytes", n, "warnings", len(res.Warnings))
+}
+
+// MatchRepository claims applications whose directory holds olm-cmp.yaml.
+func (sv *service) MatchRepository(stream pluginpb.ConfigManagementPluginService_MatchRepositoryServer) error {
+	ctx, cancel := earlierDeadline(stream.Context(), sv.s.o.DeadlineMargin)
+	defer cancel()
+	r, cleanup, err := sv.begin(ctx, "MatchRepository", stream)
+	defer cleanup()
+	if err != nil {
+		return sv.finish(ctx, r, err)
+	}
+	ok := false
+	if app, err := appDir(r.dir, r.meta.GetAppRelPath()); err == nil {
+		ok = HasSpec(app)
+	}
+	if err := stream.SendAndClose(&pluginpb.RepositoryResponse{IsSupported: ok, IsDiscoveryEnabled: true}); err != nil {
+		return sv.finish(ctx, r, err)
+	}
+	return sv.finish(ctx, r, nil, "supported", ok)
+}
+
+// GetParametersAnnouncement announces every spec field with its current value.
+func (sv *service) GetParametersAnnouncement(stream pluginpb.ConfigManagementPluginService_GetParametersAnnouncementServer) error {
+	ctx, cancel := earlierDeadline(stream.Context(), sv.s.o.DeadlineMargin)
+	defer cancel()
+	r, cleanup, err := sv.begin(ctx, "GetParametersAnnouncement", stream)
+	defer cleanup()
+	if err != nil {
+		return sv.finish(ctx, r, err)
+	}
+	app, err := appDir(r.dir, r.meta.GetAppRelPath())
+	if err != nil {
+		return sv.finish(ctx, r, err)
+	}
+	as, err := Announce(app, r.env)
+	if err != nil {
+		return sv.finish(ctx, r, err)
+	}
+	if err := stream.SendAndClose(&pluginpb.ParametersAnnouncementResponse{ParameterAnnouncements: toProto(as)}); err != nil {
+		return sv.finish(ctx, r, err)
+	}
+	return sv.finish(ctx, r, nil)
+}
+
+// CheckPluginConfiguration is Argo CD's pre-flight: discovery is configured
+// (olm-cmp.yaml), Git credentials are not needed.
+func (sv *service) CheckPluginConfiguration(ctx context.Context, _ *emptypb.Empty) (*pluginpb.CheckPluginConfigurationResponse, error) {
+	start := time.Now()
+	sv.s.o.Metrics.ObserveRequest("CheckPluginConfiguration", codes.OK.String(), time.Since(start))
+	return &pluginpb.CheckPluginConfigurationResponse{IsDiscoveryConfigured: true, ProvideGitCreds: sv.s.o.Config.Spec.ProvideGitCreds}, nil
+}

@@ -1,0 +1,67 @@
+package convert
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+)
+
+func csvWithModes(modes ...v1alpha1.InstallModeType) *v1alpha1.ClusterServiceVersion {
+	csv := &v1alpha1.ClusterServiceVersion{}
+	csv.Name = "op.v1"
+	for _, m := range []v1alpha1.InstallModeType{v1alpha1.InstallModeTypeOwnNamespace, v1alpha1.InstallModeTypeSingleNamespace, v1alpha1.InstallModeTypeMultiNamespace, v1alpha1.InstallModeTypeAllNamespaces} {
+		csv.Spec.InstallModes = append(csv.Spec.InstallModes, v1alpha1.InstallMode{Type: m, Supported: slices.Contains(modes, m)})
+	}
+	return csv
+}
+
+func TestTargetNamespaces(t *testing.T) {
+	const (
+		all    = v1alpha1.InstallModeTypeAllNamespaces
+		own    = v1alpha1.InstallModeTypeOwnNamespace
+		single = v1alpha1.InstallModeTypeSingleNamespace
+		multi  = v1alpha1.InstallModeTypeMultiNamespace
+	)
+	for _, tc := range []struct {
+		name  string
+		modes []v1alpha1.InstallModeType
+		watch []string
+		want  []string
+		err   string // substring; "" = success
+	}{
+		{"default all", []v1alpha1.InstallModeType{all, own}, nil, []string{""}, ""},
+		{"default own", []v1alpha1.InstallModeType{own, single}, nil, []string{"ns"}, ""},
+		{"default single only", []v1alpha1.InstallModeType{single}, nil, nil, "exactly one target namespace must be specified"},
+		{"default multi only", []v1alpha1.InstallModeType{multi}, nil, nil, "[MultiNamespace]"},
+		{"all ok", []v1alpha1.InstallModeType{all}, []string{""}, []string{""}, ""},
+		{"all unsupported", []v1alpha1.InstallModeType{own}, []string{""}, nil, "do not support targeting all namespaces"},
+		{"own ok", []v1alpha1.InstallModeType{own}, []string{"ns"}, []string{"ns"}, ""},
+		{"own unsupported", []v1alpha1.InstallModeType{all, single}, []string{"ns"}, nil, "[AllNamespaces SingleNamespace] do not support targeting own namespace"},
+		{"single ok", []v1alpha1.InstallModeType{single}, []string{"other"}, []string{"other"}, ""},
+		{"single unsupported", []v1alpha1.InstallModeType{own, all}, []string{"other"}, nil, "single namespace"},
+		{"multi ok", []v1alpha1.InstallModeType{multi}, []string{"a", "b", "a"}, []string{"a", "b"}, ""},
+		{"multi unsupported", []v1alpha1.InstallModeType{single}, []string{"a", "b"}, nil, "several namespaces"},
+		{"multi with own needs own", []v1alpha1.InstallModeType{multi}, []string{"a", "ns"}, nil, "own namespace"},
+		{"multi with own", []v1alpha1.InstallModeType{multi, own}, []string{"a", "ns"}, []string{"a", "ns"}, ""},
+		{"all mixed", []v1alpha1.InstallModeType{multi, all}, []string{"", "a"}, nil, "cannot be combined"},
+		{"bad name", []v1alpha1.InstallModeType{single}, []string{"Not_A_NS"}, nil, "not a valid namespace name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := TargetNamespaces(csvWithModes(tc.modes...), "ns", tc.watch)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("want error containing %q, got %v (targets %q)", tc.err, err, got)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tc.want) {
+				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+	if _, err := TargetNamespaces(nil, "ns", nil); err == nil {
+		t.Error("nil CSV: want an error")
+	}
+}

@@ -1,0 +1,75 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+)
+
+// renderViaRegistry pushes dir as an image to an in-process registry and
+// renders it from there, with the rest of the spec as given.
+func renderViaRegistry(t *testing.T, dir string, req Request) (*Result, *bundletest.Counter) {
+	t.Helper()
+	host, requests := bundletest.NewRegistry(t)
+	digest := bundletest.PushDir(t, host, "olm-cmp/test-bundle", "v1", dir)
+	r := &Renderer{Loader: &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{host}}}
+	req.Spec.Bundle = host + "/olm-cmp/test-bundle"
+	req.Spec.Version = "v1"
+	res, err := r.Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Origin.Digest != digest || !strings.HasSuffix(res.Origin.Image, "@"+digest) {
+		t.Errorf("origin %+v does not report the pushed digest %s", res.Origin, digest)
+	}
+	return res, requests
+}
+
+// sameExceptSource compares two renders; only the source annotation (which
+// names the image or the directory) may differ.
+func sameExceptSource(t *testing.T, fromDir, fromImage *Result) {
+	t.Helper()
+	if len(fromDir.Manifests) != len(fromImage.Manifests) {
+		t.Fatalf("%d objects from the directory, %d from the image", len(fromDir.Manifests), len(fromImage.Manifests))
+	}
+	strip := func(s string, r *Result) string {
+		src := r.Origin.Image
+		if src == "" {
+			src = r.Origin.Ref
+		}
+		return strings.ReplaceAll(s, src, "SOURCE")
+	}
+	for i := range fromDir.Manifests {
+		a, b := strip(fromDir.Manifests[i], fromDir), strip(fromImage.Manifests[i], fromImage)
+		if a != b {
+			t.Fatalf("object %d differs:\n--- directory\n%s\n--- image\n%s", i, a, b)
+		}
+	}
+}
+
+func TestImageRendersLikeDirectory(t *testing.T) {
+	req := demoRequest(t)
+	fromDir := mustRender(t, req)
+	fromImage, requests := renderViaRegistry(t, filepath.Join(demoDir, "bundle"), req)
+	sameExceptSource(t, fromDir, fromImage)
+	if requests.Manifests() == 0 {
+		t.Error("the registry was never asked for the manifest")
+	}
+	if !bytes.Contains(fromImage.YAML(), []byte("@sha256:")) {
+		t.Error("the image render should name the pinned digest in its source annotation")
+	}
+}
+
+func TestSailImageRendersLikeDirectory(t *testing.T) {
+	requireShared(t)
+	dir := filepath.Join(sharedDir, "bundles/sailoperator-1.30.3")
+	req := dirRequest(t, dir, "sail-operator")
+	fromDir := mustRender(t, req)
+	fromImage, _ := renderViaRegistry(t, dir, req)
+	sameExceptSource(t, fromDir, fromImage)
+}

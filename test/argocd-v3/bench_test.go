@@ -1,0 +1,1 @@
+../argocd/bench_test.go

@@ -1,0 +1,1 @@
+../argocd/harness_test.go

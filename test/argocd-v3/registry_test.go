@@ -1,0 +1,1 @@
+../argocd/registry_test.go

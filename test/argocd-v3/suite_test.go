@@ -1,0 +1,1 @@
+../argocd/suite_test.go

@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -29,6 +30,11 @@ would, applies the patches a cluster without OLM needs, orders the result with
 Argo CD sync waves, and serves it to argocd-repo-server as a config-management plugin.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			if cmd.Name() != "serve" {
+				limitMemory()
+			}
+		},
 	}
 	root.AddCommand(
 		newRenderCmd(),
@@ -39,6 +45,21 @@ Argo CD sync waves, and serves it to argocd-repo-server as a config-management p
 		newGenerateCmd(),
 	)
 	return root
+}
+
+// oneShotMemoryLimit is the soft heap limit of one-shot commands (render,
+// generate, inspect, diff). Printing multi-megabyte CRDs with the YAML
+// encoder makes a lot of short-lived garbage; with the default GC pacing a
+// sail-operator render peaks at ~150 MiB RSS, with this limit at ~85 MiB for
+// the same CPU time. A larger live heap simply runs over the soft limit.
+const oneShotMemoryLimit = 64 << 20
+
+// limitMemory applies oneShotMemoryLimit unless GOMEMLIMIT says otherwise.
+// The server is left alone: its limit belongs to its container.
+func limitMemory() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(oneShotMemoryLimit)
+	}
 }
 
 func newVersionCmd() *cobra.Command {

@@ -246,7 +246,11 @@ func (e *Engine) key(ctx context.Context, req render.Request) (context.Context, 
 	s := req.Spec
 	h := sha256.New()
 	var digest string
-	if isDirRef(s.Bundle) {
+	ref, isDir, err := render.BundleRef(req)
+	if err != nil {
+		return ctx, "", "", nil // the render reports it
+	}
+	if isDir {
 		d, err := hashBundleDir(req)
 		if err != nil {
 			return ctx, "", "", nil
@@ -254,10 +258,6 @@ func (e *Engine) key(ctx context.Context, req render.Request) (context.Context, 
 		digest = d
 	} else {
 		if e.loader == nil {
-			return ctx, "", "", nil
-		}
-		ref, ok := imageRef(s.Bundle, s.Version)
-		if !ok {
 			return ctx, "", "", nil
 		}
 		o, err := e.loader.Resolve(ctx, ref)
@@ -286,32 +286,6 @@ func (e *Engine) key(ctx context.Context, req render.Request) (context.Context, 
 
 func isContextError(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-}
-
-// isDirRef is render's rule for telling a directory from an image reference:
-// only explicit paths are directories.
-func isDirRef(ref string) bool {
-	return ref == "." || ref == ".." || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "../") || filepath.IsAbs(ref)
-}
-
-// imageRef is the reference render resolves: spec.version is the tag of an
-// image named without one. ok is false for combinations render refuses.
-func imageRef(ref, version string) (string, bool) {
-	if version == "" {
-		return ref, true
-	}
-	name, hasDigest := ref, false
-	if i := strings.Index(ref, "@"); i >= 0 {
-		name, hasDigest = ref[:i], true
-	}
-	last := name[strings.LastIndex(name, "/")+1:]
-	if i := strings.LastIndex(last, ":"); i >= 0 {
-		return ref, last[i+1:] == version && !hasDigest
-	}
-	if hasDigest {
-		return "", false
-	}
-	return ref + ":" + version, true
 }
 
 // hashBundleDir hashes the files of a directory bundle inside the source tree.

@@ -94,7 +94,7 @@ func (r *Renderer) Resolve(ctx context.Context, req Request) (bundle.Origin, err
 	if err := req.Spec.Validate(); err != nil {
 		return bundle.Origin{}, err
 	}
-	ref, isDir, err := bundleRef(req)
+	ref, isDir, err := BundleRef(req)
 	if err != nil {
 		return bundle.Origin{}, err
 	}

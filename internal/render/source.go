@@ -14,9 +14,10 @@ func isDirRef(ref string) bool {
 	return ref == "." || ref == ".." || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "../") || filepath.IsAbs(ref)
 }
 
-// bundleRef returns the directory (absolute, symlinks resolved) or the image
-// reference (with spec.version applied as its tag) the spec names.
-func bundleRef(req Request) (ref string, isDir bool, err error) {
+// BundleRef returns the directory (absolute, symlinks resolved, inside
+// RootDir) or the image reference (with spec.version applied as its tag) that
+// the spec names. Callers that cache renders use it to know what to key on.
+func BundleRef(req Request) (ref string, isDir bool, err error) {
 	s := req.Spec
 	if isDirRef(s.Bundle) {
 		if s.Version != "" {

@@ -262,6 +262,11 @@ func (s *nativeServer) stop(t testing.TB) {
 		_ = s.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-s.exited:
+			// Graceful shutdown removes the socket, so the repo-server does
+			// not dial a dead plugin.
+			if _, err := os.Lstat(s.socket); err == nil {
+				t.Errorf("olm-cmp serve left %s behind after SIGTERM", s.socket)
+			}
 		case <-time.After(15 * time.Second):
 			_ = s.cmd.Process.Kill()
 			<-s.exited

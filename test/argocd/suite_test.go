@@ -396,9 +396,6 @@ func testDeadline(t *testing.T, mode string, startServer startFunc, repo string)
 	if err == nil {
 		t.Fatal("GenerateManifests succeeded against a registry that never answers")
 	}
-	if ctx.Err() == nil {
-		t.Errorf("the call failed before the caller's deadline: %v", err)
-	}
 	mu.Lock()
 	n := len(requests)
 	mu.Unlock()

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run executes the CLI in-process and returns stdout, stderr and the error.
+func run(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := newRootCmd()
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(append(args, "--cache-dir", t.TempDir()))
+	err := cmd.Execute()
+	return out.String(), errOut.String(), err
+}
+
+func TestRenderDemo(t *testing.T) {
+	out, _, err := run(t, "render", "../../examples/demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"kind: Namespace", "name: greeter-system", "kind: Deployment", "kind: Greeter", "argocd.argoproj.io/sync-wave"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render output lacks %q", want)
+		}
+	}
+}
+
+func TestRenderFlagsOverrideSpec(t *testing.T) {
+	out, _, err := run(t, "render", "../../examples/demo", "-n", "other-ns", "--image-pull-secret", "a", "--image-pull-secret", "b",
+		"--exclude", "ValidatingWebhookConfiguration", "--certificate-provider", "none", "--watch-namespace", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "greeter-system") || !strings.Contains(out, "namespace: other-ns") {
+		t.Error("-n did not replace spec.namespace")
+	}
+	if strings.Contains(out, "registry-pull-secret") || !strings.Contains(out, "- name: a") || !strings.Contains(out, "- name: b") {
+		t.Error("--image-pull-secret did not replace spec.imagePullSecrets")
+	}
+	if strings.Contains(out, "kind: ValidatingWebhookConfiguration") || strings.Contains(out, "kind: Certificate\n") {
+		t.Error("--exclude / --certificate-provider none not applied")
+	}
+	// --watch-namespace "" means all namespaces: ClusterRoles instead of Roles.
+	if !strings.Contains(out, "olm.targetNamespaces: \"\"") && !strings.Contains(out, "olm.targetNamespaces: ''") {
+		t.Error("--watch-namespace '' did not select all namespaces")
+	}
+}
+
+func TestRenderErrorWritesNothingToStdout(t *testing.T) {
+	dir := t.TempDir()
+	spec := "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./missing\n  namespace: x\n  imagePullSecret: [typo]\n"
+	if err := os.WriteFile(filepath.Join(dir, "olm-cmp.yaml"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "render", dir)
+	if err == nil || !strings.Contains(err.Error(), `unknown field "spec.imagePullSecret"`) {
+		t.Fatalf("want the unknown-key error, got %v", err)
+	}
+	if out != "" {
+		t.Errorf("stdout must be empty on error, got %q", out)
+	}
+	out, _, err = run(t, "render", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "olm-cmp.yaml not found") || out != "" {
+		t.Errorf("missing spec: err=%v stdout=%q", err, out)
+	}
+}
+
+func TestRenderWithoutSpecFile(t *testing.T) {
+	abs, _ := filepath.Abs("../../examples/demo/bundle")
+	out, _, err := run(t, "render", t.TempDir(), "--bundle", abs, "-n", "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "namespace: demo") {
+		t.Error("--bundle and -n alone should render")
+	}
+}
+
+func TestInspect(t *testing.T) {
+	out, _, err := run(t, "inspect", "../../examples/demo/bundle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"greeter-operator", "0.2.0", "OwnNamespace", "greeters.greeter.example.com", "ValidatingAdmissionWebhook", "greeter-operator.v0.1.0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect output lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, err = run(t, "inspect", "../../examples/demo/bundle", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s summary
+	if err := json.Unmarshal([]byte(out), &s); err != nil || s.Package != "greeter-operator" || len(s.CRDs) != 1 || s.CRDs[0].Bytes == 0 {
+		t.Errorf("json summary wrong (%v): %+v", err, s)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	out, _, err := run(t, "diff", "../../examples/demo", "-n", "moved")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "+ Namespace moved") || !strings.Contains(out, "- Namespace greeter-system") {
+		t.Errorf("diff output:\n%s", out)
+	}
+	out, _, err = run(t, "diff", "../../examples/demo")
+	if err != nil || !strings.Contains(out, "# no changes") {
+		t.Errorf("diff of identical renders: %v\n%s", err, out)
+	}
+	if _, _, err := run(t, "diff", "../../examples/demo", "-n", "moved", "--exit-code"); err == nil {
+		t.Error("--exit-code should fail when the renders differ")
+	}
+}

@@ -97,6 +97,10 @@ written to stdout and the exit code is non-zero.`,
 				return err
 			}
 			printWarnings(cmd.ErrOrStderr(), res.Warnings)
+			if res.Origin.Image != "" {
+				// Tags move: say which content was rendered.
+				fmt.Fprintf(cmd.ErrOrStderr(), "rendered %s from %s\n", res.CSVName, res.Origin.Image)
+			}
 			_, err = cmd.OutOrStdout().Write(res.YAML())
 			return err
 		},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
 // summary is what `inspect` reports; JSON field names are its -o json form.
@@ -36,6 +38,19 @@ type summary struct {
 	RelatedImages  map[string]string `json:"relatedImages,omitempty"`
 	Objects        []string          `json:"objects,omitempty"`
 	Examples       []string          `json:"examples,omitempty"`
+	// Catalog is set when the bundle was chosen from a catalog (--catalog).
+	Catalog *catalogSummary `json:"catalog,omitempty"`
+}
+
+// catalogSummary is render.Catalog for `inspect --catalog`.
+type catalogSummary struct {
+	Ref     string `json:"ref"`
+	Image   string `json:"image,omitempty"`
+	Package string `json:"package"`
+	Channel string `json:"channel,omitempty"`
+	Range   string `json:"range,omitempty"`
+	Bundle  string `json:"bundle"`
+	Version string `json:"version"`
 }
 
 type crdSummary struct {
@@ -59,25 +74,57 @@ type webhookSummary struct {
 
 func newInspectCmd() *cobra.Command {
 	var (
-		rf     registryFlags
-		output string
+		rf                              registryFlags
+		output                          string
+		catalog, pkg, channel, versions string
 	)
 	cmd := &cobra.Command{
-		Use:   "inspect REF|DIR",
+		Use:   "inspect REF|DIR | --catalog CATALOG --package P",
 		Short: "Summarise a bundle: package, version, install modes, CRDs, deployments, webhooks, images",
-		Args:  cobra.ExactArgs(1),
+		Long: `Inspect summarises the bundle image or directory REF. With --catalog (a
+catalog image or ./directory) and --package instead, it first shows which
+bundle the catalog chooses for --channel and --version (a range), as a spec
+naming that catalog would render.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if catalog != "" {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			loader, err := rf.loader()
 			if err != nil {
 				return err
 			}
-			b, err := loadAny(cmd.Context(), loader, args[0])
+			var cat *render.Catalog
+			ref := ""
+			if catalog != "" {
+				if cat, err = chooseFromCatalog(cmd.Context(), loader, catalog, pkg, channel, versions); err != nil {
+					return err
+				}
+				ref = cat.Bundle
+			} else {
+				if pkg != "" || channel != "" || versions != "" {
+					return fmt.Errorf("--package, --channel and --version need --catalog")
+				}
+				ref = args[0]
+			}
+			var b *bundle.Bundle
+			if cat != nil {
+				b, err = loadChosen(cmd.Context(), loader, cat)
+			} else {
+				b, err = loadAny(cmd.Context(), loader, ref)
+			}
 			if err != nil {
 				return err
 			}
 			s, err := summarize(b)
 			if err != nil {
 				return err
+			}
+			if cat != nil {
+				s.Catalog = &catalogSummary{Ref: cat.Ref, Image: cat.Image, Package: cat.Package, Channel: cat.Channel,
+					Range: cat.Range, Bundle: cat.Bundle, Version: cat.Version}
 			}
 			switch output {
 			case "json":
@@ -91,8 +138,40 @@ func newInspectCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	cmd.Flags().StringVar(&catalog, "catalog", "", "file-based catalog image or ./directory to choose the bundle from")
+	cmd.Flags().StringVar(&pkg, "package", "", "package to choose from --catalog")
+	cmd.Flags().StringVar(&channel, "channel", "", "channel(s) of --package, comma-separated; default every channel")
+	cmd.Flags().StringVar(&versions, "version", "", "version range for --package (1.2.x, \">=1.0.0 <2\"); default the newest")
 	rf.register(cmd.Flags())
 	return cmd
+}
+
+// chooseFromCatalog picks the bundle a spec naming this catalog would render;
+// a ./directory is relative to the working directory.
+func chooseFromCatalog(ctx context.Context, loader render.Loader, catalog, pkg, channel, versions string) (*render.Catalog, error) {
+	// Validate checks the catalog fields as a spec's; the namespace it also
+	// requires plays no part in choosing.
+	s := spec.Spec{Catalog: catalog, Package: pkg, Channel: channel, Version: versions, Namespace: "inspect"}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return render.ChooseBundle(ctx, loader, render.Request{Spec: s})
+}
+
+// loadChosen pulls the bundle image a catalog chose. Unlike loadAny it never
+// takes the reference for a local directory: it comes from the catalog.
+func loadChosen(ctx context.Context, loader render.Loader, cat *render.Catalog) (*bundle.Bundle, error) {
+	o, err := loader.Resolve(ctx, cat.Bundle)
+	if err == nil && o.Image == "" {
+		err = errors.New("not an image reference")
+	}
+	if err == nil {
+		var b *bundle.Bundle
+		if b, err = loader.Load(ctx, o); err == nil {
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: %w", cat, err)
 }
 
 // loadAny loads a directory (an explicit path, or one that exists) or an image.
@@ -233,5 +312,14 @@ func (s *summary) writeText(out io.Writer) error {
 		}
 	}
 	row("alm-examples", strings.Join(s.Examples, ", "))
+	if c := s.Catalog; c != nil {
+		row("Catalog", c.Ref)
+		if c.Image != c.Ref {
+			row("Catalog image", c.Image)
+		}
+		row("Catalog channel", c.Channel)
+		row("Catalog range", c.Range)
+		row("Catalog entry", c.Package+" "+c.Version+": "+c.Bundle)
+	}
 	return w.Flush()
 }

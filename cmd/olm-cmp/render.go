@@ -17,12 +17,16 @@ import (
 // command line replaces the file's value (lists are replaced, not appended).
 type specFlags struct {
 	bundle, version, namespace, certProvider string
+	catalog, pkg, channel                    string
 	watchNamespaces, pullSecrets, excludes   []string
 }
 
 func (f *specFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.bundle, "bundle", "", "bundle image reference or ./directory (overrides spec.bundle)")
-	fs.StringVar(&f.version, "version", "", "bundle image tag (overrides spec.version)")
+	fs.StringVar(&f.catalog, "catalog", "", "file-based catalog image reference or ./directory to pick the bundle from (overrides spec.catalog)")
+	fs.StringVar(&f.pkg, "package", "", "OLM package to install from the catalog (overrides spec.package)")
+	fs.StringVar(&f.channel, "channel", "", "catalog channel(s), comma-separated; default every channel (overrides spec.channel)")
+	fs.StringVar(&f.version, "version", "", "bundle image tag, or with a catalog a version range such as 1.2.x or \">=1.0.0 <2\" (overrides spec.version)")
 	fs.StringVarP(&f.namespace, "namespace", "n", "", "install namespace (overrides spec.namespace)")
 	fs.StringArrayVar(&f.watchNamespaces, "watch-namespace", nil, "watched namespace, repeatable; \"\" for all (overrides spec.watchNamespaces)")
 	fs.StringArrayVar(&f.pullSecrets, "image-pull-secret", nil, "pull secret name, repeatable (overrides spec.imagePullSecrets)")
@@ -37,6 +41,9 @@ func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) {
 		}
 	}
 	set("bundle", func() { s.Bundle = f.bundle })
+	set("catalog", func() { s.Catalog = f.catalog })
+	set("package", func() { s.Package = f.pkg })
+	set("channel", func() { s.Channel = f.channel })
 	set("version", func() { s.Version = f.version })
 	set("namespace", func() { s.Namespace = f.namespace })
 	set("watch-namespace", func() { s.WatchNamespaces = f.watchNamespaces })
@@ -46,16 +53,17 @@ func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) {
 }
 
 // loadRequest reads DIR/olm-cmp.yaml and applies the flags (none when f is nil). Without a spec
-// file, --bundle and --namespace alone are enough (no extra manifests then).
+// file, --bundle (or --catalog and --package) and --namespace alone are enough (no extra
+// manifests then).
 func loadRequest(cmd *cobra.Command, dir string, f *specFlags) (render.Request, error) {
 	req := render.Request{SourceDir: dir}
 	file, err := spec.Load(dir)
 	switch {
 	case err == nil:
 		req.Spec, req.Name = file.Spec, file.Metadata.Name
-	case errors.Is(err, os.ErrNotExist) && f != nil && cmd.Flags().Changed("bundle"):
-		// No spec file: no extra manifests either, and a ./bundle path is
-		// relative to the working directory.
+	case errors.Is(err, os.ErrNotExist) && f != nil && (cmd.Flags().Changed("bundle") || cmd.Flags().Changed("catalog")):
+		// No spec file: no extra manifests either, and a ./bundle or
+		// ./catalog path is relative to the working directory.
 		req.SourceDir = ""
 	default:
 		return req, err
@@ -97,6 +105,9 @@ written to stdout and the exit code is non-zero.`,
 				return err
 			}
 			printWarnings(cmd.ErrOrStderr(), res.Warnings)
+			if res.Catalog != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "chose %s\n", res.Catalog)
+			}
 			if res.Origin.Image != "" {
 				// Tags move: say which content was rendered.
 				fmt.Fprintf(cmd.ErrOrStderr(), "rendered %s from %s\n", res.CSVName, res.Origin.Image)

@@ -1,5 +1,7 @@
 // Package bundle loads OLM registry+v1 bundles (manifests/ + metadata/) from a
-// directory or an OCI image, and caches extracted images on disk by digest.
+// directory or an OCI image, and caches extracted images on disk by digest. It
+// also pulls file-based catalog images and chooses a bundle from a catalog as
+// OLM v1 does (ResolveCatalog).
 package bundle
 
 import (

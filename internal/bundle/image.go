@@ -5,10 +5,14 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
+	"testing/fstest"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -32,7 +36,8 @@ const DefaultPullTimeout = 5 * time.Minute
 // before first use.
 //
 // Extracted images are kept under CacheDir/<algorithm>/<hex>/ (manifests/ and
-// metadata/ only). An entry is extracted into a temporary directory beside it
+// metadata/ only), catalog images under CacheDir/catalogs/<algorithm>/<hex>/
+// (their file-based catalog only). An entry is extracted into a temporary directory beside it
 // and renamed into place, so a directory that exists is complete, and several
 // processes may share the cache.
 type ImageLoader struct {
@@ -57,6 +62,10 @@ type ImageLoader struct {
 	MaxBytes int64
 	// MaxFiles caps the files extracted from manifests/ and metadata/; 0 means 10000.
 	MaxFiles int
+	// MaxCatalogBytes and MaxCatalogFiles are MaxBytes and MaxFiles for
+	// catalog images (LoadCatalog); 0 means DefaultMaxCatalogBytes and 100000.
+	MaxCatalogBytes int64
+	MaxCatalogFiles int
 	// PullTimeout bounds one pull; 0 means DefaultPullTimeout.
 	PullTimeout time.Duration
 	// Transport is the HTTP transport; nil means remote.DefaultTransport.
@@ -85,6 +94,12 @@ func (l *ImageLoader) Resolve(ctx context.Context, ref string) (Origin, error) {
 		}
 		return Origin{Ref: ref, Dir: abs}, nil
 	}
+	return l.resolveImage(ctx, ref)
+}
+
+// resolveImage pins an image reference: a tag is resolved with a HEAD
+// request (tags move), a digest reference is returned as is.
+func (l *ImageLoader) resolveImage(ctx context.Context, ref string) (Origin, error) {
 	r, err := l.parse(ref)
 	if err != nil {
 		return Origin{}, err
@@ -128,39 +143,152 @@ func (l *ImageLoader) Load(ctx context.Context, o Origin) (*Bundle, error) {
 		}
 		return b, nil
 	}
-	r, err := l.parse(o.Image)
+	d, hash, err := l.pinned(o)
 	if err != nil {
 		return nil, err
 	}
+	o.Digest = hash.String()
+	var b *Bundle
+	err = l.withImage(ctx, d, hash, l.bundleKind(), func(dir string, cached bool) error {
+		var err error
+		b, err = loadImageDir(dir, o, cached, l.Parsed)
+		return err
+	})
+	return b, err
+}
+
+// ConfigsLabel is the image config label naming the directory of a catalog
+// image that holds its file-based catalog.
+const ConfigsLabel = "operators.operatorframework.io.index.configs.v1"
+
+// DefaultConfigsDir is the catalog directory when an image has no ConfigsLabel.
+const DefaultConfigsDir = "/configs"
+
+// DefaultMaxCatalogBytes caps the uncompressed size of a catalog image's
+// layers. Catalog images carry an opm base image and every package's
+// metadata (a Red Hat index is several hundred MB), so bundles' cap is too low.
+const DefaultMaxCatalogBytes int64 = 4 << 30
+
+// LoadCatalog pins the catalog image ref (a tag is resolved on every call:
+// catalogs are republished under the same tag) and returns its file-based
+// catalog, the directory its ConfigsLabel names, as the root of fsys. Only
+// that directory is extracted, with the same checks as bundles, and cached by
+// digest under CacheDir/catalogs/, apart from bundles. Without a CacheDir
+// the catalog is read into memory and nothing is kept on disk. Concurrent
+// loads of one digest share one pull.
+func (l *ImageLoader) LoadCatalog(ctx context.Context, ref string) (fsys fs.FS, o Origin, err error) {
+	if o, err = l.resolveImage(ctx, ref); err != nil {
+		return nil, Origin{}, err
+	}
+	d, hash, err := l.pinned(o)
+	if err != nil {
+		return nil, Origin{}, err
+	}
+	err = l.withImage(ctx, d, hash, l.catalogKind(), func(dir string, cached bool) error {
+		if cached {
+			// Written by withImage from regular files only: safe to read as is.
+			fsys, o.Dir = os.DirFS(dir), dir
+			return nil
+		}
+		fsys, err = memoryFS(dir)
+		return err
+	})
+	if err != nil {
+		return nil, Origin{}, err
+	}
+	return fsys, o, nil
+}
+
+// pinned parses the digest reference of a resolved origin.
+func (l *ImageLoader) pinned(o Origin) (name.Digest, v1.Hash, error) {
+	r, err := l.parse(o.Image)
+	if err != nil {
+		return name.Digest{}, v1.Hash{}, err
+	}
 	d, ok := r.(name.Digest)
 	if !ok {
-		return nil, fmt.Errorf("image %q is not pinned by digest; call Resolve first", o.Image)
+		return name.Digest{}, v1.Hash{}, fmt.Errorf("image %q is not pinned by digest; call Resolve first", o.Image)
 	}
 	hash, err := v1.NewHash(d.DigestStr())
 	if err != nil { // name.ParseReference accepts digests v1.Hash refuses; the hash names a directory
-		return nil, fmt.Errorf("image %q: %w", o.Image, err)
+		return name.Digest{}, v1.Hash{}, fmt.Errorf("image %q: %w", o.Image, err)
 	}
 	if o.Digest != "" && o.Digest != hash.String() {
-		return nil, fmt.Errorf("image %q does not match origin digest %s", o.Image, o.Digest)
+		return name.Digest{}, v1.Hash{}, fmt.Errorf("image %q does not match origin digest %s", o.Image, o.Digest)
 	}
-	o.Digest = hash.String()
+	return d, hash, nil
+}
 
+// imageKind is what an image is pulled for: bundles and catalogs differ in
+// what they keep, their limits and where their cache entries live.
+type imageKind struct {
+	// cacheSub is the subdirectory of CacheDir for this kind; bundles use
+	// CacheDir itself (their layout predates catalogs), catalogs "catalogs",
+	// which no digest algorithm is named, so the two never collide.
+	cacheSub string
+	// selection reads from the image what to extract.
+	selection func(img v1.Image) (selection, error)
+	maxBytes  int64
+	maxFiles  int
+}
+
+func (l *ImageLoader) bundleKind() imageKind {
+	return imageKind{
+		selection: func(v1.Image) (selection, error) { return bundleSelection, nil },
+		maxBytes:  l.maxBytes(),
+		maxFiles:  l.maxFiles(),
+	}
+}
+
+func (l *ImageLoader) catalogKind() imageKind {
+	maxBytes := l.MaxCatalogBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxCatalogBytes
+	}
+	maxFiles := l.MaxCatalogFiles
+	if maxFiles <= 0 {
+		maxFiles = 100000
+	}
+	return imageKind{cacheSub: "catalogs", selection: catalogConfigs, maxBytes: maxBytes, maxFiles: maxFiles}
+}
+
+// catalogConfigs selects the directory the image's ConfigsLabel names.
+func catalogConfigs(img v1.Image) (selection, error) {
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return selection{}, fmt.Errorf("reading the image config: %w", err)
+	}
+	label := cfg.Config.Labels[ConfigsLabel]
+	if label == "" {
+		label = DefaultConfigsDir
+	}
+	dir := path.Clean("/" + label)[1:]
+	if dir == "" || slices.Contains(strings.Split(label, "/"), "..") {
+		return selection{}, fmt.Errorf("label %s=%q does not name a directory below the image root", ConfigsLabel, label)
+	}
+	return catalogSelection(dir), nil
+}
+
+// withImage calls use with a directory holding what kind extracts of image d:
+// the cache entry (cached true; pulled first if missing), or without a
+// CacheDir a temporary directory removed when use returns.
+func (l *ImageLoader) withImage(ctx context.Context, d name.Digest, hash v1.Hash, kind imageKind, use func(dir string, cached bool) error) error {
 	if l.CacheDir == "" {
-		tmp, err := os.MkdirTemp("", "olm-cmp-bundle-")
+		tmp, err := os.MkdirTemp("", "olm-cmp-image-")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		defer os.RemoveAll(tmp)
-		dir := filepath.Join(tmp, "bundle")
-		if err := l.pull(ctx, d, filepath.Dir(dir), dir); err != nil {
-			return nil, err
+		dir := filepath.Join(tmp, "image")
+		if err := l.pull(ctx, d, kind, tmp, dir); err != nil {
+			return err
 		}
-		return loadImageDir(dir, o, false, l.Parsed)
+		return use(dir, false)
 	}
 
-	dir := filepath.Join(l.CacheDir, hash.Algorithm, hash.Hex)
+	dir := filepath.Join(l.CacheDir, kind.cacheSub, hash.Algorithm, hash.Hex)
 	if _, err := os.Stat(dir); err == nil {
-		return loadImageDir(dir, o, true, l.Parsed)
+		return use(dir, true)
 	}
 	if l.waiting != nil {
 		l.waiting()
@@ -173,19 +301,19 @@ func (l *ImageLoader) Load(ctx context.Context, o Origin) (*Bundle, error) {
 		defer cancel()
 		parent := filepath.Dir(dir)
 		if err := os.MkdirAll(parent, 0o755); err != nil {
-			return nil, fmt.Errorf("bundle cache: %w", err)
+			return nil, fmt.Errorf("image cache: %w", err)
 		}
-		return nil, l.pull(pctx, d, parent, dir)
+		return nil, l.pull(pctx, d, kind, parent, dir)
 	})
 	select {
 	case <-ctx.Done():
-		return nil, fmt.Errorf("loading image %s: %w", o.Image, ctx.Err())
+		return fmt.Errorf("loading image %s: %w", d, ctx.Err())
 	case res := <-ch:
 		if res.Err != nil {
-			return nil, res.Err
+			return res.Err
 		}
 	}
-	return loadImageDir(dir, o, true, l.Parsed)
+	return use(dir, true)
 }
 
 func loadImageDir(dir string, o Origin, keep bool, cache *ParseCache) (*Bundle, error) {
@@ -207,16 +335,28 @@ func loadImageDir(dir string, o Origin, keep bool, cache *ParseCache) (*Bundle, 
 // pull extracts the image into a new temporary directory under parent and
 // renames it to dir. If another process renamed its copy first, ours is
 // dropped: both hold the same content.
-func (l *ImageLoader) pull(ctx context.Context, ref name.Digest, parent, dir string) error {
+func (l *ImageLoader) pull(ctx context.Context, ref name.Digest, kind imageKind, parent, dir string) error {
 	img, err := remote.Image(ref, l.remoteOptions(ctx)...)
 	if err != nil {
 		return registryError(ref.String(), "pulling", err)
 	}
+	sel, err := kind.selection(img)
+	if err != nil {
+		return fmt.Errorf("image %s: %w", ref, err)
+	}
 	tmp, err := os.MkdirTemp(parent, ".tmp-")
 	if err != nil {
-		return fmt.Errorf("bundle cache: %w", err)
+		return fmt.Errorf("image cache: %w", err)
 	}
-	if err := extractBundle(ctx, img, tmp, l.maxBytes(), l.maxFiles()); err != nil {
+	err = extract(ctx, img, tmp, sel, kind.maxBytes, kind.maxFiles)
+	if err == nil && sel.nonEmpty {
+		// An empty catalog would only fail later as "package not found";
+		// say what is wrong with the image instead.
+		if entries, rerr := os.ReadDir(tmp); rerr == nil && len(entries) == 0 {
+			err = fmt.Errorf("no files in %s (set by the label %s, default %s)", sel.dirs, ConfigsLabel, DefaultConfigsDir)
+		}
+	}
+	if err != nil {
 		os.RemoveAll(tmp)
 		return fmt.Errorf("image %s: %w", ref, err)
 	}
@@ -225,9 +365,31 @@ func (l *ImageLoader) pull(ctx context.Context, ref name.Digest, parent, dir str
 		if _, serr := os.Stat(dir); serr == nil {
 			return nil
 		}
-		return fmt.Errorf("bundle cache: %w", err)
+		return fmt.Errorf("image cache: %w", err)
 	}
 	return nil
+}
+
+// memoryFS reads the files below dir into memory, for a catalog that is not
+// cached and whose temporary directory is about to be removed.
+func memoryFS(dir string) (fs.FS, error) {
+	out := fstest.MapFS{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out[filepath.ToSlash(rel)] = &fstest.MapFile{Data: data, Mode: 0o444}
+		return nil
+	})
+	return out, err
 }
 
 func (l *ImageLoader) parse(ref string) (name.Reference, error) {

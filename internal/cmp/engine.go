@@ -245,10 +245,32 @@ func (e *Engine) Purge() {
 func (e *Engine) key(ctx context.Context, req render.Request) (context.Context, string, string, error) {
 	s := req.Spec
 	h := sha256.New()
-	var digest string
-	ref, isDir, err := render.BundleRef(req)
-	if err != nil {
-		return ctx, "", "", nil // the render reports it
+	var digest, catalog string
+	var ref string
+	var isDir bool
+	if s.Catalog != "" {
+		// The bundle is whatever the catalog chooses now: key on that
+		// bundle's digest (and the catalog's, which the result reports), and
+		// pin the choice so the render uses it rather than reading the
+		// catalog again, whose tag may have moved meanwhile.
+		var l render.Loader
+		if e.loader != nil {
+			l = e.loader
+		}
+		if err := s.Validate(); err != nil {
+			return ctx, "", "", nil // the render reports it
+		}
+		c, err := render.ChooseBundle(ctx, l, req)
+		if err != nil {
+			return ctx, "", "", nil // the render reads the catalog again and reports it
+		}
+		ctx = render.WithCatalog(ctx, c)
+		ref, catalog = c.Bundle, c.Image
+	} else {
+		var err error
+		if ref, isDir, err = render.BundleRef(req); err != nil {
+			return ctx, "", "", nil // the render reports it
+		}
 	}
 	if isDir {
 		d, err := hashBundleDir(req)
@@ -278,7 +300,7 @@ func (e *Engine) key(ctx context.Context, req render.Request) (context.Context, 
 	slices.Sort(apis)
 	apis = slices.Compact(apis)
 	// Fields are length-prefixed so no two different inputs hash alike.
-	for _, part := range []string{digest, string(s.Normalized()), req.Name, fmt.Sprint(req.APIVersions != nil), strings.Join(apis, ","), src} {
+	for _, part := range []string{digest, catalog, string(s.Normalized()), req.Name, fmt.Sprint(req.APIVersions != nil), strings.Join(apis, ","), src} {
 		fmt.Fprintf(h, "%d:%s;", len(part), part)
 	}
 	return ctx, hex.EncodeToString(h.Sum(nil)), digest, nil
@@ -425,6 +447,7 @@ type collapsingLoader struct {
 	m        *Metrics
 	resolves singleflight.Group
 	loads    singleflight.Group
+	catalogs singleflight.Group
 }
 
 // Resolve pins ref, asking the registry every time (tags move) unless this
@@ -468,6 +491,28 @@ func (l *collapsingLoader) Load(ctx context.Context, o bundle.Origin) (*bundle.B
 		return l.base.Load(ctx, o)
 	}
 	return v.(*bundle.Bundle), nil
+}
+
+// LoadCatalog loads a catalog image when the base loader can; concurrent
+// loads of one reference share one resolve and pull.
+func (l *collapsingLoader) LoadCatalog(ctx context.Context, ref string) (fs.FS, bundle.Origin, error) {
+	cl, ok := l.base.(render.CatalogLoader)
+	if !ok {
+		return nil, bundle.Origin{}, errors.New("this loader cannot pull catalog images")
+	}
+	type loaded struct {
+		fsys fs.FS
+		o    bundle.Origin
+	}
+	v, _, err := l.shared(ctx, &l.catalogs, ref, func(c context.Context) (any, error) {
+		fsys, o, err := cl.LoadCatalog(c, ref)
+		return loaded{fsys, o}, err
+	})
+	if err != nil {
+		return nil, bundle.Origin{}, err
+	}
+	r := v.(loaded)
+	return r.fsys, r.o, nil
 }
 
 // shared runs fn once for all concurrent callers with the same key. fn runs

@@ -409,8 +409,13 @@ func (sv *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServic
 		n += len(m)
 	}
 	sv.s.o.Metrics.ObserveBytesServed("grpc", n)
-	return sv.finish(ctx, r, nil, "bundle", req.Spec.Bundle, "digest", res.Origin.Digest, "package", res.Package,
-		"bundle_version", res.Version, "cache", info.Cache, "objects", len(res.Manifests), "bytes", n, "warnings", len(res.Warnings))
+	bundleRef, catalog := req.Spec.Bundle, []any{}
+	if c := res.Catalog; c != nil {
+		// A catalog spec names no bundle: log the one the catalog chose.
+		bundleRef, catalog = c.Bundle, []any{"catalog", c.Ref, "catalog_image", c.Image}
+	}
+	return sv.finish(ctx, r, nil, append([]any{"bundle", bundleRef, "digest", res.Origin.Digest, "package", res.Package,
+		"bundle_version", res.Version, "cache", info.Cache, "objects", len(res.Manifests), "bytes", n, "warnings", len(res.Warnings)}, catalog...)...)
 }
 
 // MatchRepository claims applications whose directory holds olm-cmp.yaml.

@@ -73,3 +73,17 @@ func TestSailImageRendersLikeDirectory(t *testing.T) {
 	fromImage, _ := renderViaRegistry(t, dir, req)
 	sameExceptSource(t, fromDir, fromImage)
 }
+
+// A bare name that happens to be a directory on the server is not a bundle:
+// only explicit paths are, and they stay inside RootDir.
+func TestBareNameNeverReadsServerDirectories(t *testing.T) {
+	req := demoRequest(t)
+	abs, _ := filepath.Abs(filepath.Join(demoDir, "bundle"))
+	t.Chdir(filepath.Dir(abs))
+	req.Spec.Bundle = "bundle"
+	r := &Renderer{Loader: &bundle.ImageLoader{CacheDir: t.TempDir()}}
+	_, err := r.Render(context.Background(), req)
+	if err == nil || !strings.Contains(err.Error(), "write it as ./bundle") {
+		t.Fatalf("want the local-directory error, got %v", err)
+	}
+}

@@ -36,6 +36,9 @@ type Request struct {
 type Result struct {
 	// Origin is the bundle that was rendered, pinned by digest.
 	Origin bundle.Origin
+	// Catalog, for a spec that names a catalog, says which catalog (pinned)
+	// and which of its bundles was chosen; nil otherwise.
+	Catalog *Catalog
 	// Package and Version identify the operator (CSV spec.version).
 	Package, Version string
 	// CSVName is the ClusterServiceVersion's metadata.name.
@@ -76,55 +79,100 @@ type Loader interface {
 // Render runs the whole pipeline. It returns either the complete output or an
 // error; never a partial stream.
 func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
-	origin, err := r.Resolve(ctx, req)
+	origin, cat, err := r.resolve(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	b, err := r.Load(ctx, origin)
+	b, err := r.load(ctx, origin, cat)
 	if err != nil {
 		return nil, err
 	}
-	return RenderBundle(ctx, req, b)
+	res, err := RenderBundle(ctx, req, b)
+	if err != nil {
+		return nil, err
+	}
+	res.Catalog = cat
+	return res, nil
 }
 
 // Resolve validates the spec and pins its bundle: a directory is located (and
-// kept inside RootDir), an image tag is resolved to a digest. Callers that
-// cache renders key them on the returned origin's digest.
+// kept inside RootDir), an image tag is resolved to a digest, a catalog is
+// read and the bundle it chooses resolved. Callers that cache renders key
+// them on the returned origin's digest.
 func (r *Renderer) Resolve(ctx context.Context, req Request) (bundle.Origin, error) {
+	o, _, err := r.resolve(ctx, req)
+	return o, err
+}
+
+func (r *Renderer) resolve(ctx context.Context, req Request) (bundle.Origin, *Catalog, error) {
 	if err := req.Spec.Validate(); err != nil {
-		return bundle.Origin{}, err
+		return bundle.Origin{}, nil, err
+	}
+	if req.Spec.Catalog != "" {
+		cat, err := ChooseBundle(ctx, r.Loader, req)
+		if err != nil {
+			return bundle.Origin{}, nil, err
+		}
+		if r.Loader == nil {
+			return bundle.Origin{}, nil, fmt.Errorf("spec.catalog %q chose the bundle image %s, but this renderer has no registry access configured", cat.Ref, cat.Bundle)
+		}
+		o, err := r.Loader.Resolve(ctx, cat.Bundle)
+		if err != nil {
+			return bundle.Origin{}, nil, fmt.Errorf("bundle %s (%s %s from spec.catalog %q): %w", cat.Bundle, cat.Package, cat.Version, cat.Ref, err)
+		}
+		if o.Image == "" {
+			// A loader may take an existing directory for a reference; a
+			// catalog must never make the server read its own directories.
+			return bundle.Origin{}, nil, fmt.Errorf("bundle %s (%s %s from spec.catalog %q): not an image reference", cat.Bundle, cat.Package, cat.Version, cat.Ref)
+		}
+		return o, cat, nil
 	}
 	ref, isDir, err := BundleRef(req)
 	if err != nil {
-		return bundle.Origin{}, err
+		return bundle.Origin{}, nil, err
 	}
 	if isDir {
-		return bundle.Origin{Ref: req.Spec.Bundle, Dir: ref}, nil
+		return bundle.Origin{Ref: req.Spec.Bundle, Dir: ref}, nil, nil
 	}
 	if r.Loader == nil {
-		return bundle.Origin{}, fmt.Errorf("spec.bundle %q is an image reference, but this renderer has no registry access configured", ref)
+		return bundle.Origin{}, nil, fmt.Errorf("spec.bundle %q is an image reference, but this renderer has no registry access configured", ref)
 	}
 	o, err := r.Loader.Resolve(ctx, ref)
 	if err != nil {
-		return bundle.Origin{}, fmt.Errorf("spec.bundle %q: %w", ref, err)
+		return bundle.Origin{}, nil, fmt.Errorf("spec.bundle %q: %w", ref, err)
 	}
-	return o, nil
+	if o.Image == "" {
+		// The loader treats an existing directory as a bundle; a reference
+		// without ./ must never reach the server's own files (RootDir would
+		// not bound it).
+		return bundle.Origin{}, nil, fmt.Errorf("spec.bundle %q names a local directory: write it as ./%s (relative to olm-cmp.yaml)", ref, ref)
+	}
+	return o, nil, nil
 }
 
 // Load reads the bundle of a resolved origin. Directories go through the
 // Loader too when there is one, so its parse cache serves them as well.
 func (r *Renderer) Load(ctx context.Context, o bundle.Origin) (*bundle.Bundle, error) {
+	return r.load(ctx, o, nil)
+}
+
+// load is Load; errors name the catalog when cat chose the bundle.
+func (r *Renderer) load(ctx context.Context, o bundle.Origin, cat *Catalog) (*bundle.Bundle, error) {
+	what := fmt.Sprintf("spec.bundle %q", o.Ref)
+	if cat != nil {
+		what = fmt.Sprintf("bundle %s (%s %s from spec.catalog %q)", o.Ref, cat.Package, cat.Version, cat.Ref)
+	}
 	if r.Loader == nil {
 		b, err := bundle.LoadDir(o.Dir)
 		if err != nil {
-			return nil, fmt.Errorf("spec.bundle %q: %w", o.Ref, err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		b.Origin.Ref = o.Ref
 		return b, nil
 	}
 	b, err := r.Loader.Load(ctx, o)
 	if err != nil {
-		return nil, fmt.Errorf("spec.bundle %q: %w", o.Ref, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return b, nil
 }

@@ -17,20 +17,28 @@ func isDirRef(ref string) bool {
 // BundleRef returns the directory (absolute, symlinks resolved, inside
 // RootDir) or the image reference (with spec.version applied as its tag) that
 // the spec names. Callers that cache renders use it to know what to key on.
+// A catalog spec has no bundle reference until its catalog is read: see
+// ChooseBundle.
 func BundleRef(req Request) (ref string, isDir bool, err error) {
 	s := req.Spec
+	if s.Catalog != "" {
+		return "", false, fmt.Errorf("spec.catalog %q: the bundle is chosen from the catalog, not named by spec.bundle", s.Catalog)
+	}
 	if isDirRef(s.Bundle) {
 		if s.Version != "" {
 			return "", false, fmt.Errorf("spec.version %q: only image references take a version; spec.bundle %q is a directory", s.Version, s.Bundle)
 		}
-		dir, err := localDir(req)
+		dir, err := localDir(req, "spec.bundle", s.Bundle, "give a directory holding manifests/ and metadata/")
 		return dir, true, err
 	}
 	return imageRef(s.Bundle, s.Version)
 }
 
-func localDir(req Request) (string, error) {
-	p := req.Spec.Bundle
+// localDir locates the directory p that the spec field names: relative to the
+// source directory, symlinks resolved, and inside RootDir when set. hint says
+// what the directory should hold.
+func localDir(req Request, field, p, hint string) (string, error) {
+	named := p
 	if !filepath.IsAbs(p) {
 		base := req.SourceDir
 		if base == "" {
@@ -40,22 +48,27 @@ func localDir(req Request) (string, error) {
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
-		return "", fmt.Errorf("spec.bundle %q: %w", req.Spec.Bundle, err)
+		return "", fmt.Errorf("%s %q: %w", field, named, err)
 	}
+	what := strings.TrimPrefix(field, "spec.")
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return "", fmt.Errorf("spec.bundle %q: bundle directory not found (%s): give a directory holding manifests/ and metadata/, relative to the directory of olm-cmp.yaml", req.Spec.Bundle, abs)
+		return "", fmt.Errorf("%s %q: %s directory not found (%s): %s, relative to the directory of olm-cmp.yaml", field, named, what, abs, hint)
 	}
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("spec.bundle %q: %s is not a directory", req.Spec.Bundle, abs)
+		return "", fmt.Errorf("%s %q: %s is not a directory", field, named, abs)
 	}
 	if req.RootDir != "" {
-		root, err := filepath.EvalSymlinks(req.RootDir)
+		root, err := filepath.Abs(req.RootDir)
+		if err == nil {
+			// real is absolute: a relative root would never contain it.
+			root, err = filepath.EvalSymlinks(root)
+		}
 		if err != nil {
 			return "", fmt.Errorf("repository root %s: %w", req.RootDir, err)
 		}
 		if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-			return "", fmt.Errorf("spec.bundle %q: the bundle directory must be inside the repository", req.Spec.Bundle)
+			return "", fmt.Errorf("%s %q: the %s directory must be inside the repository", field, named, what)
 		}
 	}
 	return real, nil

@@ -39,7 +39,10 @@ type Param struct {
 // covers every field, so a new field cannot be silently left out of the UI.
 var paramDocs = map[string][2]string{
 	"bundle":              {"Bundle", "OCI image reference of the registry+v1 bundle (tag or @digest optional), or a directory relative to the source directory (./bundle)"},
-	"version":             {"Version", "Image tag to use when the bundle reference has neither tag nor digest"},
+	"catalog":             {"Catalog", "File-based catalog to pick the bundle from, instead of bundle: a catalog image reference or a directory relative to the source directory (./catalog)"},
+	"package":             {"Package", "OLM package to install from the catalog (required with catalog)"},
+	"channel":             {"Channel", "Catalog channel(s) to pick from, comma-separated; empty: every channel, as in OLM v1"},
+	"version":             {"Version", "Image tag to use when the bundle reference has neither tag nor digest; with catalog, a version range (1.2.x, >=1.0.0 <2, 1.2.3; empty: newest)"},
 	"namespace":           {"Namespace", "Namespace the operator is installed in (required)"},
 	"createNamespace":     {"Create namespace", "Render the Namespace object (true or false; default true)"},
 	"watchNamespaces":     {"Watch namespaces", "Namespaces the operator watches; empty: all namespaces if the CSV supports it, else the install namespace"},

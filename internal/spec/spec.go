@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	mmsemver "github.com/Masterminds/semver/v3"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	kjson "sigs.k8s.io/json"
 	kustomizetypes "sigs.k8s.io/kustomize/api/types"
@@ -47,7 +48,19 @@ type Spec struct {
 	// Bundle is an OCI image reference (tag or @digest optional) or a directory
 	// relative to the source directory (./bundle).
 	Bundle string `json:"bundle,omitempty"`
-	// Version is the image tag to use when Bundle has neither tag nor digest.
+	// Catalog names the bundle through a file-based catalog instead of Bundle:
+	// a catalog image reference, or a directory holding the catalog relative to
+	// the source directory (./catalog). Package picks the package in it.
+	Catalog string `json:"catalog,omitempty"`
+	// Package is the OLM package to take from Catalog.
+	Package string `json:"package,omitempty"`
+	// Channel restricts Catalog's candidates to a channel (several separated
+	// by commas); empty means every channel, as in OLM v1.
+	Channel string `json:"channel,omitempty"`
+	// Version is the image tag to use when Bundle has neither tag nor digest;
+	// with Catalog, a version range (Masterminds semver constraint, as OLM v1's
+	// ClusterExtension versions: "1.2.x", ">=1.0.0 <2", "1.2.3"), empty meaning
+	// the newest.
 	Version string `json:"version,omitempty"`
 	// Namespace is the install namespace (required).
 	Namespace string `json:"namespace,omitempty"`
@@ -183,8 +196,35 @@ func DecodeStrict(data []byte, v any) error {
 func (s *Spec) Validate() error {
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if strings.TrimSpace(s.Bundle) == "" {
-		add("spec.bundle is required: an image reference (registry.example.com/org/bundle:1.0) or a directory (./bundle)")
+	switch {
+	case strings.TrimSpace(s.Catalog) != "":
+		if s.Bundle != "" {
+			add("spec.bundle and spec.catalog are both set: name the bundle either directly (spec.bundle) or through a catalog (spec.catalog, spec.package)")
+		}
+		if strings.TrimSpace(s.Package) == "" {
+			add("spec.package is required with spec.catalog: the OLM package to install from the catalog")
+		} else if strings.ContainsAny(s.Package, " \t\n,/") {
+			add("spec.package %q: not a package name", s.Package)
+		}
+		if s.Version != "" {
+			// The same parser the catalog resolution uses, so a range that
+			// passes here never fails there.
+			if _, err := mmsemver.NewConstraint(s.Version); err != nil {
+				add("spec.version %q: not a version range (e.g. 1.2.x, \">=1.0.0 <2\", 1.2.3): %v", s.Version, err)
+			}
+		}
+	case s.Catalog != "":
+		add("spec.catalog is empty: a catalog image reference or a directory (./catalog)")
+	default:
+		if strings.TrimSpace(s.Bundle) == "" {
+			add("spec.bundle is required: an image reference (registry.example.com/org/bundle:1.0) or a directory (./bundle); or name a catalog and package (spec.catalog, spec.package)")
+		}
+		if s.Package != "" {
+			add("spec.package %q is set without spec.catalog: a package is looked up in a catalog", s.Package)
+		}
+		if s.Channel != "" {
+			add("spec.channel %q is set without spec.catalog: a channel is looked up in a catalog", s.Channel)
+		}
 	}
 	if s.Namespace == "" {
 		add("spec.namespace is required: the namespace the operator is installed in")

@@ -146,3 +146,68 @@ func TestBadYAMLAndTypes(t *testing.T) {
 		}
 	}
 }
+
+func TestCatalogSpec(t *testing.T) {
+	ok := []Spec{
+		{Catalog: "./catalog", Package: "widget", Namespace: "n"},
+		{Catalog: "quay.io/org/catalog:latest", Package: "widget", Channel: "stable", Version: "1.2.x", Namespace: "n"},
+		{Catalog: "./catalog", Package: "widget", Version: ">=1.0.0 <2", Namespace: "n"},
+		{Catalog: "./catalog", Package: "widget", Version: "1.2.3", Channel: "stable,fast", Namespace: "n"},
+	}
+	for _, s := range ok {
+		if err := s.Validate(); err != nil {
+			t.Errorf("%+v rejected: %v", s, err)
+		}
+	}
+	for _, tc := range []struct {
+		s     Spec
+		wants []string
+	}{
+		{Spec{Catalog: "./c", Bundle: "quay.io/x/b:1", Package: "p", Namespace: "n"}, []string{"spec.bundle and spec.catalog are both set"}},
+		{Spec{Catalog: "./c", Namespace: "n"}, []string{"spec.package is required with spec.catalog"}},
+		{Spec{Catalog: "./c", Package: "a b", Namespace: "n"}, []string{`spec.package "a b": not a package name`}},
+		{Spec{Catalog: "./c", Package: "p", Version: "one.two", Namespace: "n"}, []string{`spec.version "one.two": not a version range`}},
+		{Spec{Catalog: "  ", Package: "p", Namespace: "n"}, []string{"spec.catalog is empty"}},
+		{Spec{Bundle: "quay.io/x/b:1", Package: "p", Channel: "stable", Namespace: "n"}, []string{
+			`spec.package "p" is set without spec.catalog`, `spec.channel "stable" is set without spec.catalog`}},
+		{Spec{Package: "p", Namespace: "n"}, []string{"spec.bundle is required", "spec.catalog", `spec.package "p" is set without spec.catalog`}},
+	} {
+		err := tc.s.Validate()
+		if err == nil {
+			t.Errorf("%+v accepted", tc.s)
+			continue
+		}
+		for _, w := range tc.wants {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%+v: error lacks %q:\n%v", tc.s, w, err)
+			}
+		}
+	}
+}
+
+func TestParseCatalogSpec(t *testing.T) {
+	doc := `apiVersion: olm-cmp.dev/v1alpha1
+kind: OperatorBundle
+spec:
+  catalog: ./catalog
+  package: widget
+  channel: stable
+  version: ">=1.0.0 <2"
+  namespace: widget-system
+`
+	f, err := Parse("f", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Spec
+	if s.Catalog != "./catalog" || s.Package != "widget" || s.Channel != "stable" || s.Version != ">=1.0.0 <2" {
+		t.Errorf("decoded %+v", s)
+	}
+	if err := s.Validate(); err != nil {
+		t.Error(err)
+	}
+	// Case-sensitive, like every other key.
+	if _, err := Parse("f", []byte(strings.Replace(doc, "package:", "Package:", 1))); err == nil || !strings.Contains(err.Error(), `unknown field "spec.Package"`) {
+		t.Errorf("Package: accepted or badly reported: %v", err)
+	}
+}

@@ -1,18 +1,20 @@
 // The only file that imports Argo CD. test/argocd-v3/argocd_adapter_test.go is
-// generated from it: edit this one, then in test/argocd-v3 run
-// go test -run TestAdapterUpToDate -update
+// generated from it: edit this one, then run `go generate` in test/argocd-v3.
 
 package cmptest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/argoproj/argo-cd/v2/cmpserver"
+	pluginclient "github.com/argoproj/argo-cd/v2/cmpserver/apiclient"
 	"github.com/argoproj/argo-cd/v2/cmpserver/plugin"
 	"github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/argo-cd/v2/reposerver/apiclient"
@@ -22,6 +24,8 @@ import (
 	"github.com/argoproj/argo-cd/v2/util/git"
 	utilio "github.com/argoproj/argo-cd/v2/util/io"
 	grpc_retry "github.com/grpc-ecosystem/go-grpc-middleware/retry"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/emptypb"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -171,4 +175,59 @@ func startClassic(t testing.TB, generateArgs ...string) string {
 	go func() { _ = g.Serve(lis) }()
 	t.Cleanup(g.Stop)
 	return dir
+}
+
+// startFloor serves a plugin that does no work: it reads each request stream
+// to the end and answers with the given manifests. Timing it through the same
+// client path gives the repo-server side's own cost (dial, two tarballs,
+// parsing the answer), the floor under any plugin. It returns the socket dir.
+func startFloor(t testing.TB, manifests []string) string {
+	t.Helper()
+	dir := filepath.Join(shortTempDir(t), "plugins")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("unix", filepath.Join(dir, pluginCfg.socketName()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := grpc.NewServer(grpc.MaxRecvMsgSize(pluginclient.MaxGRPCMessageSize), grpc.MaxSendMsgSize(pluginclient.MaxGRPCMessageSize))
+	pluginclient.RegisterConfigManagementPluginServiceServer(g, &floorPlugin{manifests: manifests})
+	go func() { _ = g.Serve(lis) }()
+	t.Cleanup(g.Stop)
+	return dir
+}
+
+type floorPlugin struct {
+	pluginclient.UnimplementedConfigManagementPluginServiceServer
+	manifests []string
+}
+
+func drain(recv func() (*pluginclient.AppStreamRequest, error)) error {
+	for {
+		if _, err := recv(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func (f *floorPlugin) CheckPluginConfiguration(context.Context, *emptypb.Empty) (*pluginclient.CheckPluginConfigurationResponse, error) {
+	return &pluginclient.CheckPluginConfigurationResponse{IsDiscoveryConfigured: true}, nil
+}
+
+func (f *floorPlugin) MatchRepository(s pluginclient.ConfigManagementPluginService_MatchRepositoryServer) error {
+	if err := drain(s.Recv); err != nil {
+		return err
+	}
+	return s.SendAndClose(&pluginclient.RepositoryResponse{IsSupported: true, IsDiscoveryEnabled: true})
+}
+
+func (f *floorPlugin) GenerateManifest(s pluginclient.ConfigManagementPluginService_GenerateManifestServer) error {
+	if err := drain(s.Recv); err != nil {
+		return err
+	}
+	return s.SendAndClose(&pluginclient.ManifestResponse{Manifests: f.manifests, SourceType: "Plugin"})
 }

@@ -4,9 +4,11 @@ package cmptest
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -17,12 +19,15 @@ type benchBundle struct {
 }
 
 // BenchmarkWarmRender measures one Application refresh through the
-// repo-server's own code path (named plugin: CheckPluginConfiguration,
-// MatchRepository, GenerateManifest, each with the repository tarball) once
-// the caches are warm, for olm-cmp serve (native) and Argo CD's
-// argocd-cmp-server forking olm-cmp generate (classic). The bundle is either
-// an image on an in-process registry (what users deploy) or a directory
-// committed next to olm-cmp.yaml. Reports p50/p90 per call.
+// repo-server's own code path (named plugin: CheckPluginConfiguration, then
+// MatchRepository and GenerateManifest, each streaming the repository tarball,
+// then parsing the answer) once the caches are warm, for olm-cmp serve
+// (native), Argo CD's argocd-cmp-server forking olm-cmp generate (classic),
+// and a plugin that does nothing but read the streams and return the same
+// manifests (floor: the repo-server side's own cost). The bundle is either an
+// image on an in-process registry (what users deploy) or a directory committed
+// next to olm-cmp.yaml. Reports p50/p90 per call and, for native, olm-cmp's
+// own p50 per RPC from its request log.
 func BenchmarkWarmRender(b *testing.B) {
 	shared := filepath.Join(repoRoot, "..", "shared", "bundles")
 	bundles := []benchBundle{
@@ -41,16 +46,28 @@ func BenchmarkWarmRender(b *testing.B) {
 
 	for _, bb := range bundles {
 		pb := pushBundle(b, reg.host, "olm/"+bb.name+"-bundle:v1", bb.dir)
+		// One repository per source: the repo-server streams the whole
+		// repository root to the plugin, not just the app directory.
+		repos := map[string]string{}
 		r := newRepo(b)
 		r.file("apps/image/olm-cmp.yaml", olmCmpYAML(bb.name, "bundle: "+pb.Tag, "namespace: "+bb.namespace))
+		repos["image"] = r.root
+		r = newRepo(b)
 		r.file("apps/dir/olm-cmp.yaml", olmCmpYAML(bb.name, "bundle: ./bundle", "namespace: "+bb.namespace))
 		r.copyDir(bb.dir, "apps/dir/bundle")
+		repos["dir"] = r.root
 		for _, source := range []string{"image", "dir"} {
-			for _, mode := range []struct{ name, socketDir string }{{"native", native.socketDir}, {"classic", classic}} {
+			req := GenRequest{RepoRoot: repos[source], AppPath: "apps/" + source, AppName: bb.name + "-" + source,
+				Plugin: &Plugin{Name: pluginCfg.pluginName()}}
+			b.Setenv("ARGOCD_PLUGINSOCKFILEPATH", native.socketDir)
+			out, _, err := argoGenerate(ctxTimeout(b, 2*time.Minute), req)
+			if err != nil {
+				b.Fatalf("GenerateManifests (native): %v", err)
+			}
+			floor := startFloor(b, out)
+			for _, mode := range []struct{ name, socketDir string }{{"native", native.socketDir}, {"classic", classic}, {"floor", floor}} {
 				b.Run(bb.name+"/"+source+"/"+mode.name, func(b *testing.B) {
 					b.Setenv("ARGOCD_PLUGINSOCKFILEPATH", mode.socketDir)
-					req := GenRequest{RepoRoot: r.root, AppPath: "apps/" + source, AppName: bb.name,
-						Plugin: &Plugin{Name: pluginCfg.pluginName()}}
 					// Warm up: pull, convert, fill the caches.
 					var want int
 					for range 3 {
@@ -61,6 +78,7 @@ func BenchmarkWarmRender(b *testing.B) {
 						want = len(m)
 					}
 					durs := make([]time.Duration, 0, b.N)
+					logStart := native.logs.Len()
 					b.ResetTimer()
 					for range b.N {
 						ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -80,6 +98,15 @@ func BenchmarkWarmRender(b *testing.B) {
 					b.ReportMetric(ms(durs[len(durs)/2]), "p50-ms")
 					b.ReportMetric(ms(durs[(len(durs)*9)/10]), "p90-ms")
 					b.ReportMetric(float64(want), "objects")
+					if mode.name == "native" {
+						// olm-cmp's own time per RPC, from its request log.
+						for rpc, unit := range map[string]string{"GenerateManifest": "srv-gen-p50-ms", "MatchRepository": "srv-match-p50-ms"} {
+							if d := serverDurations(native.logs.String()[logStart:], rpc, req.AppName); len(d) > 0 {
+								sort.Float64s(d)
+								b.ReportMetric(d[len(d)/2], unit)
+							}
+						}
+					}
 				})
 			}
 		}
@@ -87,3 +114,20 @@ func BenchmarkWarmRender(b *testing.B) {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// serverDurations returns duration_ms of olm-cmp serve's request log lines for
+// one RPC and app.
+func serverDurations(log, rpc, app string) []float64 {
+	var out []float64
+	for _, line := range strings.Split(log, "\n") {
+		var e struct {
+			RPC      string  `json:"rpc"`
+			App      string  `json:"app"`
+			Duration float64 `json:"duration_ms"`
+		}
+		if json.Unmarshal([]byte(line), &e) == nil && e.RPC == rpc && e.App == app {
+			out = append(out, e.Duration)
+		}
+	}
+	return out
+}

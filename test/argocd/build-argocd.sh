@@ -26,7 +26,7 @@ fi
 
 VERSION=$(awk '{ if ($1 == "require") { $1 = "" ; $0 = $0 } } $1 == "github.com/argoproj/argo-cd/v2" {print $2; exit}' "$HERE/go.mod")
 [[ -n $VERSION ]] || { echo "build-argocd.sh: no github.com/argoproj/argo-cd/v2 in $HERE/go.mod" >&2; exit 1; }
-STAMP="argocd=$VERSION go=$(go env GOVERSION) gomod=$(sha256sum "$HERE/go.mod" | cut -c1-16) recipe=1"
+STAMP="argocd=$VERSION go=$(go env GOVERSION) gomod=$(sha256sum "$HERE/go.mod" | cut -c1-16) recipe=2"
 if [[ -f $BIN/.stamp && $(cat "$BIN/.stamp") == "$STAMP" && -x $BIN/argocd ]]; then
   log "argo-cd $VERSION: cached in $BIN"
   exit 0
@@ -35,6 +35,13 @@ SRC=$CACHE/src
 mkdir -p "$SRC" "$BIN"
 sed 's|^module .*|module olm-cmp.e2e/argocd|' "$HERE/go.mod" > "$SRC/go.mod"
 cp "$HERE/go.sum" "$SRC/go.sum"
+# The whole binary needs all of Argo CD's own replace directives (test/argocd's go.mod carries
+# only those its packages need; e.g. notifications needs the telegram-bot-api fork): add the
+# missing ones from upstream's go.mod (module-path replaces only, never local paths).
+UPMOD=$(cd "$SRC" && go mod download -json "github.com/argoproj/argo-cd/v2@$VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+sed -n '/^replace (/,/^)/p' "$UPMOD" | awk '$2 == "=>" && $3 !~ /^\./ {print $1, $3, $4}' | while read -r from to ver; do
+  grep -qE "^[[:space:]]*(replace[[:space:]]+)?${from//./\\.}[[:space:]]+=>" "$SRC/go.mod" || echo "replace $from => $to $ver" >> "$SRC/go.mod"
+done
 cat > "$SRC/tools.go" <<'GO'
 //go:build tools
 

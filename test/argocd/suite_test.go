@@ -51,6 +51,25 @@ func TestNativeMatchesClassic(t *testing.T) {
 			Params: []Param{{Name: "namespace", String: strp("param-ns")}},
 		}},
 	}
+	t.Run("ParametersAnnouncement", func(t *testing.T) {
+		if len(pluginCfg.Spec.Parameters) == 0 {
+			t.Skip("plugin.yaml declares no spec.parameters")
+		}
+		req := reqs["file only"]
+		t.Setenv("ARGOCD_PLUGINSOCKFILEPATH", native.socketDir)
+		n, err := argoAnnounce(ctxTimeout(t, time.Minute), req)
+		if err != nil {
+			t.Fatalf("native: %v", err)
+		}
+		t.Setenv("ARGOCD_PLUGINSOCKFILEPATH", classic)
+		c, err := argoAnnounce(ctxTimeout(t, time.Minute), req)
+		if err != nil {
+			t.Fatalf("classic: %v", err)
+		}
+		if !reflect.DeepEqual(n, c) {
+			t.Errorf("announcements differ\nnative:  %+v\nclassic: %+v", n, c)
+		}
+	})
 	for name, req := range reqs {
 		t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
 			t.Setenv("ARGOCD_PLUGINSOCKFILEPATH", native.socketDir)

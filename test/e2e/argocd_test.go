@@ -82,7 +82,7 @@ func TestArgoCD(t *testing.T) {
 		"ARGOCD_TLS_DATA_PATH=" + filepath.Join(home, "tls"), "ARGOCD_SSH_DATA_PATH=" + filepath.Join(home, "ssh"),
 		"ARGOCD_GNUPGHOME=" + filepath.Join(home, "gpg"), "ARGOCD_SYNC_WAVE_DELAY=1"}
 	startProc(t, runDir, "argocd-repo-server", argoEnv, filepath.Join(argoBin, "argocd-repo-server"),
-		"--port", "8081", "--metrics-port", "8084", "--redis", "127.0.0.1:6379", "--disable-tls", "--loglevel", "info")
+		"--address", "127.0.0.1", "--port", "8081", "--metrics-address", "127.0.0.1", "--metrics-port", "8084", "--redis", "127.0.0.1:6379", "--disable-tls", "--loglevel", "info")
 	waitTCP(t, "127.0.0.1:8081", time.Minute)
 
 	mustKubectl(t, "apply", "--server-side", "-f", filepath.Join(argoBin, "crds"))

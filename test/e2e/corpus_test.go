@@ -68,6 +68,15 @@ func TestCorpus(t *testing.T) {
 	})
 }
 
+// bundleDirOf resolves spec.bundle (a directory here) against the spec's directory.
+func bundleDirOf(dir string, f map[string]any) string {
+	b, _ := f["spec"].(map[string]any)["bundle"].(string)
+	if filepath.IsAbs(b) {
+		return b
+	}
+	return filepath.Join(dir, b)
+}
+
 func readSpecFile(t *testing.T, dir string) map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "olm-cmp.yaml"))
@@ -138,6 +147,7 @@ func (e env) renderAndApply(t *testing.T, dir string, f map[string]any) {
 	}
 	checkWaveOrder(t, docs)
 	a := newApplier(t, e.work)
+	a.examples = almExamples(t, bundleDirOf(dir, f))
 	applied := a.apply(filepath.Base(dir), docs)
 	kinds := map[string]int{}
 	for _, d := range applied {

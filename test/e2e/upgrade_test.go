@@ -39,9 +39,11 @@ func TestUpgrade(t *testing.T) {
 			a := newApplier(t, e.work)
 
 			oldDocs := e.withIgnoreWebhooks(t, dir, spec(oldDir))
+			a.examples = almExamples(t, oldDir)
 			a.apply(pair[1], oldDocs)
 
 			newDocs := e.withIgnoreWebhooks(t, dir, spec(newDir))
+			a.examples = almExamples(t, newDir)
 			applied := a.apply(pair[2], newDocs)
 
 			inNew := map[string]bool{}

@@ -230,6 +230,73 @@ func DirEntries(t testing.TB, dir string) []Entry {
 	return out
 }
 
+// TreeEntries returns every file below dir as layer entries named
+// prefix + their path relative to dir, sorted, directories first, e.g.
+// TreeEntries(t, "testdata/catalog", "configs/") for a catalog image.
+func TreeEntries(t testing.TB, dir, prefix string) []Entry {
+	t.Helper()
+	var out []Entry
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		name := path.Join(prefix, filepath.ToSlash(rel))
+		if d.IsDir() {
+			if name != "." && name != "" {
+				out = append(out, Entry{Name: name + "/", Type: tar.TypeDir})
+			}
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out = append(out, Entry{Name: name, Body: data})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// CatalogImage builds a catalog image: one layer holding the file-based
+// catalog in dir under configsDir (e.g. "/configs"), and the image config
+// label operators.operatorframework.io.index.configs.v1 naming it. Extra
+// entries (say, an opm binary beside the catalog) go into the same layer.
+func CatalogImage(t testing.TB, dir, configsDir string, extra ...Entry) v1.Image {
+	t.Helper()
+	entries := append(TreeEntries(t, dir, strings.Trim(configsDir, "/")+"/"), extra...)
+	return WithLabels(t, Image(t, Layer(t, entries...)), map[string]string{
+		"operators.operatorframework.io.index.configs.v1": configsDir,
+	})
+}
+
+// WithLabels returns img with labels added to its config.
+func WithLabels(t testing.TB, img v1.Image, labels map[string]string) v1.Image {
+	t.Helper()
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := *cf.Config.DeepCopy()
+	if cfg.Labels == nil {
+		cfg.Labels = map[string]string{}
+	}
+	for k, v := range labels {
+		cfg.Labels[k] = v
+	}
+	out, err := mutate.Config(img, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // Layer builds a layer holding entries, in the given order.
 func Layer(t testing.TB, entries ...Entry) v1.Layer {
 	t.Helper()

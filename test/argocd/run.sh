@@ -5,7 +5,8 @@
 #
 #   test/argocd/run.sh                 # go test -count=1 ./... in both modules
 #   test/argocd/run.sh test -run TestNative -v
-#   test/argocd/run.sh bench           # BenchmarkWarmRender (v2 module; needs ../shared)
+#   test/argocd/run.sh bench           # BenchmarkWarmRender (v2 module; needs ../shared);
+#                                      # BENCH=1 test/argocd/run.sh does the same (make bench)
 #   MODULES="argocd-v3" test/argocd/run.sh test
 #
 # The first (cold) build of Argo CD's dependency tree takes ~10 min on 2 cores;
@@ -22,8 +23,12 @@ fi
 export GOCACHE
 export GOWORK=off
 
-what=${1:-test}
-[[ $# -gt 0 ]] && shift
+what=test
+[[ ${BENCH:-} == 1 ]] && what=bench
+if [[ $# -gt 0 ]]; then
+	what=$1
+	shift
+fi
 
 case $what in
 test)

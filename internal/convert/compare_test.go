@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -67,9 +66,16 @@ func objectID(o object) string {
 	return fmt.Sprintf("%s.%s %s/%s", o["kind"], group, ns, name)
 }
 
+// nodeToObject decodes the node itself. (kyaml's RNode.MarshalJSON prints
+// YAML and parses it again, which goes through the YAML encoder's folded-scalar
+// bug; see transform.Serialize.)
 func nodeToObject(t testing.TB, n *yaml.RNode) object {
 	t.Helper()
-	j, err := n.MarshalJSON()
+	var v any
+	if err := n.YNode().Decode(&v); err != nil {
+		t.Fatalf("%s %s: %v", n.GetKind(), n.GetName(), err)
+	}
+	j, err := json.Marshal(v)
 	if err != nil {
 		t.Fatalf("%s %s: %v", n.GetKind(), n.GetName(), err)
 	}
@@ -242,32 +248,9 @@ func diffValues(path string, got, want any, out *[]string) {
 		}
 		return
 	}
-	if gs, ok := got.(string); ok && foldedScalarQuirk(path, gs, want) {
-		knownQuirks++
-		return
-	}
 	if !reflect.DeepEqual(got, want) {
 		*out = append(*out, fmt.Sprintf("%s: got %s, want %s", cmpOr(path, "."), short(got), short(want)))
 	}
-}
-
-// knownQuirks counts differences tolerated by foldedScalarQuirk (tests are
-// not parallel, so a package counter is enough).
-var knownQuirks int
-
-var newlinesBeforeIndent = regexp.MustCompile(`\n+([ \t])`)
-
-// foldedScalarQuirk tolerates one known difference that is not ours: the YAML
-// v3 parser the bundle loader uses reads a folded block scalar (">-") whose
-// next line is more indented with an extra line break before that line;
-// OLM's YAML v2 parser does not. It only hits CRD description texts in the
-// corpus (flux). Recorded in docs/olm-parity.md under "Known issues".
-func foldedScalarQuirk(path, got string, want any) bool {
-	w, ok := want.(string)
-	if !ok || !strings.HasSuffix(path, "description") || got == w {
-		return false
-	}
-	return newlinesBeforeIndent.ReplaceAllString(got, "\n$1") == newlinesBeforeIndent.ReplaceAllString(w, "\n$1")
 }
 
 func mapsKeys(m map[string]bool) func(func(string) bool) {

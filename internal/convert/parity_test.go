@@ -84,12 +84,6 @@ func TestParityReference(t *testing.T) {
 			}
 			targets, _ := TargetNamespaces(b.CSV, installNs, nil)
 			want := readExpected(t, tc.refDir)
-			knownQuirks = 0
-			defer func() {
-				if knownQuirks > 0 {
-					t.Logf("tolerated %d description texts that differ only by the loader's YAML v3 folded-scalar line break (known issue, docs/olm-parity.md)", knownQuirks)
-				}
-			}()
 			if diffs := compareObjects(t, objs, want, installNs, targets); len(diffs) > 0 {
 				t.Errorf("%d differences from OLM v1:\n%s", len(diffs), strings.Join(diffs, "\n"))
 			}

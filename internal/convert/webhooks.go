@@ -25,14 +25,8 @@ import (
 // mode). Deviation: no metadata.namespace (OLM v1 sets one on this
 // cluster-scoped object).
 func GenerateValidatingWebhookConfigurations(b *bundle.Bundle, o Options) ([]*yaml.RNode, error) {
-	var out []*yaml.RNode
-	for _, wh := range csvSpec(b).WebhookDefinitions {
-		if wh.Type != v1alpha1.ValidatingAdmissionWebhook {
-			continue
-		}
-		certs := certsFor(wh.DeploymentName, o)
-		name := strings.TrimSuffix(wh.GenerateName, "-")
-		n, err := toRNode(&admissionregistrationv1.ValidatingWebhookConfiguration{
+	return webhookConfigurations(b, o, v1alpha1.ValidatingAdmissionWebhook, func(wh v1alpha1.WebhookDescription, name string, cc admissionregistrationv1.WebhookClientConfig) any {
+		return &admissionregistrationv1.ValidatingWebhookConfiguration{
 			TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingWebhookConfiguration"},
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Webhooks: []admissionregistrationv1.ValidatingWebhook{{
@@ -44,33 +38,19 @@ func GenerateValidatingWebhookConfigurations(b *bundle.Bundle, o Options) ([]*ya
 				SideEffects:             wh.SideEffects,
 				TimeoutSeconds:          wh.TimeoutSeconds,
 				AdmissionReviewVersions: wh.AdmissionReviewVersions,
-				ClientConfig:            webhookClientConfig(wh, certs, o),
+				ClientConfig:            cc,
 				NamespaceSelector:       webhookNamespaceSelector(o.TargetNamespaces),
 			}},
-		})
-		if err != nil {
-			return nil, err
 		}
-		if err := certs.injectCA(n); err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, nil
+	})
 }
 
 // GenerateMutatingWebhookConfigurations reproduces OLM v1's
 // BundleMutatingWebhookResourceGenerator: as the validating generator, plus
 // reinvocationPolicy. Same deviation (no metadata.namespace).
 func GenerateMutatingWebhookConfigurations(b *bundle.Bundle, o Options) ([]*yaml.RNode, error) {
-	var out []*yaml.RNode
-	for _, wh := range csvSpec(b).WebhookDefinitions {
-		if wh.Type != v1alpha1.MutatingAdmissionWebhook {
-			continue
-		}
-		certs := certsFor(wh.DeploymentName, o)
-		name := strings.TrimSuffix(wh.GenerateName, "-")
-		n, err := toRNode(&admissionregistrationv1.MutatingWebhookConfiguration{
+	return webhookConfigurations(b, o, v1alpha1.MutatingAdmissionWebhook, func(wh v1alpha1.WebhookDescription, name string, cc admissionregistrationv1.WebhookClientConfig) any {
+		return &admissionregistrationv1.MutatingWebhookConfiguration{
 			TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "MutatingWebhookConfiguration"},
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Webhooks: []admissionregistrationv1.MutatingWebhook{{
@@ -82,11 +62,27 @@ func GenerateMutatingWebhookConfigurations(b *bundle.Bundle, o Options) ([]*yaml
 				SideEffects:             wh.SideEffects,
 				TimeoutSeconds:          wh.TimeoutSeconds,
 				AdmissionReviewVersions: wh.AdmissionReviewVersions,
-				ClientConfig:            webhookClientConfig(wh, certs, o),
+				ClientConfig:            cc,
 				ReinvocationPolicy:      wh.ReinvocationPolicy,
 				NamespaceSelector:       webhookNamespaceSelector(o.TargetNamespaces),
 			}},
-		})
+		}
+	})
+}
+
+// webhookConfigurations is the loop both admission generators share: one
+// configuration per definition of type typ, named generateName without a
+// trailing "-", pointing at the deployment's webhook Service, CA injected by
+// the certificate provider.
+func webhookConfigurations(b *bundle.Bundle, o Options, typ v1alpha1.WebhookAdmissionType,
+	build func(wh v1alpha1.WebhookDescription, name string, cc admissionregistrationv1.WebhookClientConfig) any) ([]*yaml.RNode, error) {
+	var out []*yaml.RNode
+	for _, wh := range csvSpec(b).WebhookDefinitions {
+		if wh.Type != typ {
+			continue
+		}
+		certs := certsFor(wh.DeploymentName, o)
+		n, err := toRNode(build(wh, strings.TrimSuffix(wh.GenerateName, "-"), webhookClientConfig(wh, certs, o)))
 		if err != nil {
 			return nil, err
 		}

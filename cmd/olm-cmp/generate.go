@@ -32,7 +32,13 @@ The YAML stream goes to stdout only when the render succeeded; warnings and
 errors go to stderr, and an error exits non-zero with nothing on stdout.
 
 With --announce it prints the parameter announcements as JSON instead
-(plugin.yaml spec.parameters.dynamic).`,
+(plugin.yaml spec.parameters.dynamic).
+
+The registry flags have environment equivalents, so a plain-HTTP or
+self-signed registry, credentials or a cache directory can be set on the
+sidecar container without editing plugin.yaml's args: OLM_CMP_INSECURE_REGISTRIES
+(comma-separated), OLM_CMP_REGISTRY_CONFIG, OLM_CMP_CACHE_DIR. A flag wins
+over its variable.`,
 		Args: cobra.MaximumNArgs(1),
 		// Usage on stdout would corrupt the manifest stream Argo CD reads;
 		// main prints the error to stderr.
@@ -47,7 +53,7 @@ With --announce it prints the parameter announcements as JSON instead
 				return cmp.AnnounceJSON(dir, os.Environ(), cmd.OutOrStdout())
 			}
 			loader, err := pluginLoader(&lf)
-			if err != nil && !cmd.Flags().Changed("cache-dir") {
+			if err != nil && !lf.explicitCacheDir() {
 				// The stock sidecar may have a read-only home: a default
 				// cache that cannot be created is skipped, not fatal.
 				lf.cacheDir = ""

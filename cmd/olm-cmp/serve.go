@@ -22,12 +22,14 @@ import (
 )
 
 // pluginLoader is the CLI's bundle loader (registryFlags.loader: --cache-dir,
-// --registry-config, --insecure-registry) with the cache directory created up
-// front, so a bad --cache-dir fails at start, not on the first request.
+// --registry-config, --insecure-registry or their OLM_CMP_* variables) with
+// the cache directory created up front, so a bad cache directory fails at
+// start, not on the first request.
 func pluginLoader(f *registryFlags) (render.Loader, error) {
+	f.resolve()
 	if f.cacheDir != "" {
 		if err := os.MkdirAll(f.cacheDir, 0o755); err != nil {
-			return nil, fmt.Errorf("--cache-dir: %w", err)
+			return nil, fmt.Errorf("%s: %w", f.cacheDirFrom, err)
 		}
 	}
 	return f.loader()
@@ -81,9 +83,12 @@ version from plugin.yaml), renders applications whose directory holds
 olm-cmp.yaml, and keeps rendered output and pulled bundles cached between
 requests. The spec is olm-cmp.yaml, overridden by the Application's plugin env
 (ARGOCD_ENV_<field>) and then its plugin parameters (named after spec fields).
+Manifests go to the repo-server as compact JSON. Discovery (MatchRepository)
+is offered when plugin.yaml has a spec.discover section, as with Argo CD's
+own cmp-server; without one, only Applications that name the plugin use it.
 
 An HTTP listener (loopback by default) serves /healthz, /readyz, /metrics and
-POST /v1/render.`,
+POST /v1/render (YAML). See docs/plugin.md.`,
 		Args: cobra.NoArgs,
 		// Usage on stdout would corrupt the manifest stream Argo CD reads;
 		// main prints the error to stderr.

@@ -39,7 +39,8 @@ type EngineOptions struct {
 	// loader; nil means &render.Renderer{Loader: l}. Tests swap it.
 	NewRenderer func(l render.Loader) Renderer
 	// MaxEntries and MaxBytes bound the rendered-output cache (defaults 256
-	// entries, 256 MiB of manifests). MaxEntries < 0 disables it.
+	// entries, 256 MiB of manifests, YAML and JSON counted). MaxEntries < 0
+	// disables it.
 	MaxEntries int
 	MaxBytes   int64
 	// RegistryTimeout bounds one shared resolve or pull, which outlives the
@@ -61,7 +62,7 @@ type EngineOptions struct {
 type Engine struct {
 	inner   Renderer
 	loader  *collapsingLoader // nil without an image loader
-	results *lru.Cache[string, *render.Result]
+	results *lru.Cache[string, *Rendered]
 	bytes   atomic.Int64
 	max     int64
 	m       *Metrics
@@ -73,8 +74,42 @@ type Engine struct {
 // flight is one render in progress that later identical requests wait for.
 type flight struct {
 	done chan struct{}
-	res  *render.Result
+	res  *Rendered
 	err  error
+}
+
+// Rendered is a render as the engine caches it: the Result (YAML manifests,
+// for people: the HTTP render) and the same manifests as compact JSON (for
+// the repo-server), converted once per render.
+type Rendered struct {
+	*render.Result
+	// JSON holds Result.Manifests as compact JSON, one object per string, in
+	// the same order; a manifest JSON cannot say exactly is the YAML string
+	// itself (see ManifestsJSON).
+	JSON []string
+	// KeptYAML counts those.
+	KeptYAML int
+}
+
+func newRendered(res *render.Result) *Rendered {
+	js, kept := ManifestsJSON(res.Manifests)
+	return &Rendered{Result: res, JSON: js, KeptYAML: kept}
+}
+
+// size is what the entry holds in bytes: both forms of every manifest (a
+// manifest kept as YAML is one string, counted once) and the warnings.
+func (r *Rendered) size() int64 {
+	var n int64
+	for i, m := range r.Manifests {
+		n += int64(len(m))
+		if r.JSON[i] != m { // equal only when it is the same string
+			n += int64(len(r.JSON[i]))
+		}
+	}
+	for _, w := range r.Warnings {
+		n += int64(len(w))
+	}
+	return n + 512
 }
 
 // NewEngine builds an Engine.
@@ -101,8 +136,8 @@ func NewEngine(o EngineOptions) *Engine {
 		n = 256
 	}
 	if n > 0 {
-		e.results, _ = lru.NewWithEvict(n, func(_ string, r *render.Result) {
-			e.bytes.Add(-resultSize(r))
+		e.results, _ = lru.NewWithEvict(n, func(_ string, r *Rendered) {
+			e.bytes.Add(-r.size())
 		})
 	}
 	return e
@@ -121,11 +156,15 @@ type Info struct {
 // and other callers: treat it as read-only.
 func (e *Engine) Render(ctx context.Context, req render.Request) (*render.Result, error) {
 	res, _, err := e.RenderInfo(ctx, req)
-	return res, err
+	if err != nil {
+		return nil, err
+	}
+	return res.Result, nil
 }
 
-// RenderInfo renders and says how.
-func (e *Engine) RenderInfo(ctx context.Context, req render.Request) (*render.Result, Info, error) {
+// RenderInfo renders, with the manifests also as JSON, and says how. The
+// returned value is shared with the cache and other callers: read-only.
+func (e *Engine) RenderInfo(ctx context.Context, req render.Request) (*Rendered, Info, error) {
 	ctx, key, digest, err := e.key(ctx, req)
 	if err != nil {
 		return nil, Info{}, err
@@ -133,7 +172,13 @@ func (e *Engine) RenderInfo(ctx context.Context, req render.Request) (*render.Re
 	if key == "" || e.results == nil {
 		res, err := e.inner.Render(ctx, req)
 		e.m.render(err)
-		return res, Info{Cache: "off", Digest: digest}, err
+		if err == nil && res == nil {
+			err = errors.New("internal error: the renderer returned no result and no error")
+		}
+		if err != nil {
+			return nil, Info{Cache: "off", Digest: digest}, err
+		}
+		return newRendered(res), Info{Cache: "off", Digest: digest}, nil
 	}
 	info := Info{Cache: "hit", Digest: digest}
 	for {
@@ -186,14 +231,17 @@ func (e *Engine) own(ctx context.Context, key string, f *flight, req render.Requ
 		}
 		e.finish(key, f)
 	}()
-	f.res, f.err = e.inner.Render(ctx, req)
-	if f.err == nil && f.res == nil {
-		f.err = errors.New("internal error: the renderer returned no result and no error")
+	res, err := e.inner.Render(ctx, req)
+	if err == nil && res == nil {
+		err = errors.New("internal error: the renderer returned no result and no error")
 	}
-	e.m.render(f.err)
-	if f.err == nil {
-		e.store(key, f.res)
+	e.m.render(err)
+	if err != nil {
+		f.err = err
+		return
 	}
+	f.res = newRendered(res)
+	e.store(key, f.res)
 }
 
 func (e *Engine) finish(key string, f *flight) {
@@ -203,8 +251,8 @@ func (e *Engine) finish(key string, f *flight) {
 	close(f.done)
 }
 
-func (e *Engine) store(key string, res *render.Result) {
-	size := resultSize(res)
+func (e *Engine) store(key string, res *Rendered) {
+	size := res.size()
 	if size > e.max/4 {
 		return // one huge result must not flush everything else
 	}
@@ -218,17 +266,6 @@ func (e *Engine) store(key string, res *render.Result) {
 			break
 		}
 	}
-}
-
-func resultSize(r *render.Result) int64 {
-	var n int64
-	for _, m := range r.Manifests {
-		n += int64(len(m))
-	}
-	for _, w := range r.Warnings {
-		n += int64(len(w))
-	}
-	return n + 512
 }
 
 // Purge empties the rendered-output cache (tests, and a future admin endpoint).

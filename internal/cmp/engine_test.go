@@ -92,7 +92,7 @@ func TestRegistryConcurrentPullOnce(t *testing.T) {
 	if got := testutil.ToFloat64(m.pulls.WithLabelValues("ok")); got != 1 {
 		t.Errorf("pull metric = %v", got)
 	}
-	if !strings.Contains(outs[0], "kind: Deployment") {
+	if !strings.Contains(outs[0], `"kind":"Deployment"`) {
 		t.Error("no Deployment rendered")
 	}
 }
@@ -336,5 +336,47 @@ func TestEnginePanicReleasesWaiters(t *testing.T) {
 	defer cancel()
 	if _, err := e.Render(ctx, req); err != nil {
 		t.Fatalf("key stuck after a panic: %v", err)
+	}
+}
+
+// TestEngineCachesJSON: the JSON the plugin server sends is made once per
+// render and cached beside the YAML (which Render still returns, for the
+// HTTP render); a hit hands out the same conversion, and the byte budget
+// counts what the entry holds: both forms, a manifest kept as YAML once.
+func TestEngineCachesJSON(t *testing.T) {
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  port: \"8080\"\n  empty: \"\"\n"
+	odd := "odd: yes\n" // YAML 1.1 reads a boolean: stays YAML
+	var n atomic.Int32
+	r := rendererFunc(func(context.Context, render.Request) (*render.Result, error) {
+		n.Add(1)
+		return &render.Result{Manifests: []string{cm, odd}, Warnings: []string{"w"}}, nil
+	})
+	e := NewEngine(EngineOptions{Loader: newDirImageLoader(0), NewRenderer: func(render.Loader) Renderer { return r }})
+	req := engineReq(t)
+	first, info, err := e.RenderInfo(context.Background(), req)
+	if err != nil || info.Cache != "miss" {
+		t.Fatalf("%v %+v", err, info)
+	}
+	wantJSON := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"port":"8080","empty":""}}`
+	if len(first.JSON) != 2 || first.JSON[0] != wantJSON || first.JSON[1] != odd || first.KeptYAML != 1 {
+		t.Errorf("JSON %q, %d kept", first.JSON, first.KeptYAML)
+	}
+	if want := int64(len(cm) + len(wantJSON) + len(odd) + len("w") + 512); e.bytes.Load() != want {
+		t.Errorf("cache holds %d bytes by its count, want %d", e.bytes.Load(), want)
+	}
+	again, info, err := e.RenderInfo(context.Background(), req)
+	if err != nil || info.Cache != "hit" || again != first {
+		t.Errorf("second call: %v %+v, same entry %v", err, info, again == first)
+	}
+	res, err := e.Render(context.Background(), req)
+	if err != nil || len(res.Manifests) != 2 || res.Manifests[0] != cm {
+		t.Errorf("Render returns %q, want the YAML", res.Manifests)
+	}
+	if n.Load() != 1 {
+		t.Errorf("%d renders", n.Load())
+	}
+	e.Purge()
+	if e.bytes.Load() != 0 {
+		t.Errorf("%d bytes after purge", e.bytes.Load())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/olm-cmp/olm-cmp/internal/cmp/pluginpb"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
 // Limits bound what one request may make the server receive and write. The
@@ -53,6 +55,25 @@ type streamReceiver interface {
 // stream is ever used.
 func receiveRepo(ctx context.Context, stream streamReceiver, dir string, lim Limits, m *Metrics) (*pluginpb.ManifestRequestMetadata, error) {
 	lim = lim.withDefaults()
+	return receiveStream(ctx, stream, lim, m, func(r io.Reader) error { return extractTgz(r, dir, lim) })
+}
+
+// scanRepo reads the whole stream as receiveRepo does, hashing and checking
+// every entry and limit the same way, but writes nothing: it returns the
+// index MatchRepository answers from. The index is only valid without error.
+func scanRepo(ctx context.Context, stream streamReceiver, lim Limits, m *Metrics) (*pluginpb.ManifestRequestMetadata, *tarIndex, error) {
+	lim = lim.withDefaults()
+	idx := newTarIndex()
+	meta, err := receiveStream(ctx, stream, lim, m, func(r io.Reader) error { return scanTgz(r, idx, lim) })
+	if err != nil {
+		return nil, nil, err
+	}
+	return meta, idx, nil
+}
+
+// receiveStream reads the metadata message, then feeds the tar.gz chunks to
+// consume while hashing them, and compares the checksum once the stream ends.
+func receiveStream(ctx context.Context, stream streamReceiver, lim Limits, m *Metrics, consume func(io.Reader) error) (*pluginpb.ManifestRequestMetadata, error) {
 	first, err := stream.Recv()
 	if err != nil {
 		return nil, fmt.Errorf("receiving the stream header: %w", err)
@@ -68,7 +89,7 @@ func receiveRepo(ctx context.Context, stream streamReceiver, dir string, lim Lim
 	pr, pw := io.Pipe()
 	extracted := make(chan error, 1)
 	go func() {
-		err := extractTgz(pr, dir, lim)
+		err := consume(pr)
 		// Unblock the writer whatever happened: on success drain what is
 		// left (tar padding, gzip trailer), on failure fail its next Write.
 		if err == nil {
@@ -135,13 +156,143 @@ func receiveRepo(ctx context.Context, stream streamReceiver, dir string, lim Lim
 // point outside dir: absolute names, "..", entries below a symbolic link, links
 // whose target leaves dir, hard links; devices and FIFOs are skipped.
 func extractTgz(r io.Reader, dir string, lim Limits) error {
+	links := map[string]bool{} // symbolic links created, by cleaned relative name
+	err := walkTgz(r, lim, func(hdr *tar.Header, rel string, body io.Reader) error {
+		target := filepath.Join(dir, rel)
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			return os.MkdirAll(target, 0o755)
+		case tar.TypeReg, tar.TypeRegA:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			if _, err := writeFile(target, body, hdr.Size); err != nil {
+				return fmt.Errorf("extracting %q: %w", hdr.Name, err)
+			}
+		case tar.TypeSymlink:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			_ = os.Remove(target) // a later entry of the same name wins, as with tar
+			if err := os.Symlink(hdr.Linkname, target); err != nil {
+				return err
+			}
+			links[rel] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return checkLinksResolveInside(dir, links)
+}
+
+// tarIndex is what MatchRepository needs from a repository tarball: which
+// regular files and symbolic links it holds, by cleaned name. Regular files
+// are kept as 8-byte seeded hashes of their names, so a repository of 200000
+// files costs a few MB, not its names (a collision, odds ~1e-9 at the entry
+// limit, could only make MatchRepository claim an application whose
+// GenerateManifest then reports the missing olm-cmp.yaml).
+type tarIndex struct {
+	seed  maphash.Seed
+	files map[uint64]struct{} // regular files, by hashed name
+	links map[string]string   // symbolic link -> its target as written
+}
+
+func newTarIndex() *tarIndex {
+	return &tarIndex{seed: maphash.MakeSeed(), files: map[uint64]struct{}{}, links: map[string]string{}}
+}
+
+func (idx *tarIndex) key(rel string) uint64 { return maphash.String(idx.seed, rel) }
+
+// scanTgz indexes a tar.gz without writing anything, with the checks and
+// limits of extractTgz (so a tarball extraction refuses is refused here too).
+func scanTgz(r io.Reader, idx *tarIndex, lim Limits) error {
+	return walkTgz(r, lim, func(hdr *tar.Header, rel string, _ io.Reader) error {
+		// A later entry of the same name replaces an earlier one, as on disk.
+		delete(idx.files, idx.key(rel))
+		delete(idx.links, rel)
+		switch hdr.Typeflag {
+		case tar.TypeReg, tar.TypeRegA:
+			idx.files[idx.key(rel)] = struct{}{}
+		case tar.TypeSymlink:
+			idx.links[rel] = hdr.Linkname
+		}
+		return nil
+	})
+}
+
+// maxLinkHops bounds symbolic link resolution in a tarball index (Linux
+// gives up after 40 too).
+const maxLinkHops = 40
+
+// hasSpec reports whether <appRelPath>/olm-cmp.yaml names a regular file of
+// the tarball, following its symbolic links (lexically, inside the
+// repository only) as the extracted copy would: a symlinked application
+// directory or olm-cmp.yaml counts when it leads to a regular olm-cmp.yaml
+// inside the repository; a dangling link, or one that leaves, does not.
+func (idx *tarIndex) hasSpec(appRelPath string) bool {
+	rel, err := safeRel(appRelPath)
+	if err != nil {
+		return false
+	}
+	p, ok := idx.resolve(filepath.Join(rel, spec.FileName))
+	if !ok {
+		return false
+	}
+	_, isFile := idx.files[idx.key(p)]
+	return isFile
+}
+
+// resolve follows the index's symbolic links in rel (a clean relative path)
+// component by component, as the kernel would on the extracted copy ("..")
+// after a link goes to the parent of the link's target), and returns the
+// path it leads to, or false when it leaves the repository or loops.
+func (idx *tarIndex) resolve(rel string) (string, bool) {
+	sep := string(filepath.Separator)
+	rest := strings.Split(rel, sep)
+	var cur []string // resolved components: no links among them
+	for hops := 0; len(rest) > 0; {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(cur) == 0 {
+				return "", false // leaves the repository
+			}
+			cur = cur[:len(cur)-1]
+			continue
+		}
+		target, isLink := idx.links[strings.Join(append(cur, c), sep)]
+		if !isLink {
+			cur = append(cur, c)
+			continue
+		}
+		if hops++; hops > maxLinkHops || filepath.IsAbs(filepath.FromSlash(target)) {
+			return "", false
+		}
+		// The target is relative to the link's directory, which is cur.
+		rest = append(strings.Split(filepath.FromSlash(target), sep), rest...)
+	}
+	return strings.Join(cur, sep), true
+}
+
+// walkTgz reads a tar.gz to its end and calls fn with every entry that
+// matters (directories, regular files, symbolic links), named by its cleaned
+// relative path, after the checks every consumer needs: no absolute names or
+// "..", nothing below a symbolic link, no link that leaves the repository
+// lexically, no hard links, and the entry and size limits. Devices, FIFOs
+// and extension records are skipped. fn may read a regular file's body.
+func walkTgz(r io.Reader, lim Limits, fn func(hdr *tar.Header, rel string, body io.Reader) error) error {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return fmt.Errorf("the repository tarball is not gzip: %w", err)
 	}
 	tr := tar.NewReader(zr)
-	links := map[string]bool{} // symbolic links created, by cleaned relative name
-	var written int64
+	links := map[string]bool{} // symbolic links seen, by cleaned relative name
+	var size int64
 	for entries := 0; ; entries++ {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -165,47 +316,35 @@ func extractTgz(r io.Reader, dir string, lim Limits) error {
 				return fmt.Errorf("refusing tarball entry %q: it is below the symbolic link %q", hdr.Name, p)
 			}
 		}
-		target := filepath.Join(dir, rel)
 		switch hdr.Typeflag {
 		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
-			}
 		case tar.TypeReg, tar.TypeRegA:
-			if hdr.Size > lim.MaxExtracted-written {
+			if links[rel] {
+				return fmt.Errorf("refusing tarball entry %q: it replaces the symbolic link of the same name", hdr.Name)
+			}
+			if hdr.Size > lim.MaxExtracted-size {
 				return fmt.Errorf("the repository expands to more than %d bytes (--max-extract-bytes)", lim.MaxExtracted)
 			}
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			n, err := writeFile(target, tr, hdr.Size)
-			written += n
-			if err != nil {
-				return fmt.Errorf("extracting %q: %w", hdr.Name, err)
-			}
+			size += hdr.Size
 		case tar.TypeSymlink:
 			if err := checkLink(rel, hdr.Linkname); err != nil {
 				return fmt.Errorf("refusing tarball entry %q: %w", hdr.Name, err)
-			}
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			_ = os.Remove(target) // a later entry of the same name wins, as with tar
-			if err := os.Symlink(hdr.Linkname, target); err != nil {
-				return err
 			}
 			links[rel] = true
 		case tar.TypeLink:
 			return fmt.Errorf("refusing tarball entry %q: hard links are not supported", hdr.Name)
 		default:
-			// Devices, FIFOs, PAX/GNU extension records: nothing a render reads.
+			continue // devices, FIFOs, PAX/GNU extension records: nothing a render reads
+		}
+		if err := fn(hdr, rel, tr); err != nil {
+			return err
 		}
 	}
 	// Drain the gzip stream so its CRC is checked too.
 	if _, err := io.Copy(io.Discard, zr); err != nil {
 		return fmt.Errorf("reading the repository tarball: %w", err)
 	}
-	return checkLinksResolveInside(dir, links)
+	return nil
 }
 
 // checkLinksResolveInside resolves every extracted symbolic link for real:

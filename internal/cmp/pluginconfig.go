@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
 // DefaultConfigPath is where Argo CD's sidecar convention mounts plugin.yaml.
@@ -19,8 +21,11 @@ const (
 )
 
 // PluginConfig is the part of Argo CD's ConfigManagementPlugin (plugin.yaml)
-// the server reads: its name and version make the socket name. Every other
-// field is for Argo CD's own cmp-server (the classic mode) and is ignored.
+// the server reads: its name and version make the socket name, the presence
+// of spec.discover says whether Argo CD should ask MatchRepository, and
+// provideGitCreds is passed on. Every other field is for Argo CD's own
+// cmp-server (the classic mode) and is ignored: in particular the native
+// server always discovers by olm-cmp.yaml, whatever spec.discover says.
 type PluginConfig struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
@@ -28,16 +33,36 @@ type PluginConfig struct {
 		Name string `json:"name"`
 	} `json:"metadata"`
 	Spec struct {
-		Version         string `json:"version"`
-		ProvideGitCreds bool   `json:"provideGitCreds"`
+		Version         string    `json:"version"`
+		Discover        *Discover `json:"discover,omitempty"`
+		ProvideGitCreds bool      `json:"provideGitCreds"`
 	} `json:"spec"`
 }
 
-// DefaultPluginConfig is the configuration without a plugin.yaml.
+// Discover is plugin.yaml's spec.discover, as Argo CD's cmp-server reads it.
+type Discover struct {
+	FileName string `json:"fileName,omitempty"`
+	Find     struct {
+		Glob    string   `json:"glob,omitempty"`
+		Command []string `json:"command,omitempty"`
+	} `json:"find"`
+}
+
+// DiscoveryConfigured reports whether plugin.yaml configures discovery: a
+// spec.discover section with a fileName, find.glob or find.command, the rule
+// of Argo CD's own cmp-server (an empty section configures nothing).
+func (c *PluginConfig) DiscoveryConfigured() bool {
+	d := c.Spec.Discover
+	return d != nil && (d.FileName != "" || d.Find.Glob != "" || len(d.Find.Command) > 0)
+}
+
+// DefaultPluginConfig is the configuration without a plugin.yaml: it matches
+// the repository's plugin.yaml, discovery by olm-cmp.yaml included.
 func DefaultPluginConfig() *PluginConfig {
 	c := &PluginConfig{APIVersion: "argoproj.io/v1alpha1", Kind: "ConfigManagementPlugin"}
 	c.Metadata.Name = DefaultPluginName
 	c.Spec.Version = DefaultPluginVersion
+	c.Spec.Discover = &Discover{FileName: spec.FileName}
 	return c
 }
 

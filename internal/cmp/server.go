@@ -24,6 +24,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/cmp/pluginpb"
 	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
 // DefaultSocketDir is where Argo CD's repo-server looks for plugin sockets
@@ -152,7 +153,11 @@ func (s *Server) Listen() (net.Listener, error) {
 // Serve serves lis until Shutdown.
 func (s *Server) Serve(lis net.Listener) error {
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	s.o.Logger.Info("serving Argo CD config-management plugin", "socket", s.path, "plugin", s.o.Config.Metadata.Name, "version", s.o.Config.Spec.Version)
+	c := s.o.Config
+	s.o.Logger.Info("serving Argo CD config-management plugin", "socket", s.path, "plugin", c.Metadata.Name, "version", c.Spec.Version, "discovery", c.DiscoveryConfigured())
+	if d := c.Spec.Discover; c.DiscoveryConfigured() && (d.FileName != spec.FileName || d.Find.Glob != "" || len(d.Find.Command) > 0) {
+		s.o.Logger.Warn("plugin.yaml spec.discover names another rule: the native server discovers applications by " + spec.FileName + " only")
+	}
 	err := s.grpc.Serve(lis)
 	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
@@ -242,14 +247,17 @@ type service struct {
 type request struct {
 	rpc   string
 	start time.Time
-	dir   string // extraction root
-	meta  *pluginpb.ManifestRequestMetadata
-	env   *AppEnv
-	attrs []any
+	// waited is how long the metadata took to arrive: Argo CD's repo-server
+	// tars and compresses the whole repository before it sends anything.
+	waited time.Duration
+	dir    string // extraction root
+	meta   *pluginpb.ManifestRequestMetadata
+	env    *AppEnv
+	attrs  []any
 }
 
-// begin receives the repository of a streaming call. The returned cleanup
-// removes it; call it even on error.
+// begin receives the repository of a streaming call into a new directory.
+// The returned cleanup removes it; call it even on error.
 func (sv *service) begin(ctx context.Context, rpc string, stream streamReceiver) (*request, func(), error) {
 	s := sv.s
 	r := &request{rpc: rpc, start: time.Now()}
@@ -266,13 +274,45 @@ func (sv *service) begin(ctx context.Context, rpc string, stream streamReceiver)
 		}
 		s.o.Metrics.InflightAdd(-1)
 	}
-	meta, err := receiveRepo(ctx, stream, dir, s.o.Limits, s.o.Metrics)
+	meta, err := receiveRepo(ctx, &timedReceiver{streamReceiver: stream, r: r}, dir, s.o.Limits, s.o.Metrics)
+	return r, cleanup, sv.received(r, meta, err)
+}
+
+// beginScan receives the repository of a streaming call without writing it
+// anywhere, and returns the index of its entries.
+func (sv *service) beginScan(ctx context.Context, rpc string, stream streamReceiver) (*request, *tarIndex, func(), error) {
+	s := sv.s
+	r := &request{rpc: rpc, start: time.Now()}
+	s.o.Metrics.InflightAdd(1)
+	cleanup := func() { s.o.Metrics.InflightAdd(-1) }
+	meta, idx, err := scanRepo(ctx, &timedReceiver{streamReceiver: stream, r: r}, s.o.Limits, s.o.Metrics)
+	return r, idx, cleanup, sv.received(r, meta, err)
+}
+
+// timedReceiver notes in r when the first message arrived.
+type timedReceiver struct {
+	streamReceiver
+	r    *request
+	done bool
+}
+
+func (t *timedReceiver) Recv() (*pluginpb.AppStreamRequest, error) {
+	m, err := t.streamReceiver.Recv()
+	if !t.done {
+		t.done = true
+		t.r.waited = time.Since(t.r.start)
+	}
+	return m, err
+}
+
+// received completes r from the stream's metadata, or codes the receive error.
+func (sv *service) received(r *request, meta *pluginpb.ManifestRequestMetadata, err error) error {
 	if err != nil {
 		code := codes.InvalidArgument
 		if strings.Contains(err.Error(), "checksum mismatch") {
 			code = codes.DataLoss
 		}
-		return r, cleanup, coded(code, err)
+		return coded(code, err)
 	}
 	r.meta = meta
 	vars := make([]string, 0, len(meta.GetEnv()))
@@ -281,14 +321,14 @@ func (sv *service) begin(ctx context.Context, rpc string, stream streamReceiver)
 	}
 	env, err := ParseEnv(vars)
 	if err != nil {
-		return r, cleanup, coded(codes.InvalidArgument, err)
+		return coded(codes.InvalidArgument, err)
 	}
 	r.env = env
 	r.attrs = []any{"app", env.AppName, "app_namespace", env.AppNamespace, "path", meta.GetAppRelPath()}
 	if env.Project != "" {
 		r.attrs = append(r.attrs, "project", env.Project)
 	}
-	return r, cleanup, nil
+	return nil
 }
 
 // finish logs and measures a call and turns err into the status the repo-server shows.
@@ -297,7 +337,12 @@ func (sv *service) finish(ctx context.Context, r *request, err error, extra ...a
 	st := sv.status(ctx, r, err)
 	d := time.Since(r.start)
 	s.o.Metrics.ObserveRequest(r.rpc, st.Code().String(), d)
-	attrs := append([]any{"rpc", r.rpc, "outcome", st.Code().String(), "duration_ms", float64(d.Microseconds()) / 1000}, r.attrs...)
+	attrs := []any{"rpc", r.rpc, "outcome", st.Code().String(), "duration_ms", float64(d.Microseconds()) / 1000}
+	if r.waited > 0 {
+		// Of duration_ms, the time the repo-server took to start streaming.
+		attrs = append(attrs, "wait_ms", float64(r.waited.Microseconds())/1000)
+	}
+	attrs = append(attrs, r.attrs...)
 	attrs = append(attrs, extra...)
 	if err != nil {
 		s.o.Logger.Warn("request failed", append(attrs, "error", st.Message())...)
@@ -315,9 +360,9 @@ func (sv *service) status(ctx context.Context, r *request, err error) *status.St
 		return status.New(codes.OK, "")
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		total := "its deadline"
+		total := "deadline"
 		if dl, ok := ctx.Deadline(); ok {
-			total = fmt.Sprintf("its %s deadline", (dl.Sub(r.start) + sv.s.o.DeadlineMargin).Round(100*time.Millisecond))
+			total = fmt.Sprintf("%s deadline", (dl.Sub(r.start) + sv.s.o.DeadlineMargin).Round(100*time.Millisecond))
 		}
 		return status.Newf(codes.DeadlineExceeded, "olm-cmp: rendering did not finish within the repo-server's %s. A first pull of a large bundle can take that long and goes on in the background: retry shortly, or raise the repo-server timeout (controller.repo.server.timeout.seconds, server.repo.server.timeout.seconds). Cause: %s", total, sv.clean(r, err.Error()))
 	}
@@ -388,12 +433,17 @@ func (sv *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServic
 	if err != nil {
 		return sv.finish(ctx, r, err)
 	}
-	var res *render.Result
+	// The repo-server parses JSON faster than YAML; the engine converts once
+	// per render and caches both. Another renderer (tests) is converted here.
+	var res *Rendered
 	var info Info
 	if e, ok := sv.s.o.Renderer.(*Engine); ok {
 		res, info, err = e.RenderInfo(ctx, req)
 	} else {
-		res, err = sv.s.o.Renderer.Render(ctx, req)
+		var out *render.Result
+		if out, err = sv.s.o.Renderer.Render(ctx, req); err == nil {
+			res = newRendered(out)
+		}
 	}
 	if err != nil {
 		return sv.finish(ctx, r, err, "bundle", req.Spec.Bundle, "digest", info.Digest)
@@ -401,11 +451,11 @@ func (sv *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServic
 	for _, w := range res.Warnings {
 		sv.s.o.Logger.Warn("render warning", append([]any{"warning", w}, r.attrs...)...)
 	}
-	if err := stream.SendAndClose(&pluginpb.ManifestResponse{Manifests: res.Manifests}); err != nil {
+	if err := stream.SendAndClose(&pluginpb.ManifestResponse{Manifests: res.JSON}); err != nil {
 		return sv.finish(ctx, r, err)
 	}
 	n := 0
-	for _, m := range res.Manifests {
+	for _, m := range res.JSON {
 		n += len(m)
 	}
 	sv.s.o.Metrics.ObserveBytesServed("grpc", n)
@@ -415,23 +465,24 @@ func (sv *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServic
 		bundleRef, catalog = c.Bundle, []any{"catalog", c.Ref, "catalog_image", c.Image}
 	}
 	return sv.finish(ctx, r, nil, append([]any{"bundle", bundleRef, "digest", res.Origin.Digest, "package", res.Package,
-		"bundle_version", res.Version, "cache", info.Cache, "objects", len(res.Manifests), "bytes", n, "warnings", len(res.Warnings)}, catalog...)...)
+		"bundle_version", res.Version, "cache", info.Cache, "objects", len(res.JSON), "bytes", n, "kept_yaml", res.KeptYAML, "warnings", len(res.Warnings)}, catalog...)...)
 }
 
-// MatchRepository claims applications whose directory holds olm-cmp.yaml.
+// MatchRepository claims applications whose directory holds olm-cmp.yaml. It
+// answers from the tarball's entry names as they stream by (checksum, entry
+// checks and limits as for GenerateManifest), writing nothing to disk: a
+// regular file <appRelPath>/olm-cmp.yaml, or a symbolic link that leads to
+// one inside the repository.
 func (sv *service) MatchRepository(stream pluginpb.ConfigManagementPluginService_MatchRepositoryServer) error {
 	ctx, cancel := earlierDeadline(stream.Context(), sv.s.o.DeadlineMargin)
 	defer cancel()
-	r, cleanup, err := sv.begin(ctx, "MatchRepository", stream)
+	r, idx, cleanup, err := sv.beginScan(ctx, "MatchRepository", stream)
 	defer cleanup()
 	if err != nil {
 		return sv.finish(ctx, r, err)
 	}
-	ok := false
-	if app, err := appDir(r.dir, r.meta.GetAppRelPath()); err == nil {
-		ok = HasSpec(app)
-	}
-	if err := stream.SendAndClose(&pluginpb.RepositoryResponse{IsSupported: ok, IsDiscoveryEnabled: true}); err != nil {
+	ok := idx.hasSpec(r.meta.GetAppRelPath())
+	if err := stream.SendAndClose(&pluginpb.RepositoryResponse{IsSupported: ok, IsDiscoveryEnabled: sv.s.o.Config.DiscoveryConfigured()}); err != nil {
 		return sv.finish(ctx, r, err)
 	}
 	return sv.finish(ctx, r, nil, "supported", ok)
@@ -460,10 +511,15 @@ func (sv *service) GetParametersAnnouncement(stream pluginpb.ConfigManagementPlu
 	return sv.finish(ctx, r, nil)
 }
 
-// CheckPluginConfiguration is Argo CD's pre-flight: discovery is configured
-// (olm-cmp.yaml), Git credentials are not needed.
+// CheckPluginConfiguration is Argo CD's pre-flight. Discovery is configured
+// when plugin.yaml has a spec.discover section (the built-in configuration
+// has one): then Argo CD calls MatchRepository, a second tarball of the
+// repository, even for Applications that name the plugin. Without it, only
+// Applications that name the plugin use it, with one tarball per refresh.
+// Git credentials are passed when plugin.yaml asks for them.
 func (sv *service) CheckPluginConfiguration(ctx context.Context, _ *emptypb.Empty) (*pluginpb.CheckPluginConfigurationResponse, error) {
 	start := time.Now()
+	c := sv.s.o.Config
 	sv.s.o.Metrics.ObserveRequest("CheckPluginConfiguration", codes.OK.String(), time.Since(start))
-	return &pluginpb.CheckPluginConfigurationResponse{IsDiscoveryConfigured: true, ProvideGitCreds: sv.s.o.Config.Spec.ProvideGitCreds}, nil
+	return &pluginpb.CheckPluginConfigurationResponse{IsDiscoveryConfigured: c.DiscoveryConfigured(), ProvideGitCreds: c.Spec.ProvideGitCreds}, nil
 }

@@ -9,6 +9,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,6 +41,15 @@ func (e *specEcho) Render(_ context.Context, req render.Request) (*render.Result
 		HasExtra    bool
 	}{req.Spec, req.Name, req.APIVersions, fileExists(filepath.Join(req.SourceDir, "extra-config.yaml"))})
 	return &render.Result{Manifests: []string{string(js)}}, nil
+}
+
+func mustBuildRequest(t *testing.T, app, root string) render.Request {
+	t.Helper()
+	req, err := BuildRequest(app, root, &AppEnv{AppName: "tiny-app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
@@ -81,9 +92,27 @@ func TestGenerateManifestRendersDirectoryBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := strings.Join(resp.Manifests, "\n---\n")
-	for _, want := range []string{"kind: Namespace", "kind: CustomResourceDefinition", "kind: Deployment", "name: tiny-extra", "pull-secret"} {
+	for _, want := range []string{`"kind":"Namespace"`, `"kind":"CustomResourceDefinition"`, `"kind":"Deployment"`, `"name":"tiny-extra"`, "pull-secret"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("output lacks %q", want)
+		}
+	}
+	// Each manifest is one object in compact JSON (the repo-server parses
+	// that faster than YAML), the very object the YAML render says.
+	direct, err := (&render.Renderer{}).Render(ctxT(t), mustBuildRequest(t, filepath.Join(repoDir, "apps/tiny"), repoDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Manifests) != len(direct.Manifests) {
+		t.Fatalf("%d manifests, the YAML render has %d", len(resp.Manifests), len(direct.Manifests))
+	}
+	for i, m := range resp.Manifests {
+		if !strings.HasPrefix(m, "{") || strings.Contains(m, "\n") || !json.Valid([]byte(m)) {
+			t.Errorf("manifest %d is not compact JSON:\n%s", i, m)
+			continue
+		}
+		if a, b := asJSON(t, m), asRepoServerReads(t, direct.Manifests[i]); !reflect.DeepEqual(a, b) {
+			t.Errorf("manifest %d differs from the YAML render:\n%s\n%s", i, m, direct.Manifests[i])
 		}
 	}
 	// The same request again is served from the cache, byte-identical.
@@ -101,7 +130,7 @@ func TestGenerateManifestRendersDirectoryBundle(t *testing.T) {
 		t.Errorf("GenerateManifest OK = %v, want 2", got)
 	}
 	logs := ts.logs.String()
-	for _, want := range []string{`"app":"tiny-app"`, `"app_namespace":"argocd"`, `"duration_ms"`, `"cache":"hit"`} {
+	for _, want := range []string{`"app":"tiny-app"`, `"app_namespace":"argocd"`, `"duration_ms"`, `"wait_ms"`, `"cache":"hit"`, `"kept_yaml":0`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("logs lack %s:\n%s", want, logs)
 		}
@@ -368,6 +397,10 @@ func TestDeadlineHonoured(t *testing.T) {
 	_, err := ts.generate(ctx, t, call{tgz: tgzOf(t, repoDir), appRelPath: "apps/tiny"})
 	took := time.Since(start)
 	wantStatus(t, err, codes.DeadlineExceeded, "did not finish within the repo-server's")
+	// "within the repo-server's 2s deadline.", the caller's whole deadline.
+	if msg := status.Convert(err).Message(); !regexp.MustCompile(`within the repo-server's [0-9.]+s deadline\. `).MatchString(msg) {
+		t.Errorf("message does not name the deadline in plain words: %s", msg)
+	}
 	// The server answers before the caller's own deadline fires, so the
 	// caller reads olm-cmp's explanation, not a bare "context deadline exceeded".
 	if !strings.Contains(status.Convert(err).Message(), "raise the repo-server timeout") {
@@ -495,7 +528,7 @@ func TestConcurrentRequestsRenderOnce(t *testing.T) {
 			t.Fatalf("call %d answered differently", i)
 		}
 	}
-	if !strings.Contains(outs[0], "kind: Deployment") {
+	if !strings.Contains(outs[0], `"kind":"Deployment"`) {
 		t.Fatalf("unexpected output:\n%s", outs[0])
 	}
 	if got := counting.n.Load(); got != 1 {

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
 	"github.com/olm-cmp/olm-cmp/internal/cmp"
 	"github.com/olm-cmp/olm-cmp/internal/httpapi"
 	"github.com/olm-cmp/olm-cmp/internal/render"
@@ -162,6 +163,33 @@ func TestMetrics(t *testing.T) {
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// TestRenderThroughEngineIsYAML: the plugin server's engine caches each
+// render as YAML and as the JSON the repo-server gets; POST /v1/render, for
+// people, answers YAML, on a miss and on a hit alike.
+func TestRenderThroughEngineIsYAML(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	bundletest.PushDir(t, host, "olm/tiny-bundle", "v1", "../cmp/testdata/repo/bundles/tiny")
+	e := cmp.NewEngine(cmp.EngineOptions{Loader: &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{host}}})
+	srv := httptest.NewServer(httpapi.New(httpapi.Options{Renderer: e}))
+	t.Cleanup(srv.Close)
+	doc := "bundle: " + host + "/olm/tiny-bundle:v1\nnamespace: tiny-system\n"
+	var first string
+	for i := range 2 {
+		resp, body := do(t, "POST", srv.URL+"/v1/render", doc)
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/yaml" {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		if !strings.HasPrefix(body, "---\napiVersion: ") || !strings.Contains(body, "\nkind: Deployment\n") || strings.Contains(body, "---\n{") {
+			t.Errorf("call %d: not the YAML stream:\n%s", i, body)
+		}
+		if i == 0 {
+			first = body
+		} else if body != first {
+			t.Error("the cached answer differs")
 		}
 	}
 }

@@ -100,10 +100,18 @@ func BenchmarkWarmRender(b *testing.B) {
 					b.ReportMetric(float64(want), "objects")
 					if mode.name == "native" {
 						// olm-cmp's own time per RPC, from its request log.
-						for rpc, unit := range map[string]string{"GenerateManifest": "srv-gen-p50-ms", "MatchRepository": "srv-match-p50-ms"} {
-							if d := serverDurations(native.logs.String()[logStart:], rpc, req.AppName); len(d) > 0 {
+						// srv-*: the whole call as olm-cmp sees it; work-*: the same
+						// minus the wait for the repo-server to tar and compress
+						// the repository before it sends the first message.
+						for rpc, unit := range map[string]string{"GenerateManifest": "gen", "MatchRepository": "match"} {
+							log := native.logs.String()[logStart:]
+							if d := serverDurations(log, rpc, req.AppName); len(d) > 0 {
 								sort.Float64s(d)
-								b.ReportMetric(d[len(d)/2], unit)
+								b.ReportMetric(d[len(d)/2], "srv-"+unit+"-p50-ms")
+							}
+							if d := serverWork(log, rpc, req.AppName); len(d) > 0 {
+								sort.Float64s(d)
+								b.ReportMetric(d[len(d)/2], "work-"+unit+"-p50-ms")
 							}
 						}
 					}
@@ -119,14 +127,35 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // one RPC and app.
 func serverDurations(log, rpc, app string) []float64 {
 	var out []float64
+	for _, e := range serverLog(log, rpc, app) {
+		out = append(out, e.Duration)
+	}
+	return out
+}
+
+// serverWork returns duration_ms minus wait_ms (the repo-server preparing
+// its tarball) of the same lines.
+func serverWork(log, rpc, app string) []float64 {
+	var out []float64
+	for _, e := range serverLog(log, rpc, app) {
+		out = append(out, e.Duration-e.Wait)
+	}
+	return out
+}
+
+type requestLog struct {
+	RPC      string  `json:"rpc"`
+	App      string  `json:"app"`
+	Duration float64 `json:"duration_ms"`
+	Wait     float64 `json:"wait_ms"`
+}
+
+func serverLog(log, rpc, app string) []requestLog {
+	var out []requestLog
 	for _, line := range strings.Split(log, "\n") {
-		var e struct {
-			RPC      string  `json:"rpc"`
-			App      string  `json:"app"`
-			Duration float64 `json:"duration_ms"`
-		}
+		var e requestLog
 		if json.Unmarshal([]byte(line), &e) == nil && e.RPC == rpc && e.App == app {
-			out = append(out, e.Duration)
+			out = append(out, e)
 		}
 	}
 	return out

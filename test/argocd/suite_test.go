@@ -4,11 +4,13 @@ package cmptest
 
 import (
 	"context"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -90,6 +92,83 @@ func TestNativeMatchesClassic(t *testing.T) {
 						break
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestNativeMatchesClassicLarge: the same for sail-operator (29 objects,
+// 2.9 MB of CRDs: long descriptions, defaults, int-or-string fields), which
+// the native server sends as JSON and the classic one as YAML. Needs ../shared.
+func TestNativeMatchesClassicLarge(t *testing.T) {
+	dir := filepath.Join(repoRoot, "..", "shared", "bundles", "sailoperator-1.30.3")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("no %s (../shared missing)", dir)
+	}
+	r := newRepo(t)
+	r.file("apps/sail/olm-cmp.yaml", olmCmpYAML("sail", "bundle: ./bundle", "namespace: sail-operator"))
+	r.copyDir(dir, "apps/sail/bundle")
+	req := GenRequest{RepoRoot: r.root, AppPath: "apps/sail", AppName: "sail", Plugin: &Plugin{Name: pluginCfg.pluginName()}}
+	t.Setenv("ARGOCD_PLUGINSOCKFILEPATH", startNative(t).socketDir)
+	n, _, err := argoGenerate(ctxTimeout(t, 2*time.Minute), req)
+	if err != nil {
+		t.Fatalf("native: %v", err)
+	}
+	t.Setenv("ARGOCD_PLUGINSOCKFILEPATH", startClassic(t))
+	c, _, err := argoGenerate(ctxTimeout(t, 2*time.Minute), req)
+	if err != nil {
+		t.Fatalf("classic: %v", err)
+	}
+	if len(n) != len(c) || len(n) < 20 {
+		t.Fatalf("native %d manifests, classic %d", len(n), len(c))
+	}
+	for i := range n {
+		if n[i] != c[i] {
+			t.Errorf("manifest %d differs:\nnative:  %.300s\nclassic: %.300s", i, n[i], c[i])
+		}
+	}
+}
+
+// TestNativeWithoutDiscovery: a plugin.yaml without spec.discover tells Argo
+// CD that discovery is not configured, which saves the second tarball of
+// every refresh: an Application that names the plugin gets no
+// MatchRepository call, and one that does not name it is not claimed.
+func TestNativeWithoutDiscovery(t *testing.T) {
+	repo := greeterRepo(t)
+	cfg := filepath.Join(t.TempDir(), "plugin.yaml")
+	if err := os.WriteFile(cfg, []byte(`apiVersion: argoproj.io/v1alpha1
+kind: ConfigManagementPlugin
+metadata:
+  name: `+pluginCfg.Metadata.Name+`
+spec:
+  version: "`+pluginCfg.Spec.Version+`"
+  generate:
+    command: [olm-cmp, generate]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		config    string
+		discovery bool
+	}{{cfg, false}, {filepath.Join(repoRoot, "plugin.yaml"), true}} {
+		t.Run(fmt.Sprintf("discovery=%v", c.discovery), func(t *testing.T) {
+			native := startNative(t, "--config", c.config)
+			t.Setenv("ARGOCD_PLUGINSOCKFILEPATH", native.socketDir)
+			m, st, err := argoGenerate(ctxTimeout(t, time.Minute), GenRequest{RepoRoot: repo, AppPath: "apps/greeter", AppName: "greeter",
+				Plugin: &Plugin{Name: pluginCfg.pluginName()}})
+			if err != nil {
+				t.Fatalf("named plugin: %v", err)
+			}
+			if st != "Plugin" {
+				t.Errorf("source type %q", st)
+			}
+			checkGreeter(t, decodeManifests(t, m), "file-ns", []string{"file-secret"})
+			if got := len(serverDurations(native.logs.String(), "MatchRepository", "greeter")); (got > 0) != c.discovery {
+				t.Errorf("%d MatchRepository calls for a named plugin, want them only with discovery", got)
+			}
+			_, _, err = argoGenerate(ctxTimeout(t, time.Minute), GenRequest{RepoRoot: repo, AppPath: "apps/greeter", AppName: "greeter", Plugin: &Plugin{}})
+			if (err == nil) != c.discovery {
+				t.Errorf("unnamed plugin: %v", err)
 			}
 		})
 	}

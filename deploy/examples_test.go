@@ -3,12 +3,15 @@ package deploy_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 	"sigs.k8s.io/yaml"
 )
+
+var argoKind = regexp.MustCompile(`(?m)^kind:\s*(Application|ApplicationSet|AppProject)\s*$`)
 
 var seedOperators = []string{"lws-operator", "cert-manager-operator", "sail-operator"}
 
@@ -45,6 +48,18 @@ func TestExamples(t *testing.T) {
 			if err := f.Spec.Validate(); err != nil {
 				t.Fatalf("%s/olm-cmp.yaml: %v", dir, err)
 			}
+			// every other top-level YAML file is an extra manifest, rendered into the Application:
+			// an Application or ApplicationSet there would overwrite itself on sync
+			tops, _ := filepath.Glob(filepath.Join(dir, "*.y*ml"))
+			for _, top := range tops {
+				b, err := os.ReadFile(top)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if argoKind.Match(b) {
+					t.Errorf("%s: Argo CD objects must not sit next to olm-cmp.yaml (they would become extra manifests)", top)
+				}
+			}
 			if f.Metadata.Name != op {
 				t.Errorf("metadata.name %q, want %q", f.Metadata.Name, op)
 			}
@@ -58,7 +73,7 @@ func TestExamples(t *testing.T) {
 			}
 
 			var app map[string]any
-			b, err := os.ReadFile(filepath.Join(dir, "application.yaml"))
+			b, err := os.ReadFile(filepath.Join(dir, "argocd", "application.yaml"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -62,7 +62,9 @@ func TestArgoCD(t *testing.T) {
 	// ---- olm-cmp serve
 	sockDir := filepath.Join(w, "plugins")
 	must(t, os.MkdirAll(sockDir, 0o755))
-	serveArgs := []string{"serve", "--socket-dir", sockDir, "--cache-dir", filepath.Join(w, "olm-cmp-cache"), "--http-addr", "127.0.0.1:18080"}
+	// the loopback registry speaks plain HTTP: olm-cmp refuses that unless told (opt-in)
+	serveArgs := []string{"serve", "--socket-dir", sockDir, "--cache-dir", filepath.Join(w, "olm-cmp-cache"),
+		"--http-addr", "127.0.0.1:18080", "--insecure-registry", regAddr}
 	if _, err := os.Stat(filepath.Join(e.repo, "plugin.yaml")); err == nil {
 		serveArgs = append(serveArgs, "--config", filepath.Join(e.repo, "plugin.yaml"))
 	}
@@ -80,7 +82,10 @@ func TestArgoCD(t *testing.T) {
 	}
 	argoEnv := []string{"HOME=" + home, "ARGOCD_PLUGINSOCKFILEPATH=" + sockDir, "ARGOCD_GPG_ENABLED=false",
 		"ARGOCD_TLS_DATA_PATH=" + filepath.Join(home, "tls"), "ARGOCD_SSH_DATA_PATH=" + filepath.Join(home, "ssh"),
-		"ARGOCD_GNUPGHOME=" + filepath.Join(home, "gpg"), "ARGOCD_SYNC_WAVE_DELAY=1"}
+		"ARGOCD_GNUPGHOME=" + filepath.Join(home, "gpg"), "ARGOCD_SYNC_WAVE_DELAY=1",
+		// the in-cluster destination (https://kubernetes.default.svc) from $KUBECONFIG: Argo CD's
+		// own switch for running its components outside a pod
+		"ARGOCD_FAKE_IN_CLUSTER=true"}
 	startProc(t, runDir, "argocd-repo-server", argoEnv, filepath.Join(argoBin, "argocd-repo-server"),
 		"--address", "127.0.0.1", "--port", "8081", "--metrics-address", "127.0.0.1", "--metrics-port", "8084", "--redis", "127.0.0.1:6379", "--disable-tls", "--loglevel", "info")
 	waitTCP(t, "127.0.0.1:8081", time.Minute)
@@ -113,7 +118,7 @@ func TestArgoCD(t *testing.T) {
 	// rendered waves, to check Argo CD's order against
 	renderWaves := func() map[string]int {
 		m := map[string]int{}
-		for _, d := range e.render(t, appDir) {
+		for _, d := range e.render(t, appDir, "--insecure-registry", regAddr, "--cache-dir", filepath.Join(w, "render-cache")) {
 			m[d.Group()+"/"+d.Kind+"/"+d.Namespace+"/"+d.Name] = d.Wave
 		}
 		return m
@@ -122,7 +127,7 @@ func TestArgoCD(t *testing.T) {
 
 	// ---- the Application from examples/, pointed at the file:// repository
 	var app map[string]any
-	b, err := os.ReadFile(filepath.Join(e.repo, "examples", "lws-operator", "application.yaml"))
+	b, err := os.ReadFile(filepath.Join(e.repo, "examples", "lws-operator", "argocd", "application.yaml"))
 	must(t, err)
 	must(t, yaml.Unmarshal(b, &app))
 	src := app["spec"].(map[string]any)["source"].(map[string]any)
@@ -161,7 +166,15 @@ func TestArgoCD(t *testing.T) {
 	}
 	cfgDir := filepath.Join(w, "cmp-config")
 	must(t, os.MkdirAll(cfgDir, 0o755))
+	// the repository's plugin.yaml, plus the opt-in for the plain-HTTP loopback registry
 	pb, err := os.ReadFile(filepath.Join(e.repo, "plugin.yaml"))
+	must(t, err)
+	var pcfg map[string]any
+	must(t, yaml.Unmarshal(pb, &pcfg))
+	gen := pcfg["spec"].(map[string]any)["generate"].(map[string]any)
+	args, _ := gen["args"].([]any)
+	gen["args"] = append(args, "--insecure-registry", regAddr, "--cache-dir", filepath.Join(w, "classic-cache"))
+	pb, err = yaml.Marshal(pcfg)
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(cfgDir, "plugin.yaml"), pb, 0o644))
 	cmpWork := filepath.Join(w, "cmp-work")

@@ -147,7 +147,9 @@ start kube-scheduler "$BIN/kube-scheduler" \
 # ------------------------------------------------------------------ kwok: fake nodes + pods
 # Node heartbeats through Leases (else the node goes NotReady after ~50 s and Deployments lose
 # availability); pods on kwok nodes turn Running/Ready at once. No taint on the nodes, so the
-# operators' unmodified Deployments schedule onto them.
+# operators' unmodified Deployments schedule onto them; the nodes carry the control-plane, master
+# and worker role labels, since operators pin themselves to one of those (virt-operator,
+# windows-machine-config-operator).
 STAGES=()
 for f in "$BIN"/kwok-stages/*.yaml; do STAGES+=(--config="$f"); done
 start kwok "$BIN/kwok" --kubeconfig="$KUBECONFIG" "${STAGES[@]}" \
@@ -162,7 +164,7 @@ kind: Node
 metadata:
   name: kwok-node-$i
   annotations: {node.alpha.kubernetes.io/ttl: "0", kwok.x-k8s.io/node: fake}
-  labels: {kubernetes.io/hostname: kwok-node-$i, kubernetes.io/os: linux, kubernetes.io/arch: amd64, type: kwok}
+  labels: {kubernetes.io/hostname: kwok-node-$i, kubernetes.io/os: linux, kubernetes.io/arch: amd64, type: kwok, node-role.kubernetes.io/control-plane: "", node-role.kubernetes.io/master: "", node-role.kubernetes.io/worker: ""}
 status:
   allocatable: {cpu: "64", memory: 256Gi, pods: "500"}
   capacity: {cpu: "64", memory: 256Gi, pods: "500"}

@@ -153,6 +153,19 @@ func TestSeedLWSOperator(t *testing.T) {
 	if cr == nil {
 		t.Fatal("the LeaderWorkerSetOperator CR from alm-examples is missing")
 	}
+	// The CSV lists two variants named "cluster"; one object, with a warning.
+	crs := 0
+	for _, n := range nodes {
+		if n.GetKind() == "LeaderWorkerSetOperator" {
+			crs++
+		}
+	}
+	if crs != 1 {
+		t.Errorf("LeaderWorkerSetOperator rendered %d times", crs)
+	}
+	if len(res.Warnings) == 0 || !strings.Contains(strings.Join(res.Warnings, "\n"), "alm-examples[1]") {
+		t.Errorf("want a warning about the second example, got %q", res.Warnings)
+	}
 	if wave(t, cr) <= wave(t, dep) {
 		t.Error("the CR must come after the operator")
 	}

@@ -75,6 +75,9 @@ func (p *pipeline) runNodes() ([]*yaml.RNode, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkUnique(nodes); err != nil {
+		return nil, nil, err
+	}
 	manifests, err := transform.Serialize(nodes)
 	return nodes, manifests, err
 }
@@ -89,7 +92,7 @@ func (p *pipeline) customResources() ([]*yaml.RNode, error) {
 		for i, c := range p.b.CRDs {
 			crds[i] = c.RNode
 		}
-		ex, err := transform.Examples(p.b.CSV.Annotations["alm-examples"], s.Examples, s.Namespace, crds)
+		ex, err := transform.Examples(p.b.CSV.Annotations["alm-examples"], s.Examples, s.Namespace, crds, p.warn)
 		if err != nil {
 			return nil, fmt.Errorf("spec.examples: %w", err)
 		}
@@ -227,3 +230,22 @@ func readManifestFile(path string) ([]*yaml.RNode, error) {
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// checkUnique refuses a render holding one object twice (an extra manifest
+// repeating a bundle object or an example): Argo CD would apply one of the two
+// at random and report the other as a duplicate.
+func checkUnique(nodes []*yaml.RNode) error {
+	seen := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		group, _, found := strings.Cut(n.GetApiVersion(), "/")
+		if !found {
+			group = ""
+		}
+		id := n.GetKind() + "." + group + " " + strings.TrimPrefix(n.GetNamespace()+"/"+n.GetName(), "/")
+		if seen[id] {
+			return fmt.Errorf("%s is rendered twice (from the bundle, spec.examples or an extra manifest): remove one, e.g. with spec.exclude", id)
+		}
+		seen[id] = true
+	}
+	return nil
+}

@@ -255,3 +255,20 @@ func copyTree(t testing.TB, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+func TestDuplicateObjectIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, demoDir, dir)
+	// The extra manifest repeats the alm-example the spec already renders.
+	dup := "apiVersion: greeter.example.com/v1alpha1\nkind: Greeter\nmetadata:\n  name: hello\n  namespace: greeter-system\n"
+	if err := os.WriteFile(filepath.Join(dir, "dup.yaml"), []byte(dup), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req := demoRequest(t)
+	req.SourceDir = dir
+	req.Spec.Bundle = "./bundle"
+	_, err := (&Renderer{}).Render(context.Background(), req)
+	if err == nil || !strings.Contains(err.Error(), "Greeter.greeter.example.com greeter-system/hello is rendered twice") {
+		t.Fatalf("want the duplicate error, got %v", err)
+	}
+}

@@ -22,7 +22,13 @@ import (
 //
 // JSON key order is kept and the objects print as block-style YAML. Callers
 // mark the result with MarkCR.
-func Examples(almExamples string, kinds []string, installNs string, crds []*yaml.RNode) ([]*yaml.RNode, error) {
+//
+// An example whose kind, namespace and name repeat an earlier one is dropped
+// with a warning: CSVs list variants of one object under one name (lws-operator
+// has a plain and an infra-node LeaderWorkerSetOperator "cluster"), and a
+// cluster can hold only one. The first is the CSV's default; a user who wants
+// another variant commits it as an extra manifest.
+func Examples(almExamples string, kinds []string, installNs string, crds []*yaml.RNode, warn func(string)) ([]*yaml.RNode, error) {
 	kinds = sortedUnique(kinds)
 	if len(kinds) == 0 {
 		return nil, nil
@@ -49,6 +55,7 @@ func Examples(almExamples string, kinds []string, installNs string, crds []*yaml
 		want[k] = true
 	}
 	found := map[string]bool{}
+	seen := map[string]int{}
 	var available []string
 	var out []*yaml.RNode
 	for i, n := range all {
@@ -78,6 +85,12 @@ func Examples(almExamples string, kinds []string, installNs string, crds []*yaml
 				return nil, fmt.Errorf("alm-examples[%d]: %w", i, err)
 			}
 		}
+		id := gk.String() + " " + strings.TrimPrefix(n.GetNamespace()+"/"+n.GetName(), "/")
+		if first, dup := seen[id]; dup {
+			warnf(warn, "alm-examples[%d] (%s) has the same name as alm-examples[%d]: rendered only the first; commit the variant you want as an extra manifest instead", i, id, first)
+			continue
+		}
+		seen[id] = i
 		out = append(out, n)
 	}
 	var missing []string

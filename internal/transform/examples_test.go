@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -121,7 +122,7 @@ metadata:
 `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Examples(almExamples, tc.kinds, "ops", crds)
+			got, err := Examples(almExamples, tc.kinds, "ops", crds, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,14 +154,36 @@ func TestExamplesErrors(t *testing.T) {
 		{"no name", `[{"apiVersion": "a/v1", "kind": "X"}]`, []string{"X"}, "alm-examples[0] (a/X): metadata.name is required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Examples(tc.alm, tc.kinds, "ops", nil)
+			_, err := Examples(tc.alm, tc.kinds, "ops", nil, nil)
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
 		})
 	}
 	// No kinds asked: the annotation is not even parsed.
-	if got, err := Examples("not json", nil, "ops", nil); got != nil || err != nil {
+	if got, err := Examples("not json", nil, "ops", nil, nil); got != nil || err != nil {
 		t.Errorf("got %v, %v", got, err)
+	}
+}
+
+// Two examples with one name (lws-operator's CSV lists a plain and an
+// infra-node variant of "cluster"): the first is kept, with a warning.
+func TestExamplesSameNameKeepsFirst(t *testing.T) {
+	alm := `[{"apiVersion":"x.io/v1","kind":"Op","metadata":{"name":"cluster"},"spec":{"v":1}},
+	         {"apiVersion":"x.io/v1","kind":"Op","metadata":{"name":"cluster"},"spec":{"v":2}},
+	         {"apiVersion":"x.io/v1","kind":"Op","metadata":{"name":"other"}}]`
+	var warnings []string
+	got, err := Examples(alm, []string{"Op"}, "ops", nil, func(s string) { warnings = append(warnings, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].GetName() != "cluster" || got[1].GetName() != "other" {
+		t.Fatalf("want cluster and other, got %d objects", len(got))
+	}
+	if v, _ := got[0].GetString("spec.v"); v != "1" {
+		t.Errorf("kept spec.v=%s, want the first example", v)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "alm-examples[1]") {
+		t.Errorf("warnings = %q", warnings)
 	}
 }

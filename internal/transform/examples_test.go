@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 	"strings"
 	"testing"
 )
@@ -180,8 +181,8 @@ func TestExamplesSameNameKeepsFirst(t *testing.T) {
 	if len(got) != 2 || got[0].GetName() != "cluster" || got[1].GetName() != "other" {
 		t.Fatalf("want cluster and other, got %d objects", len(got))
 	}
-	if v, _ := got[0].GetString("spec.v"); v != "1" {
-		t.Errorf("kept spec.v=%s, want the first example", v)
+	if v, err := got[0].Pipe(yaml.Lookup("spec", "v")); err != nil || v == nil || v.YNode().Value != "1" {
+		t.Errorf("kept spec.v=%v (%v), want the first example's 1", v, err)
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "alm-examples[1]") {
 		t.Errorf("warnings = %q", warnings)

@@ -91,10 +91,10 @@ func (f *registryFlags) loader() (render.Loader, error) {
 	return &bundle.ImageLoader{CacheDir: f.cacheDir, RegistryConfig: f.registryConfig, Insecure: f.insecure}, nil
 }
 
-// isDir reports whether ref names a local directory: an explicit path, or a
-// directory that exists.
+// isDir reports whether ref names a local directory: an explicit path (the
+// spec's rule), or, on the command line only, a directory that exists.
 func isDir(ref string) bool {
-	if ref == "." || ref == ".." || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "../") || filepath.IsAbs(ref) {
+	if render.IsDirRef(ref) {
 		return true
 	}
 	fi, err := os.Stat(ref)

@@ -310,7 +310,7 @@ func (e *Engine) key(ctx context.Context, req render.Request) (context.Context, 
 		}
 	}
 	if isDir {
-		d, err := hashBundleDir(req)
+		d, err := hashBundleDir(ref)
 		if err != nil {
 			return ctx, "", "", nil
 		}
@@ -347,26 +347,12 @@ func isContextError(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// hashBundleDir hashes the files of a directory bundle inside the source tree.
-func hashBundleDir(req render.Request) (string, error) {
-	p := req.Spec.Bundle
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(req.SourceDir, p)
-	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", err
-	}
-	if req.RootDir != "" {
-		root, err := filepath.EvalSymlinks(req.RootDir)
-		if err != nil {
-			return "", err
-		}
-		if !within(root, real) {
-			return "", errors.New("outside the repository")
-		}
-	}
-	root, err := os.OpenRoot(real)
+// hashBundleDir hashes every regular file below dir, the bundle directory
+// render.BundleRef resolved (and kept inside the repository): a superset of
+// what the loader reads, so any change that could change the render changes
+// the key.
+func hashBundleDir(dir string) (string, error) {
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return "", err
 	}
@@ -388,9 +374,9 @@ func hashBundleDir(req render.Request) (string, error) {
 }
 
 // hashSourceFiles hashes what a render reads from the source directory
-// besides the bundle, as render reads it: the top-level regular *.yaml,
-// *.yml and *.json files (olm-cmp.yaml and the extra manifests) and the files
-// patches name, through an os.Root so a hostile path reads nothing outside.
+// besides the bundle and the spec (which the key holds already): the extra
+// manifests (render.ExtraManifestFiles) and the files patches name, through
+// an os.Root so a hostile path reads nothing outside.
 func hashSourceFiles(req render.Request) (string, error) {
 	if req.SourceDir == "" {
 		return "", nil
@@ -401,20 +387,12 @@ func hashSourceFiles(req render.Request) (string, error) {
 	}
 	defer root.Close()
 	h := sha256.New()
-	entries, err := os.ReadDir(req.SourceDir)
+	names, err := render.ExtraManifestFiles(req.SourceDir)
 	if err != nil {
 		return "", err
 	}
-	for _, d := range entries {
-		switch strings.ToLower(filepath.Ext(d.Name())) {
-		case ".yaml", ".yml", ".json":
-		default:
-			continue
-		}
-		if !d.Type().IsRegular() {
-			continue
-		}
-		if err := hashFile(h, d.Name(), root, d.Name()); err != nil {
+	for _, n := range names {
+		if err := hashFile(h, n, root, n); err != nil {
 			return "", err
 		}
 	}

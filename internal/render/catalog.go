@@ -88,7 +88,7 @@ func ChooseBundle(ctx context.Context, l Loader, req Request) (*Catalog, error) 
 	}
 	c := &Catalog{Ref: s.Catalog, Package: s.Package, Channel: s.Channel, Range: s.Version}
 	var fsys fs.FS
-	if isDirRef(s.Catalog) {
+	if IsDirRef(s.Catalog) {
 		dir, err := localDir(req, "spec.catalog", s.Catalog, "give the directory of a file-based catalog (the one an index image's configs label names)")
 		if err != nil {
 			return nil, err
@@ -121,7 +121,7 @@ func ChooseBundle(ctx context.Context, l Loader, req Request) (*Catalog, error) 
 	}
 	// The catalog is data from wherever it was published: its bundle must be
 	// an image, never a path (a loader would read a directory of this server).
-	if isDirRef(image) || strings.ContainsAny(image, " \t\n") {
+	if IsDirRef(image) || strings.ContainsAny(image, " \t\n") {
 		return nil, fmt.Errorf("spec.catalog %q: package %q version %s has image %q, which is not an image reference", s.Catalog, s.Package, version, image)
 	}
 	c.Bundle, c.Version = image, version

@@ -166,9 +166,10 @@ func (p *pipeline) readPatchFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// readExtraManifests reads every *.yaml|*.yml|*.json at the top level of dir
-// other than olm-cmp.yaml, in name order.
-func readExtraManifests(dir string) ([]*yaml.RNode, error) {
+// ExtraManifestFiles names the extra manifests of a source directory: every
+// regular *.yaml|*.yml|*.json file at its top level other than olm-cmp.yaml,
+// in name order. Caches that key renders on their inputs use the same list.
+func ExtraManifestFiles(dir string) ([]string, error) {
 	if dir == "" {
 		return nil, nil
 	}
@@ -188,6 +189,15 @@ func readExtraManifests(dir string) ([]*yaml.RNode, error) {
 		}
 	}
 	sort.Strings(names)
+	return names, nil
+}
+
+// readExtraManifests reads the extra manifests of dir (see ExtraManifestFiles).
+func readExtraManifests(dir string) ([]*yaml.RNode, error) {
+	names, err := ExtraManifestFiles(dir)
+	if err != nil {
+		return nil, err
+	}
 	var out []*yaml.RNode
 	for _, n := range names {
 		nodes, err := readManifestFile(filepath.Join(dir, n))

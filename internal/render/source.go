@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-// isDirRef tells a bundle directory from an image reference. Only explicit
+// IsDirRef tells a bundle directory from an image reference. Only explicit
 // paths count as directories, so an image reference can never be mistaken for
 // a directory that happens to exist (or the other way round).
-func isDirRef(ref string) bool {
+func IsDirRef(ref string) bool {
 	return ref == "." || ref == ".." || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "../") || filepath.IsAbs(ref)
 }
 
@@ -24,7 +24,7 @@ func BundleRef(req Request) (ref string, isDir bool, err error) {
 	if s.Catalog != "" {
 		return "", false, fmt.Errorf("spec.catalog %q: the bundle is chosen from the catalog, not named by spec.bundle", s.Catalog)
 	}
-	if isDirRef(s.Bundle) {
+	if IsDirRef(s.Bundle) {
 		if s.Version != "" {
 			return "", false, fmt.Errorf("spec.version %q: only image references take a version; spec.bundle %q is a directory", s.Version, s.Bundle)
 		}

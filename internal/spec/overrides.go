@@ -316,3 +316,10 @@ func mustJSON(v any) json.RawMessage {
 	}
 	return bytes.TrimSpace(buf.Bytes())
 }
+
+// cleanDecodeError strips encoding/json's prefixes from a decode error, so an
+// override's message reads like the file's (which DecodeStrict reports).
+func cleanDecodeError(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: ")
+	return strings.Replace(msg, "json: unknown field", "unknown field", 1)
+}

@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	mmsemver "github.com/Masterminds/semver/v3"
@@ -322,16 +322,9 @@ func sortedUnique(in []string) []string {
 	if len(in) == 0 {
 		return nil
 	}
-	out := append([]string(nil), in...)
-	sort.Strings(out)
-	j := 0
-	for i, v := range out {
-		if i == 0 || v != out[j-1] {
-			out[j] = v
-			j++
-		}
-	}
-	return out[:j]
+	out := slices.Clone(in)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // notFoundError says a source directory has no olm-cmp.yaml; it matches
@@ -343,9 +336,3 @@ func (e notFoundError) Error() string {
 }
 
 func (notFoundError) Unwrap() error { return os.ErrNotExist }
-
-// cleanDecodeError strips the JSON decoder's prefixes from a decode error.
-func cleanDecodeError(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: ")
-	return strings.Replace(msg, "json: unknown field", "unknown field", 1)
-}

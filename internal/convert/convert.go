@@ -107,8 +107,9 @@ func Convert(b *bundle.Bundle, o Options) ([]*yaml.RNode, error) {
 			return nil, err
 		}
 		out = append(out, objs...)
+		copies := copiesBundleObjects(gen)
 		for range objs {
-			fromBundle = append(fromBundle, copiesBundleObjects(gen))
+			fromBundle = append(fromBundle, copies)
 		}
 	}
 	return dedupe(out, fromBundle), nil

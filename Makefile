@@ -28,8 +28,9 @@ test-unit:
 test-argocd:
 	@if [ -x test/argocd/run.sh ]; then test/argocd/run.sh; else echo "test/argocd/run.sh not present"; fi
 
-## lint: gofmt and go vet must be clean
+## lint: gofmt and go vet clean; no build output (binary, file over 2 MB) tracked
 lint: vet
+	hack/check-tracked.sh
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
@@ -46,7 +47,7 @@ bench:
 
 ## generate: regenerate the gRPC stubs of the Argo CD plugin protocol
 generate:
-	internal/cmp/generate.sh
+	internal/cmpserver/generate.sh
 
 ## e2e: real kube-apiserver + etcd + kwok (and a real Argo CD) inside a private network namespace
 e2e:

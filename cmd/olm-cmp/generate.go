@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/olm-cmp/olm-cmp/internal/cmp"
+	"github.com/olm-cmp/olm-cmp/internal/cmpserver"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 )
 
@@ -50,7 +50,7 @@ over its variable.`,
 				dir = args[0]
 			}
 			if announce {
-				return cmp.AnnounceJSON(dir, os.Environ(), cmd.OutOrStdout())
+				return cmpserver.AnnounceJSON(dir, os.Environ(), cmd.OutOrStdout())
 			}
 			loader, err := pluginLoader(&lf)
 			if err != nil && !lf.explicitCacheDir() {
@@ -66,7 +66,7 @@ over its variable.`,
 			defer stop()
 			// Buffer: nothing reaches stdout unless the whole write can.
 			var out bytes.Buffer
-			if err := cmp.Generate(ctx, &render.Renderer{Loader: loader}, dir, os.Environ(), &out, cmd.ErrOrStderr()); err != nil {
+			if err := cmpserver.Generate(ctx, &render.Renderer{Loader: loader}, dir, os.Environ(), &out, cmd.ErrOrStderr()); err != nil {
 				return err
 			}
 			_, err = cmd.OutOrStdout().Write(out.Bytes())

@@ -67,7 +67,7 @@ func TestRegistryFlagsEnv(t *testing.T) {
 // its container, and caches bundles where OLM_CMP_CACHE_DIR says.
 func TestGenerateInsecureRegistryFromEnv(t *testing.T) {
 	host, _ := bundletest.NewRegistry(t)
-	bundletest.PushDir(t, host, "olm/tiny-bundle", "v1", "../../internal/cmp/testdata/repo/bundles/tiny")
+	bundletest.PushDir(t, host, "olm/tiny-bundle", "v1", "../../internal/cmpserver/testdata/repo/bundles/tiny")
 	app := t.TempDir()
 	os.WriteFile(filepath.Join(app, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: "+host+"/olm/tiny-bundle:v1\n  namespace: tiny-system\n"), 0o644)
 	cache := filepath.Join(t.TempDir(), "cache")

@@ -16,7 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/olm-cmp/olm-cmp/internal/cmp"
+	"github.com/olm-cmp/olm-cmp/internal/cmpserver"
+	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/httpapi"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 )
@@ -39,7 +40,7 @@ func defaultSocketDir() string {
 	if d := os.Getenv("ARGOCD_PLUGINSOCKFILEPATH"); d != "" {
 		return d
 	}
-	return cmp.DefaultSocketDir
+	return cmpserver.DefaultSocketDir
 }
 
 // newPluginLogger builds the process logger: JSON lines by default, for the
@@ -99,7 +100,7 @@ POST /v1/render (YAML). See docs/plugin.md.`,
 			if err != nil {
 				return err
 			}
-			cfg, err := cmp.LoadPluginConfig(configPath, cmd.Flags().Changed("config"))
+			cfg, err := cmpserver.LoadPluginConfig(configPath, cmd.Flags().Changed("config"))
 			if err != nil {
 				return err
 			}
@@ -107,19 +108,19 @@ POST /v1/render (YAML). See docs/plugin.md.`,
 			if err != nil {
 				return err
 			}
-			metrics := cmp.NewMetrics()
-			engine := cmp.NewEngine(cmp.EngineOptions{
+			metrics := engine.NewMetrics()
+			eng := engine.NewEngine(engine.EngineOptions{
 				Loader:     loader,
 				MaxEntries: cacheEntries,
 				MaxBytes:   cacheBytes,
 				Metrics:    metrics,
 			})
-			srv := cmp.NewServer(cmp.ServerOptions{
+			srv := cmpserver.NewServer(cmpserver.ServerOptions{
 				Config:    cfg,
 				SocketDir: socketDir,
 				WorkDir:   workDir,
-				Renderer:  engine,
-				Limits:    cmp.Limits{MaxCompressed: maxTarball, MaxExtracted: maxExtract},
+				Renderer:  eng,
+				Limits:    cmpserver.Limits{MaxCompressed: maxTarball, MaxExtracted: maxExtract},
 				ReadyDirs: []string{lf.cacheDir},
 				Logger:    log,
 				Metrics:   metrics,
@@ -142,7 +143,7 @@ POST /v1/render (YAML). See docs/plugin.md.`,
 				}
 				httpSrv = &http.Server{
 					Handler: httpapi.New(httpapi.Options{
-						Renderer: engine,
+						Renderer: eng,
 						Gatherer: metrics.Registry,
 						Ready:    srv.Ready,
 						Observer: metrics,
@@ -182,10 +183,10 @@ POST /v1/render (YAML). See docs/plugin.md.`,
 	}
 	lf.register(cmd.Flags())
 	f := cmd.Flags()
-	f.StringVar(&configPath, "config", cmp.DefaultConfigPath,
+	f.StringVar(&configPath, "config", cmpserver.DefaultConfigPath,
 		"plugin.yaml (ConfigManagementPlugin) naming the socket; built-in name olm-cmp, version v1 when the default path is absent")
 	f.StringVar(&socketDir, "socket-dir", defaultSocketDir(),
-		"directory of the plugin socket (default $ARGOCD_PLUGINSOCKFILEPATH, else "+cmp.DefaultSocketDir+")")
+		"directory of the plugin socket (default $ARGOCD_PLUGINSOCKFILEPATH, else "+cmpserver.DefaultSocketDir+")")
 	f.StringVar(&httpAddr, "http-addr", httpapi.DefaultAddr, `address of the health, metrics and debug-render HTTP listener ("" disables it)`)
 	f.StringVar(&workDir, "work-dir", filepath.Join(os.TempDir(), "olm-cmp"), "directory where each request's repository is extracted (removed after the request)")
 	f.StringVar(&logFormat, "log-format", "json", "log format: json or text")

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/olm-cmp/olm-cmp/internal/cmp/pluginpb"
+	"github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpb"
 )
 
 // TestServeLifecycle runs `olm-cmp serve` in-process: it listens on the
@@ -106,7 +106,7 @@ func TestServeLifecycle(t *testing.T) {
 // TestGenerateCommand runs `olm-cmp generate` as Argo CD's own cmp-server
 // does: app directory, plugin env and parameters from the environment.
 func TestGenerateCommand(t *testing.T) {
-	app := "../../internal/cmp/testdata/repo/apps/tiny"
+	app := "../../internal/cmpserver/testdata/repo/apps/tiny"
 	t.Setenv("ARGOCD_APP_NAME", "tiny")
 	t.Setenv("ARGOCD_ENV_NAMESPACE", "from-env")
 	t.Setenv("ARGOCD_APP_PARAMETERS", `[{"name":"namespace","string":"from-param"}]`)

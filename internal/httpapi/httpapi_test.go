@@ -15,7 +15,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
-	"github.com/olm-cmp/olm-cmp/internal/cmp"
+	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/httpapi"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 )
@@ -42,9 +42,9 @@ func (f *fakeRenderer) Render(ctx context.Context, req render.Request) (*render.
 	return nil, errors.New(`resolving bad/bundle:1: MANIFEST_UNKNOWN`)
 }
 
-func newServer(t *testing.T, ready func() error) (*httptest.Server, *fakeRenderer, *cmp.Metrics) {
+func newServer(t *testing.T, ready func() error) (*httptest.Server, *fakeRenderer, *engine.Metrics) {
 	f := &fakeRenderer{}
-	m := cmp.NewMetrics()
+	m := engine.NewMetrics()
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{Renderer: f, Gatherer: m.Registry, Ready: ready, Observer: m}))
 	t.Cleanup(srv.Close)
 	return srv, f, m
@@ -173,7 +173,7 @@ func TestMetrics(t *testing.T) {
 func TestRenderThroughEngineIsYAML(t *testing.T) {
 	host, _ := bundletest.NewRegistry(t)
 	bundletest.PushDir(t, host, "olm/tiny-bundle", "v1", "../cmp/testdata/repo/bundles/tiny")
-	e := cmp.NewEngine(cmp.EngineOptions{Loader: &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{host}}})
+	e := engine.NewEngine(engine.EngineOptions{Loader: &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{host}}})
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{Renderer: e}))
 	t.Cleanup(srv.Close)
 	doc := "bundle: " + host + "/olm/tiny-bundle:v1\nnamespace: tiny-system\n"

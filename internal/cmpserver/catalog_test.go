@@ -1,4 +1,4 @@
-package cmp
+package cmpserver
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
-	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -166,6 +165,4 @@ func TestEngineCatalogWithoutLoader(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no registry access") {
 		t.Errorf("got %v", err)
 	}
-	var _ render.Loader = (*collapsingLoader)(nil)
-	var _ render.CatalogLoader = (*collapsingLoader)(nil)
 }

@@ -1,4 +1,4 @@
-package cmp
+package cmpserver
 
 import (
 	"context"
@@ -12,10 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
@@ -47,8 +46,8 @@ func TestRegistryConcurrentPullOnce(t *testing.T) {
 	reqs.Reset()
 
 	loader := &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{host}}
-	m := NewMetrics()
-	ts := startServer(t, NewEngine(EngineOptions{Loader: loader, Metrics: m}), func(o *ServerOptions) { o.Metrics = m })
+	m := engine.NewMetrics()
+	ts := startServer(t, engine.NewEngine(engine.EngineOptions{Loader: loader, Metrics: m}), func(o *ServerOptions) { o.Metrics = m })
 
 	dir := t.TempDir()
 	app := filepath.Join(dir, "app")
@@ -89,7 +88,7 @@ func TestRegistryConcurrentPullOnce(t *testing.T) {
 		t.Errorf("%d HEADs", heads)
 	}
 	t.Logf("100 concurrent calls: %d manifest GET, %d blob GETs, %d tag resolutions (HEAD)", gets, reqs.BlobGets(), heads)
-	if got := testutil.ToFloat64(m.pulls.WithLabelValues("ok")); got != 1 {
+	if got := metricValue(t, m, engine.MetricPulls, "ok"); got != 1 {
 		t.Errorf("pull metric = %v", got)
 	}
 	if !strings.Contains(outs[0], `"kind":"Deployment"`) {
@@ -108,16 +107,16 @@ func engineReq(t *testing.T) render.Request {
 	return req
 }
 
-func newCountingEngine(l render.Loader, opts ...func(*EngineOptions)) (*Engine, *countingRenderer) {
+func newCountingEngine(l render.Loader, opts ...func(*engine.EngineOptions)) (*engine.Engine, *countingRenderer) {
 	c := &countingRenderer{}
-	o := EngineOptions{Loader: l, NewRenderer: func(l render.Loader) Renderer {
+	o := engine.EngineOptions{Loader: l, NewRenderer: func(l render.Loader) engine.Renderer {
 		c.inner = &render.Renderer{Loader: l}
 		return c
 	}}
 	for _, f := range opts {
 		f(&o)
 	}
-	return NewEngine(o), c
+	return engine.NewEngine(o), c
 }
 
 func TestEngineCacheKey(t *testing.T) {
@@ -231,7 +230,7 @@ func (f *failingOnce) Render(context.Context, render.Request) (*render.Result, e
 
 func TestEngineErrorsAreNotCached(t *testing.T) {
 	f := &failingOnce{err: errors.New("registry unavailable")}
-	e := NewEngine(EngineOptions{Loader: newDirImageLoader(0), NewRenderer: func(render.Loader) Renderer { return f }})
+	e := engine.NewEngine(engine.EngineOptions{Loader: newDirImageLoader(0), NewRenderer: func(render.Loader) engine.Renderer { return f }})
 	req := engineReq(t)
 	if _, err := e.Render(context.Background(), req); err == nil {
 		t.Fatal("want the first error")
@@ -255,7 +254,7 @@ func TestEngineResolveErrorIsReturned(t *testing.T) {
 // gives up, a waiting identical request takes over instead of failing.
 func TestEngineWaiterOutlivesOwner(t *testing.T) {
 	s := &slowRenderer{delay: 300 * time.Millisecond}
-	e := NewEngine(EngineOptions{Loader: newDirImageLoader(0), NewRenderer: func(render.Loader) Renderer { return s }})
+	e := engine.NewEngine(engine.EngineOptions{Loader: newDirImageLoader(0), NewRenderer: func(render.Loader) engine.Renderer { return s }})
 	req := engineReq(t)
 	ownerCtx, cancelOwner := context.WithCancel(context.Background())
 	ownerErr := make(chan error, 1)
@@ -285,7 +284,7 @@ func TestEngineByteBudget(t *testing.T) {
 		n.Add(1)
 		return &render.Result{Manifests: []string{big}}, nil
 	})
-	e := NewEngine(EngineOptions{Loader: newDirImageLoader(0), MaxBytes: 45000, NewRenderer: func(render.Loader) Renderer { return r }})
+	e := engine.NewEngine(engine.EngineOptions{Loader: newDirImageLoader(0), MaxBytes: 45000, NewRenderer: func(render.Loader) engine.Renderer { return r }})
 	req := engineReq(t)
 	for _, ns := range []string{"a", "b", "c", "d", "e"} {
 		req.Spec.Namespace = ns
@@ -293,8 +292,8 @@ func TestEngineByteBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if e.bytes.Load() > 45000 || e.results.Len() != 4 {
-		t.Errorf("%d bytes in %d entries, budget 45000", e.bytes.Load(), e.results.Len())
+	if n, b := e.Stats(); b > 45000 || n != 4 {
+		t.Errorf("%d bytes in %d entries, budget 45000", b, n)
 	}
 	// The oldest was evicted, the newest kept.
 	req.Spec.Namespace = "e"
@@ -322,7 +321,7 @@ func TestEnginePanicReleasesWaiters(t *testing.T) {
 		}
 		return &render.Result{Manifests: []string{"kind: ConfigMap"}}, nil
 	})
-	e := NewEngine(EngineOptions{Loader: newDirImageLoader(0), NewRenderer: func(render.Loader) Renderer { return r }})
+	e := engine.NewEngine(engine.EngineOptions{Loader: newDirImageLoader(0), NewRenderer: func(render.Loader) engine.Renderer { return r }})
 	req := engineReq(t)
 	func() {
 		defer func() {
@@ -351,7 +350,7 @@ func TestEngineCachesJSON(t *testing.T) {
 		n.Add(1)
 		return &render.Result{Manifests: []string{cm, odd}, Warnings: []string{"w"}}, nil
 	})
-	e := NewEngine(EngineOptions{Loader: newDirImageLoader(0), NewRenderer: func(render.Loader) Renderer { return r }})
+	e := engine.NewEngine(engine.EngineOptions{Loader: newDirImageLoader(0), NewRenderer: func(render.Loader) engine.Renderer { return r }})
 	req := engineReq(t)
 	first, info, err := e.RenderInfo(context.Background(), req)
 	if err != nil || info.Cache != "miss" {
@@ -361,8 +360,9 @@ func TestEngineCachesJSON(t *testing.T) {
 	if len(first.JSON) != 2 || first.JSON[0] != wantJSON || first.JSON[1] != odd || first.KeptYAML != 1 {
 		t.Errorf("JSON %q, %d kept", first.JSON, first.KeptYAML)
 	}
-	if want := int64(len(cm) + len(wantJSON) + len(odd) + len("w") + 512); e.bytes.Load() != want {
-		t.Errorf("cache holds %d bytes by its count, want %d", e.bytes.Load(), want)
+	want := int64(len(cm) + len(wantJSON) + len(odd) + len("w") + 512)
+	if _, got := e.Stats(); got != want {
+		t.Errorf("cache holds %d bytes by its count, want %d", got, want)
 	}
 	again, info, err := e.RenderInfo(context.Background(), req)
 	if err != nil || info.Cache != "hit" || again != first {
@@ -376,7 +376,7 @@ func TestEngineCachesJSON(t *testing.T) {
 		t.Errorf("%d renders", n.Load())
 	}
 	e.Purge()
-	if e.bytes.Load() != 0 {
-		t.Errorf("%d bytes after purge", e.bytes.Load())
+	if _, got := e.Stats(); got != 0 {
+		t.Errorf("%d bytes after purge", got)
 	}
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the gRPC stubs of the Argo CD config-management-plugin protocol
-# (internal/cmp/pluginpb/*.pb.go) from our own .proto files.
+# (internal/cmpserver/pluginpb/*.pb.go) from our own .proto files.
 #
 # Why our own stubs: importing Argo CD's Go package drags ~140 modules into the
 # server binary. The wire format (field numbers, names, method paths) is what
@@ -14,7 +14,7 @@
 #   - protoc: Debian's protobuf-compiler (installed with apt-get when missing).
 # TestGeneratedCodeIsFresh regenerates into a temp dir and diffs.
 #
-# Usage: internal/cmp/generate.sh [OUTDIR]   (default: the repository root)
+# Usage: internal/cmpserver/generate.sh [OUTDIR]   (default: the repository root)
 set -euo pipefail
 
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
@@ -50,9 +50,9 @@ if ! command -v protoc >/dev/null; then
 fi
 
 # Paths are given relative to the repository root so the registered file names
-# (internal/cmp/pluginpb/plugin.proto) cannot clash with another "plugin.proto"
+# (internal/cmpserver/pluginpb/plugin.proto) cannot clash with another "plugin.proto"
 # in the process-wide protobuf registry.
 PATH="$bin:$PATH" protoc -I . \
 	--go_out="$out" --go_opt=paths=source_relative \
 	--go-grpc_out="$out" --go-grpc_opt=paths=source_relative \
-	internal/cmp/pluginpb/repository.proto internal/cmp/pluginpb/plugin.proto
+	internal/cmpserver/pluginpb/repository.proto internal/cmpserver/pluginpb/plugin.proto

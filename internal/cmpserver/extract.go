@@ -1,4 +1,4 @@
-package cmp
+package cmpserver
 
 import (
 	"archive/tar"
@@ -15,7 +15,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/olm-cmp/olm-cmp/internal/cmp/pluginpb"
+	"github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpb"
+	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -53,7 +54,7 @@ type streamReceiver interface {
 // tarball on disk). The checksum is compared once the stream ends; on any
 // error the caller removes dir, so nothing extracted from an unverified
 // stream is ever used.
-func receiveRepo(ctx context.Context, stream streamReceiver, dir string, lim Limits, m *Metrics) (*pluginpb.ManifestRequestMetadata, error) {
+func receiveRepo(ctx context.Context, stream streamReceiver, dir string, lim Limits, m *engine.Metrics) (*pluginpb.ManifestRequestMetadata, error) {
 	lim = lim.withDefaults()
 	return receiveStream(ctx, stream, lim, m, func(r io.Reader) error { return extractTgz(r, dir, lim) })
 }
@@ -61,7 +62,7 @@ func receiveRepo(ctx context.Context, stream streamReceiver, dir string, lim Lim
 // scanRepo reads the whole stream as receiveRepo does, hashing and checking
 // every entry and limit the same way, but writes nothing: it returns the
 // index MatchRepository answers from. The index is only valid without error.
-func scanRepo(ctx context.Context, stream streamReceiver, lim Limits, m *Metrics) (*pluginpb.ManifestRequestMetadata, *tarIndex, error) {
+func scanRepo(ctx context.Context, stream streamReceiver, lim Limits, m *engine.Metrics) (*pluginpb.ManifestRequestMetadata, *tarIndex, error) {
 	lim = lim.withDefaults()
 	idx := newTarIndex()
 	meta, err := receiveStream(ctx, stream, lim, m, func(r io.Reader) error { return scanTgz(r, idx, lim) })
@@ -73,7 +74,7 @@ func scanRepo(ctx context.Context, stream streamReceiver, lim Limits, m *Metrics
 
 // receiveStream reads the metadata message, then feeds the tar.gz chunks to
 // consume while hashing them, and compares the checksum once the stream ends.
-func receiveStream(ctx context.Context, stream streamReceiver, lim Limits, m *Metrics, consume func(io.Reader) error) (*pluginpb.ManifestRequestMetadata, error) {
+func receiveStream(ctx context.Context, stream streamReceiver, lim Limits, m *engine.Metrics, consume func(io.Reader) error) (*pluginpb.ManifestRequestMetadata, error) {
 	first, err := stream.Recv()
 	if err != nil {
 		return nil, fmt.Errorf("receiving the stream header: %w", err)
@@ -122,7 +123,7 @@ func receiveStream(ctx context.Context, stream streamReceiver, lim Limits, m *Me
 		}
 		chunk := f.GetChunk()
 		total += int64(len(chunk))
-		m.received(len(chunk))
+		m.Received(len(chunk))
 		if total > lim.MaxCompressed {
 			recvErr = fmt.Errorf("the repository tarball exceeds the %d-byte limit: exclude files with the repo-server's --plugin-tar-exclude or raise --max-tarball-bytes", lim.MaxCompressed)
 			break
@@ -445,4 +446,10 @@ func appDir(root, appRelPath string) (string, error) {
 		return "", fmt.Errorf("appRelPath %q: outside the repository", appRelPath)
 	}
 	return real, nil
+}
+
+// within reports whether path is root or below it (both cleaned, absolute).
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }

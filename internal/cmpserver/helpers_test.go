@@ -1,4 +1,4 @@
-package cmp
+package cmpserver
 
 import (
 	"archive/tar"
@@ -21,7 +21,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/olm-cmp/olm-cmp/internal/cmp/pluginpb"
+	"github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpb"
+	"github.com/olm-cmp/olm-cmp/internal/engine"
 )
 
 func TestMain(m *testing.M) {
@@ -119,7 +120,7 @@ type testServer struct {
 	client pluginpb.ConfigManagementPluginServiceClient
 	conn   *grpc.ClientConn
 	logs   *syncBuffer
-	m      *Metrics
+	m      *engine.Metrics
 	done   chan error
 }
 
@@ -140,9 +141,9 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func startServer(t testing.TB, r Renderer, mutate ...func(*ServerOptions)) *testServer {
+func startServer(t testing.TB, r engine.Renderer, mutate ...func(*ServerOptions)) *testServer {
 	t.Helper()
-	ts := &testServer{logs: &syncBuffer{}, m: NewMetrics(), done: make(chan error, 1)}
+	ts := &testServer{logs: &syncBuffer{}, m: engine.NewMetrics(), done: make(chan error, 1)}
 	// Socket paths are limited to ~108 bytes: t.TempDir() can be too long.
 	sockDir, err := os.MkdirTemp("", "olmcmp")
 	if err != nil {
@@ -279,4 +280,35 @@ func (f *fakeStream) Recv() (*pluginpb.AppStreamRequest, error) {
 		return nil, v
 	}
 	panic("bad fake message")
+}
+
+// metricValue reads one series of m (a counter or gauge) by name and label
+// values in label-name order (as Gather sorts them); 0 when the series does not exist yet.
+func metricValue(t *testing.T, m *engine.Metrics, name string, labels ...string) float64 {
+	t.Helper()
+	families, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, s := range f.GetMetric() {
+			if len(s.GetLabel()) != len(labels) {
+				continue
+			}
+			for i, l := range s.GetLabel() {
+				if l.GetValue() != labels[i] {
+					continue series
+				}
+			}
+			if c := s.GetCounter(); c != nil {
+				return c.GetValue()
+			}
+			return s.GetGauge().GetValue()
+		}
+	}
+	return 0
 }

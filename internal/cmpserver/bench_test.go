@@ -1,4 +1,4 @@
-package cmp
+package cmpserver
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -29,7 +30,7 @@ func BenchmarkGenerateManifestWarm(b *testing.B) {
 			}
 			host, _ := bundletest.NewRegistry(b)
 			bundletest.PushDir(b, host, "bundles/"+c.name, "v1", c.dir)
-			ts := startServer(b, NewEngine(EngineOptions{Loader: &bundle.ImageLoader{CacheDir: b.TempDir(), Insecure: []string{host}}}))
+			ts := startServer(b, engine.NewEngine(engine.EngineOptions{Loader: &bundle.ImageLoader{CacheDir: b.TempDir(), Insecure: []string{host}}}))
 			repo := b.TempDir()
 			os.MkdirAll(filepath.Join(repo, "app"), 0o755)
 			extra := c.extra

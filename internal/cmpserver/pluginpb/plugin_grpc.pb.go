@@ -7,7 +7,7 @@
 // versions:
 // - protoc-gen-go-grpc v1.6.2
 // - protoc             v3.21.12
-// source: internal/cmp/pluginpb/plugin.proto
+// source: internal/cmpserver/pluginpb/plugin.proto
 
 package pluginpb
 
@@ -232,5 +232,5 @@ var ConfigManagementPluginService_ServiceDesc = grpc.ServiceDesc{
 			ClientStreams: true,
 		},
 	},
-	Metadata: "internal/cmp/pluginpb/plugin.proto",
+	Metadata: "internal/cmpserver/pluginpb/plugin.proto",
 }

@@ -1,4 +1,4 @@
-package cmp
+package cmpserver
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+
+	"github.com/olm-cmp/olm-cmp/internal/engine"
 )
 
 // StockWorkDirName is the directory under $ARGOCD_CMP_WORKDIR where Argo
@@ -18,7 +20,7 @@ const StockWorkDirName = "_cmp_server"
 // generate` with the application directory as cwd and the plugin
 // environment. It writes the YAML stream to stdout only when the whole render
 // succeeded (a partial stream would be applied as is), and warnings to stderr.
-func Generate(ctx context.Context, r Renderer, dir string, environ []string, stdout, stderr io.Writer) error {
+func Generate(ctx context.Context, r engine.Renderer, dir string, environ []string, stdout, stderr io.Writer) error {
 	env, err := ParseEnv(environ)
 	if err != nil {
 		return err

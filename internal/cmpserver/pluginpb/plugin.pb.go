@@ -7,7 +7,7 @@
 // versions:
 // 	protoc-gen-go v1.36.11-devel
 // 	protoc        v3.21.12
-// source: internal/cmp/pluginpb/plugin.proto
+// source: internal/cmpserver/pluginpb/plugin.proto
 
 package pluginpb
 
@@ -42,7 +42,7 @@ type AppStreamRequest struct {
 
 func (x *AppStreamRequest) Reset() {
 	*x = AppStreamRequest{}
-	mi := &file_internal_cmp_pluginpb_plugin_proto_msgTypes[0]
+	mi := &file_internal_cmpserver_pluginpb_plugin_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -54,7 +54,7 @@ func (x *AppStreamRequest) String() string {
 func (*AppStreamRequest) ProtoMessage() {}
 
 func (x *AppStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_cmp_pluginpb_plugin_proto_msgTypes[0]
+	mi := &file_internal_cmpserver_pluginpb_plugin_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -67,7 +67,7 @@ func (x *AppStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppStreamRequest.ProtoReflect.Descriptor instead.
 func (*AppStreamRequest) Descriptor() ([]byte, []int) {
-	return file_internal_cmp_pluginpb_plugin_proto_rawDescGZIP(), []int{0}
+	return file_internal_cmpserver_pluginpb_plugin_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *AppStreamRequest) GetRequest() isAppStreamRequest_Request {
@@ -130,7 +130,7 @@ type ManifestRequestMetadata struct {
 
 func (x *ManifestRequestMetadata) Reset() {
 	*x = ManifestRequestMetadata{}
-	mi := &file_internal_cmp_pluginpb_plugin_proto_msgTypes[1]
+	mi := &file_internal_cmpserver_pluginpb_plugin_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -142,7 +142,7 @@ func (x *ManifestRequestMetadata) String() string {
 func (*ManifestRequestMetadata) ProtoMessage() {}
 
 func (x *ManifestRequestMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_cmp_pluginpb_plugin_proto_msgTypes[1]
+	mi := &file_internal_cmpserver_pluginpb_plugin_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -155,7 +155,7 @@ func (x *ManifestRequestMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ManifestRequestMetadata.ProtoReflect.Descriptor instead.
 func (*ManifestRequestMetadata) Descriptor() ([]byte, []int) {
-	return file_internal_cmp_pluginpb_plugin_proto_rawDescGZIP(), []int{1}
+	return file_internal_cmpserver_pluginpb_plugin_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *ManifestRequestMetadata) GetAppName() string {
@@ -204,7 +204,7 @@ type EnvEntry struct {
 
 func (x *EnvEntry) Reset() {
 	*x = EnvEntry{}
-	mi := &file_internal_cmp_pluginpb_plugin_proto_msgTypes[2]
+	mi := &file_internal_cmpserver_pluginpb_plugin_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -216,7 +216,7 @@ func (x *EnvEntry) String() string {
 func (*EnvEntry) ProtoMessage() {}
 
 func (x *EnvEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_cmp_pluginpb_plugin_proto_msgTypes[2]
+	mi := &file_internal_cmpserver_pluginpb_plugin_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -229,7 +229,7 @@ func (x *EnvEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvEntry.ProtoReflect.Descriptor instead.
 func (*EnvEntry) Descriptor() ([]byte, []int) {
-	return file_internal_cmp_pluginpb_plugin_proto_rawDescGZIP(), []int{2}
+	return file_internal_cmpserver_pluginpb_plugin_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *EnvEntry) GetName() string {
@@ -257,7 +257,7 @@ type ManifestResponse struct {
 
 func (x *ManifestResponse) Reset() {
 	*x = ManifestResponse{}
-	mi := &file_internal_cmp_pluginpb_plugin_proto_msgTypes[3]
+	mi := &file_internal_cmpserver_pluginpb_plugin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -269,7 +269,7 @@ func (x *ManifestResponse) String() string {
 func (*ManifestResponse) ProtoMessage() {}
 
 func (x *ManifestResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_cmp_pluginpb_plugin_proto_msgTypes[3]
+	mi := &file_internal_cmpserver_pluginpb_plugin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -282,7 +282,7 @@ func (x *ManifestResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ManifestResponse.ProtoReflect.Descriptor instead.
 func (*ManifestResponse) Descriptor() ([]byte, []int) {
-	return file_internal_cmp_pluginpb_plugin_proto_rawDescGZIP(), []int{3}
+	return file_internal_cmpserver_pluginpb_plugin_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ManifestResponse) GetManifests() []string {
@@ -312,7 +312,7 @@ type RepositoryResponse struct {
 
 func (x *RepositoryResponse) Reset() {
 	*x = RepositoryResponse{}
-	mi := &file_internal_cmp_pluginpb_plugin_proto_msgTypes[4]
+	mi := &file_internal_cmpserver_pluginpb_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -324,7 +324,7 @@ func (x *RepositoryResponse) String() string {
 func (*RepositoryResponse) ProtoMessage() {}
 
 func (x *RepositoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_cmp_pluginpb_plugin_proto_msgTypes[4]
+	mi := &file_internal_cmpserver_pluginpb_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -337,7 +337,7 @@ func (x *RepositoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepositoryResponse.ProtoReflect.Descriptor instead.
 func (*RepositoryResponse) Descriptor() ([]byte, []int) {
-	return file_internal_cmp_pluginpb_plugin_proto_rawDescGZIP(), []int{4}
+	return file_internal_cmpserver_pluginpb_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RepositoryResponse) GetIsSupported() bool {
@@ -364,7 +364,7 @@ type ParametersAnnouncementResponse struct {
 
 func (x *ParametersAnnouncementResponse) Reset() {
 	*x = ParametersAnnouncementResponse{}
-	mi := &file_internal_cmp_pluginpb_plugin_proto_msgTypes[5]
+	mi := &file_internal_cmpserver_pluginpb_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -376,7 +376,7 @@ func (x *ParametersAnnouncementResponse) String() string {
 func (*ParametersAnnouncementResponse) ProtoMessage() {}
 
 func (x *ParametersAnnouncementResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_cmp_pluginpb_plugin_proto_msgTypes[5]
+	mi := &file_internal_cmpserver_pluginpb_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -389,7 +389,7 @@ func (x *ParametersAnnouncementResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParametersAnnouncementResponse.ProtoReflect.Descriptor instead.
 func (*ParametersAnnouncementResponse) Descriptor() ([]byte, []int) {
-	return file_internal_cmp_pluginpb_plugin_proto_rawDescGZIP(), []int{5}
+	return file_internal_cmpserver_pluginpb_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ParametersAnnouncementResponse) GetParameterAnnouncements() []*ParameterAnnouncement {
@@ -409,7 +409,7 @@ type File struct {
 
 func (x *File) Reset() {
 	*x = File{}
-	mi := &file_internal_cmp_pluginpb_plugin_proto_msgTypes[6]
+	mi := &file_internal_cmpserver_pluginpb_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -421,7 +421,7 @@ func (x *File) String() string {
 func (*File) ProtoMessage() {}
 
 func (x *File) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_cmp_pluginpb_plugin_proto_msgTypes[6]
+	mi := &file_internal_cmpserver_pluginpb_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -434,7 +434,7 @@ func (x *File) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use File.ProtoReflect.Descriptor instead.
 func (*File) Descriptor() ([]byte, []int) {
-	return file_internal_cmp_pluginpb_plugin_proto_rawDescGZIP(), []int{6}
+	return file_internal_cmpserver_pluginpb_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *File) GetChunk() []byte {
@@ -455,7 +455,7 @@ type CheckPluginConfigurationResponse struct {
 
 func (x *CheckPluginConfigurationResponse) Reset() {
 	*x = CheckPluginConfigurationResponse{}
-	mi := &file_internal_cmp_pluginpb_plugin_proto_msgTypes[7]
+	mi := &file_internal_cmpserver_pluginpb_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -467,7 +467,7 @@ func (x *CheckPluginConfigurationResponse) String() string {
 func (*CheckPluginConfigurationResponse) ProtoMessage() {}
 
 func (x *CheckPluginConfigurationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_cmp_pluginpb_plugin_proto_msgTypes[7]
+	mi := &file_internal_cmpserver_pluginpb_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -480,7 +480,7 @@ func (x *CheckPluginConfigurationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckPluginConfigurationResponse.ProtoReflect.Descriptor instead.
 func (*CheckPluginConfigurationResponse) Descriptor() ([]byte, []int) {
-	return file_internal_cmp_pluginpb_plugin_proto_rawDescGZIP(), []int{7}
+	return file_internal_cmpserver_pluginpb_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CheckPluginConfigurationResponse) GetIsDiscoveryConfigured() bool {
@@ -497,11 +497,11 @@ func (x *CheckPluginConfigurationResponse) GetProvideGitCreds() bool {
 	return false
 }
 
-var File_internal_cmp_pluginpb_plugin_proto protoreflect.FileDescriptor
+var File_internal_cmpserver_pluginpb_plugin_proto protoreflect.FileDescriptor
 
-const file_internal_cmp_pluginpb_plugin_proto_rawDesc = "" +
+const file_internal_cmpserver_pluginpb_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\"internal/cmp/pluginpb/plugin.proto\x12\x06plugin\x1a\x1bgoogle/protobuf/empty.proto\x1a&internal/cmp/pluginpb/repository.proto\"\x80\x01\n" +
+	"(internal/cmpserver/pluginpb/plugin.proto\x12\x06plugin\x1a\x1bgoogle/protobuf/empty.proto\x1a,internal/cmpserver/pluginpb/repository.proto\"\x80\x01\n" +
 	"\x10AppStreamRequest\x12=\n" +
 	"\bmetadata\x18\x01 \x01(\v2\x1f.plugin.ManifestRequestMetadataH\x00R\bmetadata\x12\"\n" +
 	"\x04file\x18\x02 \x01(\v2\f.plugin.FileH\x00R\x04fileB\t\n" +
@@ -536,22 +536,22 @@ const file_internal_cmp_pluginpb_plugin_proto_rawDesc = "" +
 	"\x10GenerateManifest\x12\x18.plugin.AppStreamRequest\x1a\x18.plugin.ManifestResponse\"\x00(\x01\x12^\n" +
 	"\x18CheckPluginConfiguration\x12\x16.google.protobuf.Empty\x1a(.plugin.CheckPluginConfigurationResponse\"\x00\x12K\n" +
 	"\x0fMatchRepository\x12\x18.plugin.AppStreamRequest\x1a\x1a.plugin.RepositoryResponse\"\x00(\x01\x12a\n" +
-	"\x19GetParametersAnnouncement\x12\x18.plugin.AppStreamRequest\x1a&.plugin.ParametersAnnouncementResponse\"\x00(\x01B2Z0github.com/olm-cmp/olm-cmp/internal/cmp/pluginpbb\x06proto3"
+	"\x19GetParametersAnnouncement\x12\x18.plugin.AppStreamRequest\x1a&.plugin.ParametersAnnouncementResponse\"\x00(\x01B8Z6github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpbb\x06proto3"
 
 var (
-	file_internal_cmp_pluginpb_plugin_proto_rawDescOnce sync.Once
-	file_internal_cmp_pluginpb_plugin_proto_rawDescData []byte
+	file_internal_cmpserver_pluginpb_plugin_proto_rawDescOnce sync.Once
+	file_internal_cmpserver_pluginpb_plugin_proto_rawDescData []byte
 )
 
-func file_internal_cmp_pluginpb_plugin_proto_rawDescGZIP() []byte {
-	file_internal_cmp_pluginpb_plugin_proto_rawDescOnce.Do(func() {
-		file_internal_cmp_pluginpb_plugin_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_internal_cmp_pluginpb_plugin_proto_rawDesc), len(file_internal_cmp_pluginpb_plugin_proto_rawDesc)))
+func file_internal_cmpserver_pluginpb_plugin_proto_rawDescGZIP() []byte {
+	file_internal_cmpserver_pluginpb_plugin_proto_rawDescOnce.Do(func() {
+		file_internal_cmpserver_pluginpb_plugin_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_internal_cmpserver_pluginpb_plugin_proto_rawDesc), len(file_internal_cmpserver_pluginpb_plugin_proto_rawDesc)))
 	})
-	return file_internal_cmp_pluginpb_plugin_proto_rawDescData
+	return file_internal_cmpserver_pluginpb_plugin_proto_rawDescData
 }
 
-var file_internal_cmp_pluginpb_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
-var file_internal_cmp_pluginpb_plugin_proto_goTypes = []any{
+var file_internal_cmpserver_pluginpb_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_internal_cmpserver_pluginpb_plugin_proto_goTypes = []any{
 	(*AppStreamRequest)(nil),                 // 0: plugin.AppStreamRequest
 	(*ManifestRequestMetadata)(nil),          // 1: plugin.ManifestRequestMetadata
 	(*EnvEntry)(nil),                         // 2: plugin.EnvEntry
@@ -563,7 +563,7 @@ var file_internal_cmp_pluginpb_plugin_proto_goTypes = []any{
 	(*ParameterAnnouncement)(nil),            // 8: repository.ParameterAnnouncement
 	(*emptypb.Empty)(nil),                    // 9: google.protobuf.Empty
 }
-var file_internal_cmp_pluginpb_plugin_proto_depIdxs = []int32{
+var file_internal_cmpserver_pluginpb_plugin_proto_depIdxs = []int32{
 	1, // 0: plugin.AppStreamRequest.metadata:type_name -> plugin.ManifestRequestMetadata
 	6, // 1: plugin.AppStreamRequest.file:type_name -> plugin.File
 	2, // 2: plugin.ManifestRequestMetadata.env:type_name -> plugin.EnvEntry
@@ -583,13 +583,13 @@ var file_internal_cmp_pluginpb_plugin_proto_depIdxs = []int32{
 	0, // [0:4] is the sub-list for field type_name
 }
 
-func init() { file_internal_cmp_pluginpb_plugin_proto_init() }
-func file_internal_cmp_pluginpb_plugin_proto_init() {
-	if File_internal_cmp_pluginpb_plugin_proto != nil {
+func init() { file_internal_cmpserver_pluginpb_plugin_proto_init() }
+func file_internal_cmpserver_pluginpb_plugin_proto_init() {
+	if File_internal_cmpserver_pluginpb_plugin_proto != nil {
 		return
 	}
-	file_internal_cmp_pluginpb_repository_proto_init()
-	file_internal_cmp_pluginpb_plugin_proto_msgTypes[0].OneofWrappers = []any{
+	file_internal_cmpserver_pluginpb_repository_proto_init()
+	file_internal_cmpserver_pluginpb_plugin_proto_msgTypes[0].OneofWrappers = []any{
 		(*AppStreamRequest_Metadata)(nil),
 		(*AppStreamRequest_File)(nil),
 	}
@@ -597,17 +597,17 @@ func file_internal_cmp_pluginpb_plugin_proto_init() {
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_cmp_pluginpb_plugin_proto_rawDesc), len(file_internal_cmp_pluginpb_plugin_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_cmpserver_pluginpb_plugin_proto_rawDesc), len(file_internal_cmpserver_pluginpb_plugin_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_internal_cmp_pluginpb_plugin_proto_goTypes,
-		DependencyIndexes: file_internal_cmp_pluginpb_plugin_proto_depIdxs,
-		MessageInfos:      file_internal_cmp_pluginpb_plugin_proto_msgTypes,
+		GoTypes:           file_internal_cmpserver_pluginpb_plugin_proto_goTypes,
+		DependencyIndexes: file_internal_cmpserver_pluginpb_plugin_proto_depIdxs,
+		MessageInfos:      file_internal_cmpserver_pluginpb_plugin_proto_msgTypes,
 	}.Build()
-	File_internal_cmp_pluginpb_plugin_proto = out.File
-	file_internal_cmp_pluginpb_plugin_proto_goTypes = nil
-	file_internal_cmp_pluginpb_plugin_proto_depIdxs = nil
+	File_internal_cmpserver_pluginpb_plugin_proto = out.File
+	file_internal_cmpserver_pluginpb_plugin_proto_goTypes = nil
+	file_internal_cmpserver_pluginpb_plugin_proto_depIdxs = nil
 }

@@ -1,4 +1,4 @@
-package cmp
+package cmpserver
 
 import (
 	"archive/tar"
@@ -17,13 +17,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
-	"github.com/olm-cmp/olm-cmp/internal/cmp/pluginpb"
+	"github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpb"
+	"github.com/olm-cmp/olm-cmp/internal/engine"
+	"github.com/olm-cmp/olm-cmp/internal/engine/enginetest"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
@@ -83,8 +84,8 @@ func ctxT(t *testing.T) context.Context {
 // through the socket: the repository's app renders its bundle from elsewhere
 // in the repository, plus the extra manifest.
 func TestGenerateManifestRendersDirectoryBundle(t *testing.T) {
-	m := NewMetrics()
-	ts := startServer(t, NewEngine(EngineOptions{Metrics: m}), func(o *ServerOptions) { o.Metrics = m })
+	m := engine.NewMetrics()
+	ts := startServer(t, engine.NewEngine(engine.EngineOptions{Metrics: m}), func(o *ServerOptions) { o.Metrics = m })
 	ts.m = m
 	tgz := tgzOf(t, repoDir)
 	resp, err := ts.generate(ctxT(t), t, call{tgz: tgz, appRelPath: "apps/tiny"})
@@ -111,7 +112,7 @@ func TestGenerateManifestRendersDirectoryBundle(t *testing.T) {
 			t.Errorf("manifest %d is not compact JSON:\n%s", i, m)
 			continue
 		}
-		if a, b := asJSON(t, m), asRepoServerReads(t, direct.Manifests[i]); !reflect.DeepEqual(a, b) {
+		if a, b := enginetest.AsJSON(t, m), enginetest.AsRepoServerReads(t, direct.Manifests[i]); !reflect.DeepEqual(a, b) {
 			t.Errorf("manifest %d differs from the YAML render:\n%s\n%s", i, m, direct.Manifests[i])
 		}
 	}
@@ -123,10 +124,10 @@ func TestGenerateManifestRendersDirectoryBundle(t *testing.T) {
 	if strings.Join(again.Manifests, "\n---\n") != all {
 		t.Error("second render differs")
 	}
-	if got := testutil.ToFloat64(m.cacheHits.WithLabelValues("render")); got != 1 {
+	if got := metricValue(t, m, engine.MetricCacheHits, "render"); got != 1 {
 		t.Errorf("cache hits = %v, want 1", got)
 	}
-	if got := testutil.ToFloat64(m.requests.WithLabelValues("GenerateManifest", "OK")); got != 2 {
+	if got := metricValue(t, m, engine.MetricRequests, "OK", "GenerateManifest"); got != 2 {
 		t.Errorf("GenerateManifest OK = %v, want 2", got)
 	}
 	logs := ts.logs.String()
@@ -142,7 +143,7 @@ func TestGenerateManifestRendersDirectoryBundle(t *testing.T) {
 }
 
 func TestGenerateManifestErrors(t *testing.T) {
-	ts := startServer(t, NewEngine(EngineOptions{}))
+	ts := startServer(t, engine.NewEngine(engine.EngineOptions{}))
 	good := tgzOf(t, repoDir)
 
 	t.Run("checksum mismatch", func(t *testing.T) {
@@ -413,7 +414,7 @@ func TestDeadlineHonoured(t *testing.T) {
 
 // countingRenderer wraps the real renderer and counts renders.
 type countingRenderer struct {
-	inner Renderer
+	inner engine.Renderer
 	n     atomic.Int32
 }
 
@@ -496,12 +497,12 @@ spec:
 func TestConcurrentRequestsRenderOnce(t *testing.T) {
 	loader := newDirImageLoader(300 * time.Millisecond)
 	counting := &countingRenderer{}
-	m := NewMetrics()
-	engine := NewEngine(EngineOptions{Loader: loader, Metrics: m, NewRenderer: func(l render.Loader) Renderer {
+	m := engine.NewMetrics()
+	eng := engine.NewEngine(engine.EngineOptions{Loader: loader, Metrics: m, NewRenderer: func(l render.Loader) engine.Renderer {
 		counting.inner = &render.Renderer{Loader: l}
 		return counting
 	}})
-	ts := startServer(t, engine, func(o *ServerOptions) { o.Metrics = m })
+	ts := startServer(t, eng, func(o *ServerOptions) { o.Metrics = m })
 	tgz := tgzOf(t, writeImageApp(t))
 
 	const n = 100
@@ -541,7 +542,7 @@ func TestConcurrentRequestsRenderOnce(t *testing.T) {
 	if got := loader.resolves.Load(); got < 1 || got > n {
 		t.Errorf("%d resolves", got)
 	}
-	if got := testutil.ToFloat64(m.requests.WithLabelValues("GenerateManifest", "OK")); got != n {
+	if got := metricValue(t, m, engine.MetricRequests, "OK", "GenerateManifest"); got != n {
 		t.Errorf("requests metric = %v", got)
 	}
 }

@@ -7,7 +7,7 @@
 // versions:
 // 	protoc-gen-go v1.36.11-devel
 // 	protoc        v3.21.12
-// source: internal/cmp/pluginpb/repository.proto
+// source: internal/cmpserver/pluginpb/repository.proto
 
 package pluginpb
 
@@ -53,7 +53,7 @@ type ParameterAnnouncement struct {
 
 func (x *ParameterAnnouncement) Reset() {
 	*x = ParameterAnnouncement{}
-	mi := &file_internal_cmp_pluginpb_repository_proto_msgTypes[0]
+	mi := &file_internal_cmpserver_pluginpb_repository_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -65,7 +65,7 @@ func (x *ParameterAnnouncement) String() string {
 func (*ParameterAnnouncement) ProtoMessage() {}
 
 func (x *ParameterAnnouncement) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_cmp_pluginpb_repository_proto_msgTypes[0]
+	mi := &file_internal_cmpserver_pluginpb_repository_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -78,7 +78,7 @@ func (x *ParameterAnnouncement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParameterAnnouncement.ProtoReflect.Descriptor instead.
 func (*ParameterAnnouncement) Descriptor() ([]byte, []int) {
-	return file_internal_cmp_pluginpb_repository_proto_rawDescGZIP(), []int{0}
+	return file_internal_cmpserver_pluginpb_repository_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *ParameterAnnouncement) GetName() string {
@@ -144,11 +144,11 @@ func (x *ParameterAnnouncement) GetMap() map[string]string {
 	return nil
 }
 
-var File_internal_cmp_pluginpb_repository_proto protoreflect.FileDescriptor
+var File_internal_cmpserver_pluginpb_repository_proto protoreflect.FileDescriptor
 
-const file_internal_cmp_pluginpb_repository_proto_rawDesc = "" +
+const file_internal_cmpserver_pluginpb_repository_proto_rawDesc = "" +
 	"\n" +
-	"&internal/cmp/pluginpb/repository.proto\x12\n" +
+	",internal/cmpserver/pluginpb/repository.proto\x12\n" +
 	"repository\"\xdf\x02\n" +
 	"\x15ParameterAnnouncement\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
@@ -162,26 +162,26 @@ const file_internal_cmp_pluginpb_repository_proto_rawDesc = "" +
 	"\x03map\x18\t \x03(\v2*.repository.ParameterAnnouncement.MapEntryR\x03map\x1a6\n" +
 	"\bMapEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B2Z0github.com/olm-cmp/olm-cmp/internal/cmp/pluginpbb\x06proto3"
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B8Z6github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpbb\x06proto3"
 
 var (
-	file_internal_cmp_pluginpb_repository_proto_rawDescOnce sync.Once
-	file_internal_cmp_pluginpb_repository_proto_rawDescData []byte
+	file_internal_cmpserver_pluginpb_repository_proto_rawDescOnce sync.Once
+	file_internal_cmpserver_pluginpb_repository_proto_rawDescData []byte
 )
 
-func file_internal_cmp_pluginpb_repository_proto_rawDescGZIP() []byte {
-	file_internal_cmp_pluginpb_repository_proto_rawDescOnce.Do(func() {
-		file_internal_cmp_pluginpb_repository_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_internal_cmp_pluginpb_repository_proto_rawDesc), len(file_internal_cmp_pluginpb_repository_proto_rawDesc)))
+func file_internal_cmpserver_pluginpb_repository_proto_rawDescGZIP() []byte {
+	file_internal_cmpserver_pluginpb_repository_proto_rawDescOnce.Do(func() {
+		file_internal_cmpserver_pluginpb_repository_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_internal_cmpserver_pluginpb_repository_proto_rawDesc), len(file_internal_cmpserver_pluginpb_repository_proto_rawDesc)))
 	})
-	return file_internal_cmp_pluginpb_repository_proto_rawDescData
+	return file_internal_cmpserver_pluginpb_repository_proto_rawDescData
 }
 
-var file_internal_cmp_pluginpb_repository_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
-var file_internal_cmp_pluginpb_repository_proto_goTypes = []any{
+var file_internal_cmpserver_pluginpb_repository_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_internal_cmpserver_pluginpb_repository_proto_goTypes = []any{
 	(*ParameterAnnouncement)(nil), // 0: repository.ParameterAnnouncement
 	nil,                           // 1: repository.ParameterAnnouncement.MapEntry
 }
-var file_internal_cmp_pluginpb_repository_proto_depIdxs = []int32{
+var file_internal_cmpserver_pluginpb_repository_proto_depIdxs = []int32{
 	1, // 0: repository.ParameterAnnouncement.map:type_name -> repository.ParameterAnnouncement.MapEntry
 	1, // [1:1] is the sub-list for method output_type
 	1, // [1:1] is the sub-list for method input_type
@@ -190,26 +190,26 @@ var file_internal_cmp_pluginpb_repository_proto_depIdxs = []int32{
 	0, // [0:1] is the sub-list for field type_name
 }
 
-func init() { file_internal_cmp_pluginpb_repository_proto_init() }
-func file_internal_cmp_pluginpb_repository_proto_init() {
-	if File_internal_cmp_pluginpb_repository_proto != nil {
+func init() { file_internal_cmpserver_pluginpb_repository_proto_init() }
+func file_internal_cmpserver_pluginpb_repository_proto_init() {
+	if File_internal_cmpserver_pluginpb_repository_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_cmp_pluginpb_repository_proto_rawDesc), len(file_internal_cmp_pluginpb_repository_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_cmpserver_pluginpb_repository_proto_rawDesc), len(file_internal_cmpserver_pluginpb_repository_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_internal_cmp_pluginpb_repository_proto_goTypes,
-		DependencyIndexes: file_internal_cmp_pluginpb_repository_proto_depIdxs,
-		MessageInfos:      file_internal_cmp_pluginpb_repository_proto_msgTypes,
+		GoTypes:           file_internal_cmpserver_pluginpb_repository_proto_goTypes,
+		DependencyIndexes: file_internal_cmpserver_pluginpb_repository_proto_depIdxs,
+		MessageInfos:      file_internal_cmpserver_pluginpb_repository_proto_msgTypes,
 	}.Build()
-	File_internal_cmp_pluginpb_repository_proto = out.File
-	file_internal_cmp_pluginpb_repository_proto_goTypes = nil
-	file_internal_cmp_pluginpb_repository_proto_depIdxs = nil
+	File_internal_cmpserver_pluginpb_repository_proto = out.File
+	file_internal_cmpserver_pluginpb_repository_proto_goTypes = nil
+	file_internal_cmpserver_pluginpb_repository_proto_depIdxs = nil
 }

@@ -1,4 +1,4 @@
-package cmp
+package cmpserver
 
 import (
 	"archive/tar"

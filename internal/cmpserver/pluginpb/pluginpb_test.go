@@ -113,13 +113,13 @@ func TestDescriptorMatchesArgoCD(t *testing.T) {
 			t.Errorf("Argo CD message %s not checked", name)
 		}
 	}
-	if o := File_internal_cmp_pluginpb_plugin_proto.Messages().ByName("AppStreamRequest").Oneofs(); o.Len() != 1 || o.Get(0).Name() != "request" {
+	if o := File_internal_cmpserver_pluginpb_plugin_proto.Messages().ByName("AppStreamRequest").Oneofs(); o.Len() != 1 || o.Get(0).Name() != "request" {
 		t.Error("AppStreamRequest must have the oneof request")
 	}
 
 	// Method paths: /plugin.ConfigManagementPluginService/<Method>, with the
 	// streaming shape Argo CD's client uses.
-	sd := File_internal_cmp_pluginpb_plugin_proto.Services().ByName("ConfigManagementPluginService")
+	sd := File_internal_cmpserver_pluginpb_plugin_proto.Services().ByName("ConfigManagementPluginService")
 	if sd == nil || sd.FullName() != "plugin.ConfigManagementPluginService" {
 		t.Fatal("service plugin.ConfigManagementPluginService missing")
 	}
@@ -172,7 +172,7 @@ func TestWireBytes(t *testing.T) {
 var versionLine = regexp.MustCompile(`(?m)^//\s+(protoc|protoc-gen-go|protoc-gen-go-grpc)\s+v?\S+\s*$`)
 
 // TestGeneratedCodeIsFresh regenerates the stubs into a temporary directory
-// with internal/cmp/generate.sh and compares. It needs protoc and network
+// with internal/cmpserver/generate.sh and compares. It needs protoc and network
 // access for the pinned plugins the first time, so it skips without protoc.
 func TestGeneratedCodeIsFresh(t *testing.T) {
 	if _, err := exec.LookPath("protoc"); err != nil {
@@ -191,7 +191,7 @@ func TestGeneratedCodeIsFresh(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fresh, err := os.ReadFile(filepath.Join(out, "internal/cmp/pluginpb", f))
+		fresh, err := os.ReadFile(filepath.Join(out, "internal/cmpserver/pluginpb", f))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,11 +1,11 @@
-package cmp
+package cmpserver
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/olm-cmp/olm-cmp/internal/cmp/pluginpb"
+	"github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpb"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )

@@ -1,4 +1,4 @@
-package cmp
+package engine
 
 import (
 	"time"
@@ -160,7 +160,7 @@ func (m *Metrics) pull(err error) {
 	}
 }
 
-func (m *Metrics) received(n int) {
+func (m *Metrics) Received(n int) {
 	if m != nil {
 		m.bytesReceived.Add(float64(n))
 	}

@@ -1,4 +1,4 @@
-package cmp
+package engine
 
 import (
 	"context"
@@ -91,7 +91,7 @@ type Rendered struct {
 	KeptYAML int
 }
 
-func newRendered(res *render.Result) *Rendered {
+func NewRendered(res *render.Result) *Rendered {
 	js, kept := ManifestsJSON(res.Manifests)
 	return &Rendered{Result: res, JSON: js, KeptYAML: kept}
 }
@@ -178,7 +178,7 @@ func (e *Engine) RenderInfo(ctx context.Context, req render.Request) (*Rendered,
 		if err != nil {
 			return nil, Info{Cache: "off", Digest: digest}, err
 		}
-		return newRendered(res), Info{Cache: "off", Digest: digest}, nil
+		return NewRendered(res), Info{Cache: "off", Digest: digest}, nil
 	}
 	info := Info{Cache: "hit", Digest: digest}
 	for {
@@ -240,7 +240,7 @@ func (e *Engine) own(ctx context.Context, key string, f *flight, req render.Requ
 		f.err = err
 		return
 	}
-	f.res = newRendered(res)
+	f.res = NewRendered(res)
 	e.store(key, f.res)
 }
 
@@ -430,12 +430,6 @@ func hashFile(h io.Writer, name string, root *os.Root, path string) error {
 	return err
 }
 
-// within reports whether path is root or below it (both cleaned, absolute).
-func within(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
-
 // pinKey carries the resolutions made while keying a request, so the render
 // reuses them: one registry round trip per request, and the render is of the
 // very digest the key names.
@@ -556,4 +550,12 @@ func (l *collapsingLoader) shared(ctx context.Context, g *singleflight.Group, ke
 	case <-ctx.Done():
 		return nil, false, ctx.Err()
 	}
+}
+
+// Stats reports the rendered-output cache's entry count and byte size.
+func (e *Engine) Stats() (entries int, bytes int64) {
+	if e.results == nil {
+		return 0, 0
+	}
+	return e.results.Len(), e.bytes.Load()
 }

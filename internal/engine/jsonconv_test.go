@@ -1,10 +1,8 @@
-package cmp
+package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,66 +10,10 @@ import (
 	"testing"
 	"time"
 
-	sigsyaml "sigs.k8s.io/yaml"
-
+	"github.com/olm-cmp/olm-cmp/internal/engine/enginetest"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
-
-// asRepoServerReads decodes a manifest the way Argo CD's repo-server does
-// (kube.SplitYAML: sigs.k8s.io/yaml, a YAML 1.1 reader, for YAML and JSON
-// alike), numbers kept as written.
-func asRepoServerReads(t testing.TB, doc string) any {
-	t.Helper()
-	js, err := sigsyaml.YAMLToJSON([]byte(doc))
-	if err != nil {
-		t.Fatalf("YAMLToJSON: %v\n%s", err, doc)
-	}
-	var v any
-	d := json.NewDecoder(strings.NewReader(string(js)))
-	d.UseNumber()
-	if err := d.Decode(&v); err != nil {
-		t.Fatal(err)
-	}
-	return numbers(v)
-}
-
-// asJSON decodes strict JSON (the repo-server's decoder refuses anything else).
-func asJSON(t testing.TB, doc string) any {
-	t.Helper()
-	var v any
-	d := json.NewDecoder(strings.NewReader(doc))
-	d.UseNumber()
-	if err := d.Decode(&v); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, doc)
-	}
-	return numbers(v)
-}
-
-// numbers turns json.Numbers into int64 or float64, integral values into
-// int64 (as sigs.k8s.io/yaml prints them): 12e3 and 12000 are one number.
-func numbers(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, e := range v {
-			v[k] = numbers(e)
-		}
-	case []any:
-		for i, e := range v {
-			v[i] = numbers(e)
-		}
-	case json.Number:
-		if i, err := v.Int64(); err == nil {
-			return i
-		}
-		f, _ := v.Float64()
-		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-			return int64(f)
-		}
-		return f
-	}
-	return v
-}
 
 func TestManifestJSON(t *testing.T) {
 	for _, c := range []struct {
@@ -94,11 +36,11 @@ func TestManifestJSON(t *testing.T) {
 			if got != c.want {
 				t.Errorf("got  %s\nwant %s", got, c.want)
 			}
-			if a, b := asJSON(t, got), asRepoServerReads(t, c.yaml); !reflect.DeepEqual(a, b) {
+			if a, b := enginetest.AsJSON(t, got), enginetest.AsRepoServerReads(t, c.yaml); !reflect.DeepEqual(a, b) {
 				t.Errorf("JSON reads %#v, the YAML %#v", a, b)
 			}
 			// The repo-server reads JSON with the same YAML 1.1 reader too.
-			if a, b := asRepoServerReads(t, got), asRepoServerReads(t, c.yaml); !reflect.DeepEqual(a, b) {
+			if a, b := enginetest.AsRepoServerReads(t, got), enginetest.AsRepoServerReads(t, c.yaml); !reflect.DeepEqual(a, b) {
 				t.Errorf("repo-server reads the JSON as %#v, the YAML as %#v", a, b)
 			}
 		})
@@ -149,10 +91,11 @@ func TestManifestsJSONMatchYAML(t *testing.T) {
 				dir = t.TempDir()
 				os.WriteFile(filepath.Join(dir, spec.FileName), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  "+c.specYAML+"\n"), 0o644)
 			}
-			req, err := BuildRequest(dir, "", &AppEnv{})
+			f, err := spec.Load(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
+			req := render.Request{Spec: f.Spec, Name: f.Metadata.Name, SourceDir: dir}
 			res, err := (&render.Renderer{}).Render(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
@@ -169,10 +112,10 @@ func TestManifestsJSONMatchYAML(t *testing.T) {
 					t.Errorf("manifest %d kept as YAML: %v", i, err)
 					continue
 				}
-				if a, b := asJSON(t, js[i]), asRepoServerReads(t, res.Manifests[i]); !reflect.DeepEqual(a, b) {
+				if a, b := enginetest.AsJSON(t, js[i]), enginetest.AsRepoServerReads(t, res.Manifests[i]); !reflect.DeepEqual(a, b) {
 					t.Errorf("manifest %d: the JSON reads differently from the YAML", i)
 				}
-				if a, b := asRepoServerReads(t, js[i]), asRepoServerReads(t, res.Manifests[i]); !reflect.DeepEqual(a, b) {
+				if a, b := enginetest.AsRepoServerReads(t, js[i]), enginetest.AsRepoServerReads(t, res.Manifests[i]); !reflect.DeepEqual(a, b) {
 					t.Errorf("manifest %d: the repo-server reads the JSON differently from the YAML", i)
 				}
 			}

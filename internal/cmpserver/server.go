@@ -1,4 +1,4 @@
-package cmp
+package cmpserver
 
 import (
 	"context"
@@ -22,7 +22,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/olm-cmp/olm-cmp/internal/cmp/pluginpb"
+	"github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpb"
+	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
@@ -49,7 +50,7 @@ type ServerOptions struct {
 	// It must not be $ARGOCD_CMP_WORKDIR/_cmp_server, which the stock sidecar wipes.
 	WorkDir string
 	// Renderer renders; usually an *Engine (cached).
-	Renderer Renderer
+	Renderer engine.Renderer
 	// Limits bound each request's tarball.
 	Limits Limits
 	// ReadyDirs must be writable for Ready to succeed (the bundle cache).
@@ -60,7 +61,7 @@ type ServerOptions struct {
 	// exceeded" instead of olm-cmp's explanation).
 	DeadlineMargin time.Duration
 	Logger         *slog.Logger
-	Metrics        *Metrics
+	Metrics        *engine.Metrics
 }
 
 // Server serves Argo CD's ConfigManagementPluginService on a unix socket.
@@ -435,14 +436,14 @@ func (sv *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServic
 	}
 	// The repo-server parses JSON faster than YAML; the engine converts once
 	// per render and caches both. Another renderer (tests) is converted here.
-	var res *Rendered
-	var info Info
-	if e, ok := sv.s.o.Renderer.(*Engine); ok {
+	var res *engine.Rendered
+	var info engine.Info
+	if e, ok := sv.s.o.Renderer.(*engine.Engine); ok {
 		res, info, err = e.RenderInfo(ctx, req)
 	} else {
 		var out *render.Result
 		if out, err = sv.s.o.Renderer.Render(ctx, req); err == nil {
-			res = newRendered(out)
+			res = engine.NewRendered(out)
 		}
 	}
 	if err != nil {

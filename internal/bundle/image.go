@@ -62,6 +62,9 @@ type ImageLoader struct {
 	MaxBytes int64
 	// MaxFiles caps the files extracted from manifests/ and metadata/; 0 means 10000.
 	MaxFiles int
+	// MaxLayers caps an image's layers, checked on its manifest before any
+	// layer is fetched; 0 means DefaultMaxLayers.
+	MaxLayers int
 	// MaxCatalogBytes and MaxCatalogFiles are MaxBytes and MaxFiles for
 	// catalog images (LoadCatalog); 0 means DefaultMaxCatalogBytes and 100000.
 	MaxCatalogBytes int64
@@ -230,6 +233,8 @@ type imageKind struct {
 	selection func(img v1.Image) (selection, error)
 	maxBytes  int64
 	maxFiles  int
+	maxLayers int
+	what      string // names the kind in messages, before its selection is known
 }
 
 func (l *ImageLoader) bundleKind() imageKind {
@@ -237,6 +242,8 @@ func (l *ImageLoader) bundleKind() imageKind {
 		selection: func(v1.Image) (selection, error) { return bundleSelection, nil },
 		maxBytes:  l.maxBytes(),
 		maxFiles:  l.maxFiles(),
+		maxLayers: l.maxLayers(),
+		what:      bundleSelection.what,
 	}
 }
 
@@ -249,7 +256,7 @@ func (l *ImageLoader) catalogKind() imageKind {
 	if maxFiles <= 0 {
 		maxFiles = 100000
 	}
-	return imageKind{cacheSub: "catalogs", selection: catalogConfigs, maxBytes: maxBytes, maxFiles: maxFiles}
+	return imageKind{cacheSub: "catalogs", selection: catalogConfigs, maxBytes: maxBytes, maxFiles: maxFiles, maxLayers: l.maxLayers(), what: catalogImage}
 }
 
 // catalogConfigs selects the directory the image's ConfigsLabel names.
@@ -333,12 +340,20 @@ func loadImageDir(dir string, o Origin, keep bool, cache *ParseCache) (*Bundle, 
 }
 
 // pull extracts the image into a new temporary directory under parent and
-// renames it to dir. If another process renamed its copy first, ours is
-// dropped: both hold the same content.
+// renames it to dir only once every layer was read and verified whole. If
+// another process renamed its copy first, ours is dropped: both hold the
+// same content.
 func (l *ImageLoader) pull(ctx context.Context, ref name.Digest, kind imageKind, parent, dir string) error {
 	img, err := remote.Image(ref, l.remoteOptions(ctx)...)
 	if err != nil {
 		return registryError(ref.String(), "pulling", err)
+	}
+	m, err := img.Manifest()
+	if err != nil {
+		return registryError(ref.String(), "pulling", err)
+	}
+	if err := checkManifest(m, kind.what, kind.maxLayers, kind.maxBytes); err != nil {
+		return fmt.Errorf("image %s: %w", ref, err)
 	}
 	sel, err := kind.selection(img)
 	if err != nil {
@@ -348,7 +363,7 @@ func (l *ImageLoader) pull(ctx context.Context, ref name.Digest, kind imageKind,
 	if err != nil {
 		return fmt.Errorf("image cache: %w", err)
 	}
-	err = extract(ctx, img, tmp, sel, kind.maxBytes, kind.maxFiles)
+	err = extract(ctx, img, m, tmp, sel, kind.maxBytes, kind.maxFiles)
 	if err == nil && sel.nonEmpty {
 		// An empty catalog would only fail later as "package not found";
 		// say what is wrong with the image instead.
@@ -442,6 +457,13 @@ func (l *ImageLoader) maxFiles() int {
 		return l.MaxFiles
 	}
 	return 10000
+}
+
+func (l *ImageLoader) maxLayers() int {
+	if l.MaxLayers > 0 {
+		return l.MaxLayers
+	}
+	return DefaultMaxLayers
 }
 
 func (l *ImageLoader) pullTimeout() time.Duration {

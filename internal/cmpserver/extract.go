@@ -1,8 +1,6 @@
 package cmpserver
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,11 +8,10 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
+	"github.com/olm-cmp/olm-cmp/internal/archive"
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpb"
 	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
@@ -56,7 +53,7 @@ type streamReceiver interface {
 // stream is ever used.
 func receiveRepo(ctx context.Context, stream streamReceiver, dir string, lim Limits, m *engine.Metrics) (*pluginpb.ManifestRequestMetadata, error) {
 	lim = lim.withDefaults()
-	return receiveStream(ctx, stream, lim, m, func(r io.Reader) error { return extractTgz(r, dir, lim) })
+	return receiveStream(ctx, stream, lim, m, func(r io.Reader) error { return extractTgz(ctx, r, dir, lim) })
 }
 
 // scanRepo reads the whole stream as receiveRepo does, hashing and checking
@@ -65,7 +62,7 @@ func receiveRepo(ctx context.Context, stream streamReceiver, dir string, lim Lim
 func scanRepo(ctx context.Context, stream streamReceiver, lim Limits, m *engine.Metrics) (*pluginpb.ManifestRequestMetadata, *tarIndex, error) {
 	lim = lim.withDefaults()
 	idx := newTarIndex()
-	meta, err := receiveStream(ctx, stream, lim, m, func(r io.Reader) error { return scanTgz(r, idx, lim) })
+	meta, err := receiveStream(ctx, stream, lim, m, func(r io.Reader) error { return scanTgz(ctx, r, idx, lim) })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -141,11 +138,17 @@ func receiveStream(ctx context.Context, stream streamReceiver, lim Limits, m *en
 	}
 	exErr := <-extracted
 	switch {
+	case errors.Is(exErr, archive.ErrRefused):
+		// The extraction refused what the stream holds: that is the cause.
+		// Reading stopped at the refusal, so whether the checksum of what
+		// was read matches, or a later receive failed, only depends on how
+		// far the chunks had got by then.
+		return nil, exErr
 	case recvErr != nil:
 		return nil, recvErr
 	case hex.EncodeToString(h.Sum(nil)) != strings.ToLower(meta.GetChecksum()):
-		// Checked before the extractor's error: a corrupted stream makes
-		// gzip complain, but the checksum is the real cause.
+		// Checked before the extractor's other errors: a corrupted stream
+		// makes gzip complain, but the checksum is the real cause.
 		return nil, fmt.Errorf("repository tarball checksum mismatch: got sha256 %s, the metadata says %q (the stream was truncated or corrupted)", hex.EncodeToString(h.Sum(nil)), meta.GetChecksum())
 	case exErr != nil:
 		return nil, exErr
@@ -153,40 +156,56 @@ func receiveStream(ctx context.Context, stream streamReceiver, lim Limits, m *en
 	return meta, nil
 }
 
-// extractTgz writes a tar.gz into dir, refusing anything that could write or
-// point outside dir: absolute names, "..", entries below a symbolic link, links
-// whose target leaves dir, hard links; devices and FIFOs are skipped.
-func extractTgz(r io.Reader, dir string, lim Limits) error {
-	links := map[string]bool{} // symbolic links created, by cleaned relative name
-	err := walkTgz(r, lim, func(hdr *tar.Header, rel string, body io.Reader) error {
-		target := filepath.Join(dir, rel)
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			return os.MkdirAll(target, 0o755)
-		case tar.TypeReg, tar.TypeRegA:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			if _, err := writeFile(target, body, hdr.Size); err != nil {
-				return fmt.Errorf("extracting %q: %w", hdr.Name, err)
-			}
-		case tar.TypeSymlink:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			_ = os.Remove(target) // a later entry of the same name wins, as with tar
-			if err := os.Symlink(hdr.Linkname, target); err != nil {
-				return err
-			}
-			links[rel] = true
-		}
-		return nil
-	})
+// archiveOptions are the repository's tar.gz rules: everything is kept,
+// symbolic links only when they resolve inside the repository.
+func (l Limits) archiveOptions() archive.Options {
+	return archive.Options{
+		Compression: archive.Gzip,
+		Links:       archive.LinksInside,
+		Root:        "the repository",
+		Limits:      archive.Limits{MaxBytes: l.MaxExtracted, MaxEntries: l.MaxEntries},
+	}
+}
+
+// extractTgz writes a tar.gz into dir with internal/archive's checks:
+// nothing is written or pointed to outside dir.
+func extractTgz(ctx context.Context, r io.Reader, dir string, lim Limits) error {
+	x, err := archive.NewExtractor(dir, lim.archiveOptions())
 	if err != nil {
 		return err
 	}
-	return checkLinksResolveInside(dir, links)
+	defer x.Close()
+	return repoError(x.Extract(ctx, r, nil), lim)
 }
+
+// repoError says what an archive error means for a repository tarball, with
+// the flag that raises a limit.
+func repoError(err error, lim Limits) error {
+	var le *archive.LimitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &le) && le.Limit == archive.LimitBytes:
+		return &refusal{fmt.Sprintf("the repository expands to more than %d bytes (--max-extract-bytes)", lim.MaxExtracted), err}
+	case errors.As(err, &le) && le.Limit == archive.LimitEntries:
+		return &refusal{fmt.Sprintf("the repository tarball has more than %d entries", lim.MaxEntries), err}
+	case errors.Is(err, archive.ErrRefused):
+		return fmt.Errorf("refusing the repository tarball: %w", err)
+	case errors.Is(err, archive.ErrNotGzip):
+		return fmt.Errorf("the repository tarball is %w", err)
+	}
+	return fmt.Errorf("reading the repository tarball: %w", err)
+}
+
+// refusal is an archive refusal rephrased for the user; it still matches
+// the archive error (errors.Is(err, archive.ErrRefused)).
+type refusal struct {
+	msg   string
+	cause error
+}
+
+func (r *refusal) Error() string { return r.msg }
+func (r *refusal) Unwrap() error { return r.cause }
 
 // tarIndex is what MatchRepository needs from a repository tarball: which
 // regular files and symbolic links it holds, by cleaned name. Regular files
@@ -207,20 +226,23 @@ func newTarIndex() *tarIndex {
 func (idx *tarIndex) key(rel string) uint64 { return maphash.String(idx.seed, rel) }
 
 // scanTgz indexes a tar.gz without writing anything, with the checks and
-// limits of extractTgz (so a tarball extraction refuses is refused here too).
-func scanTgz(r io.Reader, idx *tarIndex, lim Limits) error {
-	return walkTgz(r, lim, func(hdr *tar.Header, rel string, _ io.Reader) error {
+// limits of extractTgz (so a tarball extraction refuses is refused here
+// too, except links that only real resolution finds leaving: the index
+// resolves links lexically and ignores those).
+func scanTgz(ctx context.Context, r io.Reader, idx *tarIndex, lim Limits) error {
+	return repoError(archive.Walk(ctx, r, lim.archiveOptions(), func(e archive.Entry) error {
+		rel := filepath.FromSlash(e.Name)
 		// A later entry of the same name replaces an earlier one, as on disk.
 		delete(idx.files, idx.key(rel))
 		delete(idx.links, rel)
-		switch hdr.Typeflag {
-		case tar.TypeReg, tar.TypeRegA:
+		switch e.Kind {
+		case archive.File:
 			idx.files[idx.key(rel)] = struct{}{}
-		case tar.TypeSymlink:
-			idx.links[rel] = hdr.Linkname
+		case archive.Symlink:
+			idx.links[rel] = e.Linkname
 		}
 		return nil
-	})
+	}), lim)
 }
 
 // maxLinkHops bounds symbolic link resolution in a tarball index (Linux
@@ -280,105 +302,8 @@ func (idx *tarIndex) resolve(rel string) (string, bool) {
 	return strings.Join(cur, sep), true
 }
 
-// walkTgz reads a tar.gz to its end and calls fn with every entry that
-// matters (directories, regular files, symbolic links), named by its cleaned
-// relative path, after the checks every consumer needs: no absolute names or
-// "..", nothing below a symbolic link, no link that leaves the repository
-// lexically, no hard links, and the entry and size limits. Devices, FIFOs
-// and extension records are skipped. fn may read a regular file's body.
-func walkTgz(r io.Reader, lim Limits, fn func(hdr *tar.Header, rel string, body io.Reader) error) error {
-	zr, err := gzip.NewReader(r)
-	if err != nil {
-		return fmt.Errorf("the repository tarball is not gzip: %w", err)
-	}
-	tr := tar.NewReader(zr)
-	links := map[string]bool{} // symbolic links seen, by cleaned relative name
-	var size int64
-	for entries := 0; ; entries++ {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("reading the repository tarball: %w", err)
-		}
-		if entries >= lim.MaxEntries {
-			return fmt.Errorf("the repository tarball has more than %d entries", lim.MaxEntries)
-		}
-		rel, err := safeRel(hdr.Name)
-		if err != nil {
-			return err
-		}
-		if rel == "." {
-			continue
-		}
-		for p := filepath.Dir(rel); p != "."; p = filepath.Dir(p) {
-			if links[p] {
-				return fmt.Errorf("refusing tarball entry %q: it is below the symbolic link %q", hdr.Name, p)
-			}
-		}
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-		case tar.TypeReg, tar.TypeRegA:
-			if links[rel] {
-				return fmt.Errorf("refusing tarball entry %q: it replaces the symbolic link of the same name", hdr.Name)
-			}
-			if hdr.Size > lim.MaxExtracted-size {
-				return fmt.Errorf("the repository expands to more than %d bytes (--max-extract-bytes)", lim.MaxExtracted)
-			}
-			size += hdr.Size
-		case tar.TypeSymlink:
-			if err := checkLink(rel, hdr.Linkname); err != nil {
-				return fmt.Errorf("refusing tarball entry %q: %w", hdr.Name, err)
-			}
-			links[rel] = true
-		case tar.TypeLink:
-			return fmt.Errorf("refusing tarball entry %q: hard links are not supported", hdr.Name)
-		default:
-			continue // devices, FIFOs, PAX/GNU extension records: nothing a render reads
-		}
-		if err := fn(hdr, rel, tr); err != nil {
-			return err
-		}
-	}
-	// Drain the gzip stream so its CRC is checked too.
-	if _, err := io.Copy(io.Discard, zr); err != nil {
-		return fmt.Errorf("reading the repository tarball: %w", err)
-	}
-	return nil
-}
-
-// checkLinksResolveInside resolves every extracted symbolic link for real:
-// the lexical check of checkLink cannot see a ".." that follows another link
-// in a target ("l1/../.."). A link that dangles is removed (nothing may be
-// created behind it later); one that resolves outside dir fails the request.
-func checkLinksResolveInside(dir string, links map[string]bool) error {
-	if len(links) == 0 {
-		return nil
-	}
-	realDir, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return err
-	}
-	for rel := range links {
-		p := filepath.Join(dir, rel)
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				_ = os.Remove(p)
-				continue
-			}
-			return fmt.Errorf("refusing symbolic link %q: %w", rel, err)
-		}
-		if !within(realDir, real) {
-			return fmt.Errorf("refusing symbolic link %q: it resolves outside the repository", filepath.ToSlash(rel))
-		}
-	}
-	return nil
-}
-
-// safeRel cleans a tar entry name into a relative path that stays inside the
-// extraction directory.
+// safeRel cleans an application path (appRelPath) into a relative path
+// that stays inside the repository.
 func safeRel(name string) (string, error) {
 	if strings.ContainsRune(name, 0) {
 		return "", fmt.Errorf("refusing tarball entry %q: NUL in name", name)
@@ -392,39 +317,6 @@ func safeRel(name string) (string, error) {
 		return "", fmt.Errorf("refusing tarball entry %q: path traversal", name)
 	}
 	return rel, nil
-}
-
-// checkLink refuses a symbolic link whose target, resolved lexically from the
-// link's directory, leaves the extraction root: the cheap first line, before
-// anything is created. checkLinksResolveInside does the real resolution once
-// every entry is on disk.
-func checkLink(rel, linkname string) error {
-	if linkname == "" {
-		return errors.New("empty link target")
-	}
-	t := filepath.FromSlash(linkname)
-	if filepath.IsAbs(t) {
-		return fmt.Errorf("symbolic link to the absolute path %q", linkname)
-	}
-	resolved := filepath.Clean(filepath.Join(filepath.Dir(rel), t))
-	if resolved == ".." || strings.HasPrefix(resolved, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("symbolic link %q leaves the repository", linkname)
-	}
-	return nil
-}
-
-// writeFile writes exactly size bytes of r to path, never following a
-// symbolic link already at path.
-func writeFile(path string, r io.Reader, size int64) (int64, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
-	if err != nil {
-		return 0, err
-	}
-	n, err := io.CopyN(f, r, size)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return n, err
 }
 
 // appDir returns the application directory inside the extraction root.

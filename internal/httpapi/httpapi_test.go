@@ -172,7 +172,7 @@ func TestMetrics(t *testing.T) {
 // people, answers YAML, on a miss and on a hit alike.
 func TestRenderThroughEngineIsYAML(t *testing.T) {
 	host, _ := bundletest.NewRegistry(t)
-	bundletest.PushDir(t, host, "olm/tiny-bundle", "v1", "../cmp/testdata/repo/bundles/tiny")
+	bundletest.PushDir(t, host, "olm/tiny-bundle", "v1", "../cmpserver/testdata/repo/bundles/tiny")
 	e := engine.NewEngine(engine.EngineOptions{Loader: &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{host}}})
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{Renderer: e}))
 	t.Cleanup(srv.Close)

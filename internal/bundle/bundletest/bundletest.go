@@ -201,6 +201,11 @@ func Symlink(name, target string) Entry {
 // as layer entries (directories first, as image builders write them).
 func DirEntries(t testing.TB, dir string) []Entry {
 	t.Helper()
+	// A missing directory is a broken test path, not an image without
+	// manifests: fail here rather than push an empty image.
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("bundle directory %s: not a directory (%v)", dir, err)
+	}
 	var out []Entry
 	for _, sub := range []string{"manifests", "metadata"} {
 		err := filepath.WalkDir(filepath.Join(dir, sub), func(p string, d fs.DirEntry, err error) error {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -19,14 +20,20 @@ import (
 const (
 	EnvRegistryConfig     = "OLM_CMP_REGISTRY_CONFIG"
 	EnvInsecureRegistries = "OLM_CMP_INSECURE_REGISTRIES" // comma-separated
+	EnvAllowedRegistries  = "OLM_CMP_ALLOWED_REGISTRIES"  // comma-separated
+	EnvRegistryTimeout    = "OLM_CMP_REGISTRY_TIMEOUT"    // a duration, e.g. 30s
 	EnvCacheDir           = "OLM_CMP_CACHE_DIR"
 )
 
 // registryFlags configure how bundle images are pulled and cached.
 type registryFlags struct {
-	registryConfig string
-	insecure       []string
-	cacheDir       string
+	registryConfig  string
+	insecure        []string
+	allowed         []string
+	registryTimeout time.Duration
+	cacheDir        string
+	// envErr is a variable that does not parse, reported by loader.
+	envErr error
 
 	fs       *pflag.FlagSet
 	resolved bool
@@ -38,7 +45,20 @@ func (f *registryFlags) register(fs *pflag.FlagSet) {
 	f.fs = fs
 	fs.StringVar(&f.registryConfig, "registry-config", "", "docker config.json with registry credentials (default: the docker/podman default keychain; env "+EnvRegistryConfig+")")
 	fs.StringArrayVar(&f.insecure, "insecure-registry", nil, "registry host[:port] reached over plain HTTP or with unverified TLS, repeatable (opt-in; env "+EnvInsecureRegistries+", comma-separated)")
+	fs.StringSliceVar(&f.allowed, "allowed-registries", nil, "the only registries (host[:port], comma-separated; docker.io for Docker Hub) bundle and catalog images may come from; empty allows all (env "+EnvAllowedRegistries+")")
+	fs.DurationVar(&f.registryTimeout, "registry-timeout", bundle.DefaultResponseHeaderTimeout, "how long a registry may take to start answering a request, or stay silent while sending a body (env "+EnvRegistryTimeout+")")
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "directory for extracted bundles, keyed by digest (env "+EnvCacheDir+")")
+}
+
+// splitList splits a comma-separated variable, dropping blanks.
+func splitList(v string) []string {
+	var out []string
+	for _, h := range strings.Split(v, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // resolve applies the environment variables of the flags not given on the
@@ -57,12 +77,17 @@ func (f *registryFlags) resolve() {
 		f.cacheDir, f.cacheDirFrom = v, EnvCacheDir
 	}
 	if v, ok := os.LookupEnv(EnvInsecureRegistries); ok && !changed("insecure-registry") {
-		f.insecure = nil
-		for _, h := range strings.Split(v, ",") {
-			if h = strings.TrimSpace(h); h != "" {
-				f.insecure = append(f.insecure, h)
-			}
+		f.insecure = splitList(v)
+	}
+	if v, ok := os.LookupEnv(EnvAllowedRegistries); ok && !changed("allowed-registries") {
+		f.allowed = splitList(v)
+	}
+	if v, ok := os.LookupEnv(EnvRegistryTimeout); ok && v != "" && !changed("registry-timeout") {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			f.envErr = fmt.Errorf("%s=%q: not a positive duration such as 30s or 2m", EnvRegistryTimeout, v)
 		}
+		f.registryTimeout = d
 	}
 }
 
@@ -83,12 +108,24 @@ func defaultCacheDir() string {
 // loader builds the image loader; directories never need it.
 func (f *registryFlags) loader() (render.Loader, error) {
 	f.resolve()
+	if f.envErr != nil {
+		return nil, f.envErr
+	}
+	if f.registryTimeout <= 0 {
+		return nil, fmt.Errorf("--registry-timeout %s: must be positive", f.registryTimeout)
+	}
 	if f.registryConfig != "" {
 		if _, err := os.Stat(f.registryConfig); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.registryConfigFrom, err)
 		}
 	}
-	return &bundle.ImageLoader{CacheDir: f.cacheDir, RegistryConfig: f.registryConfig, Insecure: f.insecure}, nil
+	return &bundle.ImageLoader{
+		CacheDir:          f.cacheDir,
+		RegistryConfig:    f.registryConfig,
+		Insecure:          f.insecure,
+		AllowedRegistries: f.allowed,
+		Timeouts:          bundle.RegistryTimeouts{ResponseHeader: f.registryTimeout, ReadIdle: f.registryTimeout},
+	}, nil
 }
 
 // isDir reports whether ref names a local directory: an explicit path (the

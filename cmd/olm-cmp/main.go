@@ -4,9 +4,12 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -21,7 +24,13 @@ func main() {
 	}
 }
 
+// DefaultTimeout is the deadline of a one-shot command. A render takes well
+// under a second once its bundle is cached; five minutes covers a cold pull
+// of a large catalog image on a slow link.
+const DefaultTimeout = 5 * time.Minute
+
 func newRootCmd() *cobra.Command {
+	var timeout time.Duration
 	root := &cobra.Command{
 		Use:   "olm-cmp",
 		Short: "Install OLM-packaged operators with Argo CD, without OLM",
@@ -36,15 +45,50 @@ Argo CD sync waves, and serves it to argocd-repo-server as a config-management p
 			}
 		},
 	}
-	root.AddCommand(
-		newRenderCmd(),
-		newInspectCmd(),
-		newDiffCmd(),
-		newVersionCmd(),
-		newServeCmd(),
-		newGenerateCmd(),
-	)
+	root.PersistentFlags().DurationVar(&timeout, "timeout", DefaultTimeout,
+		"deadline of render, inspect, diff and generate, registry pulls included (0 for none; serve bounds each request instead)")
+	oneShot := []*cobra.Command{newRenderCmd(), newInspectCmd(), newDiffCmd(), newGenerateCmd()}
+	for _, c := range oneShot {
+		withDeadline(c, &timeout)
+	}
+	root.AddCommand(oneShot...)
+	root.AddCommand(newVersionCmd(), newServeCmd())
 	return root
+}
+
+// withDeadline runs c under the --timeout deadline. The deadline's cause
+// names the flag, so an error it ends (a registry call, say, which names
+// its step) says which limit fired and how to raise it.
+func withDeadline(c *cobra.Command, timeout *time.Duration) {
+	run := c.RunE
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		switch {
+		case *timeout < 0:
+			return fmt.Errorf("--timeout %s: use a positive duration, or 0 for none", *timeout)
+		case *timeout == 0:
+			return run(cmd, args)
+		}
+		cause := &timeoutError{command: cmd.Name(), limit: *timeout}
+		ctx, cancel := context.WithTimeoutCause(cmd.Context(), *timeout, cause)
+		defer cancel()
+		cmd.SetContext(ctx)
+		err := run(cmd, args)
+		if err != nil && ctx.Err() != nil && !errors.Is(err, cause) {
+			// The deadline ended a step that does not say so itself.
+			err = fmt.Errorf("%w: %w", err, cause)
+		}
+		return err
+	}
+}
+
+// timeoutError is the cause of a command's --timeout deadline.
+type timeoutError struct {
+	command string
+	limit   time.Duration
+}
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("olm-cmp %s did not finish within --timeout %s (raise it with --timeout, or 0 for no limit)", e.command, e.limit)
 }
 
 // oneShotMemoryLimit is the soft heap limit of one-shot commands (render,

@@ -1,8 +1,14 @@
 package bundle
 
 import (
+	"encoding/base64"
 	"fmt"
 	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/docker/cli/cli/config"
 	"github.com/docker/cli/cli/config/types"
@@ -40,4 +46,153 @@ func authFromConfig(r io.Reader, path string, target authn.Resource) (authn.Auth
 		}), nil
 	}
 	return authn.Anonymous, nil
+}
+
+// fileKeychain reads credentials from one docker config file, chosen with
+// --registry-config, with the same lookup as authn.DefaultKeychain (exact
+// repository, then registry; docker.io under its legacy key).
+type fileKeychain struct{ path string }
+
+func (k *fileKeychain) Resolve(target authn.Resource) (authn.Authenticator, error) {
+	f, err := os.Open(k.path)
+	if err != nil {
+		return nil, fmt.Errorf("registry config: %w", err)
+	}
+	defer f.Close()
+	return authFromConfig(f, k.path, target)
+}
+
+// recordingKeychain remembers every credential its keychain hands out, so
+// that errors can be cleaned of them whatever a registry echoes back.
+type recordingKeychain struct {
+	inner   authn.Keychain
+	secrets *secrets
+}
+
+func (k *recordingKeychain) Resolve(target authn.Resource) (authn.Authenticator, error) {
+	a, err := k.inner.Resolve(target)
+	if err != nil || a == nil {
+		return a, err
+	}
+	return &recordingAuthenticator{inner: a, secrets: k.secrets}, nil
+}
+
+type recordingAuthenticator struct {
+	inner   authn.Authenticator
+	secrets *secrets
+}
+
+func (a *recordingAuthenticator) Authorization() (*authn.AuthConfig, error) {
+	cfg, err := a.inner.Authorization()
+	if cfg != nil {
+		a.secrets.addConfig(cfg)
+	}
+	return cfg, err
+}
+
+// maxSecrets bounds the credentials a loader remembers; bearer tokens are
+// new for every repository and expire, so the oldest are dropped.
+const maxSecrets = 512
+
+// minSecret is the shortest credential redacted as a literal: shorter ones
+// would blank out ordinary words of messages, and are not secrets anyway.
+const minSecret = 4
+
+// secrets are the credentials a loader has sent (from its keychain and from
+// the Authorization headers its transport sends), in every spelling a
+// registry could echo them in: literal and base64. Safe for concurrent use.
+type secrets struct {
+	mu   sync.Mutex
+	list []string // newest last
+}
+
+// addConfig records a keychain's answer: user name, password, tokens and
+// the "auth" field (base64 of user:password).
+func (s *secrets) addConfig(c *authn.AuthConfig) {
+	user, pass := c.Username, c.Password
+	if c.Auth != "" {
+		if dec, err := base64.StdEncoding.DecodeString(c.Auth); err == nil {
+			if u, p, ok := strings.Cut(string(dec), ":"); ok {
+				user, pass = u, p
+			}
+		}
+		s.add(c.Auth)
+	}
+	s.addBasic(user, pass)
+	s.add(c.IdentityToken, c.RegistryToken)
+}
+
+func (s *secrets) addBasic(user, pass string) {
+	if user == "" && pass == "" {
+		return
+	}
+	s.add(user, pass)
+	pair := []byte(user + ":" + pass)
+	s.add(base64.StdEncoding.EncodeToString(pair), base64.RawStdEncoding.EncodeToString(pair), base64.URLEncoding.EncodeToString(pair))
+	s.add(base64.StdEncoding.EncodeToString([]byte(pass)), base64.RawStdEncoding.EncodeToString([]byte(pass)))
+}
+
+// addAuthorization records the value of an Authorization header.
+func (s *secrets) addAuthorization(h string) {
+	scheme, value, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok {
+		s.add(h)
+		return
+	}
+	value = strings.TrimSpace(value)
+	s.add(value)
+	if strings.EqualFold(scheme, "basic") {
+		if dec, err := base64.StdEncoding.DecodeString(value); err == nil {
+			if u, p, ok := strings.Cut(string(dec), ":"); ok {
+				s.addBasic(u, p)
+			}
+		}
+	}
+}
+
+func (s *secrets) add(values ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, v := range values {
+		if len(v) < minSecret {
+			continue
+		}
+		if i := slices.Index(s.list, v); i >= 0 {
+			s.list = slices.Delete(s.list, i, i+1)
+		}
+		s.list = append(s.list, v)
+	}
+	if over := len(s.list) - maxSecrets; over > 0 {
+		s.list = slices.Delete(s.list, 0, over)
+	}
+}
+
+// credentialPatterns find credentials by their shape, for those the loader
+// never held (a registry echoing another client's header, a token it
+// issued): the value after Basic or Bearer, and after a key such as
+// password or token.
+var credentialPatterns = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`(?i)\b(basic|bearer)(\s+)[A-Za-z0-9+/_.~=-]{4,}`), "$1$2[redacted]"},
+	{regexp.MustCompile(`(?i)("?\b(?:authorization|proxy-authorization|password|passwd|secret|token|access_token|refresh_token|id_token|identitytoken|registrytoken|auth)"?\s*[:=]\s*"?)[^\s",;&}\][]+`), "${1}[redacted]"},
+}
+
+// redact removes from text every credential recorded and every value that
+// looks like one.
+func (s *secrets) redact(text string) string {
+	for _, p := range credentialPatterns {
+		text = p.re.ReplaceAllString(text, p.with)
+	}
+	s.mu.Lock()
+	list := slices.Clone(s.list)
+	s.mu.Unlock()
+	// Longest first: a password inside its own base64 pair must not break
+	// the pair's match.
+	slices.SortFunc(list, func(a, b string) int { return len(b) - len(a) })
+	for _, v := range list {
+		text = strings.ReplaceAll(text, v, "[redacted]")
+	}
+	return text
 }

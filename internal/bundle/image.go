@@ -2,8 +2,6 @@ package bundle
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -19,7 +17,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -71,7 +68,19 @@ type ImageLoader struct {
 	MaxCatalogFiles int
 	// PullTimeout bounds one pull; 0 means DefaultPullTimeout.
 	PullTimeout time.Duration
+	// Timeouts bound each registry request (connecting, the TLS handshake,
+	// the wait for an answer, silences in a body); zero fields take the
+	// defaults (RegistryTimeouts).
+	Timeouts RegistryTimeouts
+	// AllowedRegistries, when not empty, lists the only registries (host or
+	// host:port, as in image references; docker.io for Docker Hub) images
+	// may come from: bundles, catalogs and the bundles catalogs name alike.
+	// Other references are refused before any network call. Redirects a
+	// listed registry answers with (to its blob storage) are followed.
+	AllowedRegistries []string
 	// Transport is the HTTP transport; nil means remote.DefaultTransport.
+	// An *http.Transport is cloned and given Timeouts; another RoundTripper
+	// is used as is.
 	Transport http.RoundTripper
 	// Parsed, when set, keeps parsed manifest files in memory so loading the
 	// same bundle again (every Argo CD refresh) copies nodes instead of
@@ -79,7 +88,8 @@ type ImageLoader struct {
 	// directories alike.
 	Parsed *ParseCache
 
-	pulls singleflight.Group
+	pulls    singleflight.Group
+	registry registryClient
 	// waiting, when set (tests only), is called by Load just before it joins
 	// or starts the pull of a digest that is not cached.
 	waiting func()
@@ -115,16 +125,16 @@ func (l *ImageLoader) resolveImage(ctx context.Context, ref string) (Origin, err
 	desc, err := remote.Head(r, opts...)
 	if err == nil {
 		digest = desc.Digest
-	} else if !isAuthOrNotFound(err) {
+	} else if !headFailureIsFinal(err) {
 		// Some registries answer HEAD on manifests badly; GET is the fallback
 		// `crane digest` uses too.
 		full, gerr := remote.Get(r, opts...)
 		if gerr != nil {
-			return Origin{}, registryError(ref, "resolving", gerr)
+			return Origin{}, l.registryError(ref, "resolving", gerr)
 		}
 		digest = full.Digest
 	} else {
-		return Origin{}, registryError(ref, "resolving", err)
+		return Origin{}, l.registryError(ref, "resolving", err)
 	}
 	return Origin{Ref: ref, Image: r.Context().Digest(digest.String()).String(), Digest: digest.String()}, nil
 }
@@ -346,7 +356,7 @@ func loadImageDir(dir string, o Origin, keep bool, cache *ParseCache) (*Bundle, 
 func (l *ImageLoader) pull(ctx context.Context, ref name.Digest, kind imageKind, parent, dir string) error {
 	img, err := remote.Image(ref, l.remoteOptions(ctx)...)
 	if err != nil {
-		return registryError(ref.String(), "pulling", err)
+		return l.registryError(ref.String(), "pulling", err)
 	}
 	m, err := img.Manifest()
 	if err != nil {
@@ -412,37 +422,15 @@ func (l *ImageLoader) parse(ref string) (name.Reference, error) {
 	if err != nil {
 		return nil, fmt.Errorf("image reference %q: %w", ref, err)
 	}
+	if err := l.checkAllowed(ref, r); err != nil {
+		return nil, err
+	}
 	if l.insecure(r.Context().RegistryStr()) {
 		if r, err = name.ParseReference(ref, name.Insecure); err != nil {
 			return nil, fmt.Errorf("image reference %q: %w", ref, err)
 		}
 	}
 	return r, nil
-}
-
-func (l *ImageLoader) insecure(registry string) bool {
-	return slices.Contains(l.Insecure, registry)
-}
-
-func (l *ImageLoader) remoteOptions(ctx context.Context) []remote.Option {
-	kc := l.Keychain
-	if kc == nil {
-		if l.RegistryConfig != "" {
-			kc = &fileKeychain{path: l.RegistryConfig}
-		} else {
-			kc = authn.DefaultKeychain
-		}
-	}
-	base := l.Transport
-	if base == nil {
-		base = remote.DefaultTransport
-	}
-	return []remote.Option{
-		remote.WithContext(ctx),
-		remote.WithAuthFromKeychain(kc),
-		remote.WithTransport(&guardTransport{secure: base, insecure: skipVerify(base), allowed: l.insecure}),
-		remote.WithUserAgent("olm-cmp"),
-	}
 }
 
 func (l *ImageLoader) maxBytes() int64 {
@@ -471,78 +459,4 @@ func (l *ImageLoader) pullTimeout() time.Duration {
 		return l.PullTimeout
 	}
 	return DefaultPullTimeout
-}
-
-// guardTransport enforces the Insecure opt-in: go-containerregistry falls
-// back to plain HTTP on its own for localhost and private addresses, which
-// would let anyone on the network path serve a bundle.
-type guardTransport struct {
-	secure, insecure http.RoundTripper
-	allowed          func(host string) bool
-}
-
-func (g *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !g.allowed(req.URL.Host) {
-		if req.URL.Scheme != "https" {
-			return nil, fmt.Errorf("refusing plain HTTP to registry %s: list it in the insecure registries to allow it", req.URL.Host)
-		}
-		return g.secure.RoundTrip(req)
-	}
-	return g.insecure.RoundTrip(req)
-}
-
-// skipVerify returns a copy of t that does not verify TLS certificates, or t
-// itself when it is not an *http.Transport it can copy.
-func skipVerify(t http.RoundTripper) http.RoundTripper {
-	ht, ok := t.(*http.Transport)
-	if !ok {
-		return t
-	}
-	c := ht.Clone()
-	if c.TLSClientConfig == nil {
-		c.TLSClientConfig = &tls.Config{}
-	}
-	c.TLSClientConfig.InsecureSkipVerify = true //nolint:gosec // only for registries the user listed as insecure
-	return c
-}
-
-func isAuthOrNotFound(err error) bool {
-	var te *transport.Error
-	if errors.As(err, &te) {
-		switch te.StatusCode {
-		case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
-			return true
-		}
-	}
-	return false
-}
-
-// registryError adds what the user can do about the common failures. It
-// never includes credentials: go-containerregistry's errors carry the
-// request URL and status, not headers.
-func registryError(ref, doing string, err error) error {
-	var te *transport.Error
-	if errors.As(err, &te) {
-		switch te.StatusCode {
-		case http.StatusUnauthorized, http.StatusForbidden:
-			return fmt.Errorf("%s image %s: access denied (%w); log in to the registry (docker login) or pass a registry config with credentials", doing, ref, err)
-		case http.StatusNotFound:
-			return fmt.Errorf("%s image %s: not found in the registry: %w", doing, ref, err)
-		}
-	}
-	return fmt.Errorf("%s image %s: %w", doing, ref, err)
-}
-
-// fileKeychain reads credentials from one docker config file, chosen with
-// --registry-config, with the same lookup as authn.DefaultKeychain (exact
-// repository, then registry; docker.io under its legacy key).
-type fileKeychain struct{ path string }
-
-func (k *fileKeychain) Resolve(target authn.Resource) (authn.Authenticator, error) {
-	f, err := os.Open(k.path)
-	if err != nil {
-		return nil, fmt.Errorf("registry config: %w", err)
-	}
-	defer f.Close()
-	return authFromConfig(f, k.path, target)
 }

@@ -360,7 +360,7 @@ func (l *ImageLoader) pull(ctx context.Context, ref name.Digest, kind imageKind,
 	}
 	m, err := img.Manifest()
 	if err != nil {
-		return registryError(ref.String(), "pulling", err)
+		return l.registryError(ref.String(), "pulling", err)
 	}
 	if err := checkManifest(m, kind.what, kind.maxLayers, kind.maxBytes); err != nil {
 		return fmt.Errorf("image %s: %w", ref, err)
@@ -383,6 +383,11 @@ func (l *ImageLoader) pull(ctx context.Context, ref name.Digest, kind imageKind,
 	}
 	if err != nil {
 		os.RemoveAll(tmp)
+		if asRegistryError(err) != nil {
+			// A layer fetch that failed at the registry: name the host, the
+			// step and the limit, with the registry's words redacted.
+			return l.registryError(ref.String(), "pulling", err)
+		}
 		return fmt.Errorf("image %s: %w", ref, err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {

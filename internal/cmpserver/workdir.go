@@ -32,34 +32,44 @@ type workDir struct {
 	lock *os.File
 }
 
+// WorkDirError is returned by Listen when the base work directory cannot be
+// used: it is missing, not a directory, or not writable.
+type WorkDirError struct {
+	Dir string
+	Err error
+}
+
+func (e *WorkDirError) Error() string { return fmt.Sprintf("work directory %s: %v", e.Dir, e.Err) }
+func (e *WorkDirError) Unwrap() error { return e.Err }
+
 // openWorkDir sweeps the work directories of servers that are gone and makes
 // this server's own. base must exist: a mistyped path is refused rather than
 // created.
 func openWorkDir(base string, log *slog.Logger) (*workDir, error) {
 	fi, err := os.Stat(base)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("work directory %s does not exist", base)
-		}
-		return nil, fmt.Errorf("work directory %s: %w", base, err)
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("work directory %s is not a directory", base)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &WorkDirError{base, errors.New("does not exist")}
+	case err != nil:
+		return nil, &WorkDirError{base, err}
+	case !fi.IsDir():
+		return nil, &WorkDirError{base, errors.New("is not a directory")}
 	}
 	sweepStaleWorkDirs(base, log)
 	dir, err := os.MkdirTemp(base, workDirPrefix+"*")
 	if err != nil {
-		return nil, fmt.Errorf("creating a work directory under %s: %w", base, err)
+		return nil, &WorkDirError{base, fmt.Errorf("creating a directory in it: %w", err)}
 	}
 	lock, err := lockDir(dir)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("locking work directory %s: %w", dir, err)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, liveMarker), nil, 0o600)
 	}
-	if err := os.WriteFile(filepath.Join(dir, liveMarker), nil, 0o600); err != nil {
-		lock.Close()
+	if err != nil {
+		if lock != nil {
+			lock.Close()
+		}
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("creating a work directory under %s: %w", base, err)
+		return nil, &WorkDirError{base, fmt.Errorf("preparing %s: %w", dir, err)}
 	}
 	return &workDir{path: dir, lock: lock}, nil
 }

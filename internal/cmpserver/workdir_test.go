@@ -42,7 +42,7 @@ func TestWorkDirNameTakenByAFile(t *testing.T) {
 func TestWorkDirBaseMustExist(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no", "such")
 	srv := NewServer(ServerOptions{SocketDir: shortTempDir(t), WorkDir: missing, Renderer: &specEcho{}})
-	if _, err := srv.Listen(); err == nil || !strings.Contains(err.Error(), "does not exist") {
+	if _, err := srv.Listen(); err == nil || !errors.As(err, new(*WorkDirError)) {
 		t.Errorf("Listen with a missing work directory: %v", err)
 	}
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {

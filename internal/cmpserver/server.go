@@ -347,7 +347,13 @@ func (sv *service) begin(ctx context.Context, rpc string, stream streamReceiver)
 	cleanup := func() { s.o.Metrics.InflightAdd(-1) }
 	dir, err := s.work.requestDir()
 	if err != nil {
-		return r, cleanup, coded(codes.Internal, fmt.Errorf("olm-cmp: creating a work directory: %w", err))
+		// The user reads the cause, the operator the path (never shown in the UI).
+		s.o.Logger.Error("creating a request directory", "rpc", rpc, "error", err)
+		cause := err
+		if pe := (*os.PathError)(nil); errors.As(err, &pe) {
+			cause = pe.Err
+		}
+		return r, cleanup, coded(codes.Internal, fmt.Errorf("olm-cmp: the sidecar cannot create a work directory for this request (%v): check its temporary directory volume and its log", cause))
 	}
 	r.dir = dir
 	cleanup = func() {

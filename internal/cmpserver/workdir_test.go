@@ -310,3 +310,24 @@ func waitNoRequestDirs(t *testing.T, ts *testServer) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestWorkDirUnusableIsOneClearError: when the request directory cannot be
+// made (a full or broken temporary volume), the user reads why, without the
+// server's paths.
+func TestWorkDirUnusableIsOneClearError(t *testing.T) {
+	ts := startServer(t, &specEcho{})
+	if err := os.RemoveAll(ts.srv.work.path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ts.srv.work.path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ts.generate(ctxT(t), t, call{tgz: tgzOf(t, repoDir), appRelPath: "apps/tiny"})
+	wantStatus(t, err, codes.Internal, "olm-cmp: the sidecar cannot create a work directory for this request (not a directory): check its temporary directory volume and its log")
+	if msg := status.Convert(err).Message(); strings.Contains(msg, ts.srv.o.WorkDir) {
+		t.Errorf("message shows a server path: %s", msg)
+	}
+	if !strings.Contains(ts.logs.String(), ts.srv.work.path) {
+		t.Errorf("the log does not name the directory for the operator:\n%s", ts.logs.String())
+	}
+}

@@ -260,7 +260,7 @@ docs/operations.md; the plugin: docs/plugin.md.`,
 	f.Int64Var(&renderMaxBody, "render-max-body-bytes", httpapi.DefaultMaxBody, "largest POST /v1/render request body")
 	f.DurationVar(&requestTimeout, "request-timeout", cmpserver.DefaultRequestTimeout,
 		"longest a plugin request may take when the repo-server sets no deadline (Argo CD sets one: its repo-server timeout)")
-	f.StringVar(&workDir, "work-dir", os.TempDir(),
+	f.StringVar(&workDir, "work-dir", "",
 		"existing directory under which the server makes its private work directory, with a fresh one per request, removed when it ends (default $TMPDIR, else /tmp)")
 	f.StringVar(&logFormat, "log-format", "json", "log format: json or text")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")

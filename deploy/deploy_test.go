@@ -169,9 +169,18 @@ func TestKustomizeNative(t *testing.T) {
 	}
 	args := strings.Join(toStrings(c["args"]), " ")
 	for _, want := range []string{"serve", "--socket-dir=" + socketDir, "--cache-dir=/var/cache/olm-cmp",
-		"--registry-config=/etc/olm-cmp/registry/config.json", "--http-addr=0.0.0.0:8080"} {
+		"--registry-config=/etc/olm-cmp/registry/config.json", "--http-addr=:8080"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	// serve binds loopback by default: the probes need the explicit address
+	// above. The render endpoint (it renders with the sidecar's registry
+	// credentials) is never exposed by the shipped manifests, nor is a socket
+	// directory created where the plugins volume should be mounted.
+	for _, refused := range []string{"--render-addr", "--create-socket-dir"} {
+		if strings.Contains(args, refused) {
+			t.Errorf("args %q include %s", args, refused)
 		}
 	}
 	if c["command"] != nil {
@@ -184,8 +193,15 @@ func TestKustomizeNative(t *testing.T) {
 			t.Errorf("mount %s: got %v, want volume %s", path, m[path], vol)
 		}
 	}
-	if v := byName(t, ps["volumes"], "olm-cmp-cache"); v == nil || v["emptyDir"] == nil {
-		t.Errorf("olm-cmp-cache must be an emptyDir, got %v", v)
+	// The root filesystem is read-only: the cache and every request's work
+	// directory ($TMPDIR) live in emptyDirs.
+	for _, name := range []string{"olm-cmp-cache", "olm-cmp-tmp"} {
+		if v := byName(t, ps["volumes"], name); v == nil || v["emptyDir"] == nil {
+			t.Errorf("%s must be an emptyDir, got %v", name, v)
+		}
+	}
+	if e := byName(t, c["env"], "TMPDIR"); e == nil || e["value"] != "/tmp" {
+		t.Errorf("TMPDIR must be /tmp (the olm-cmp-tmp emptyDir), got %v", e)
 	}
 	probe := dig(t, c, "readinessProbe", "httpGet").(map[string]any)
 	if probe["path"] != "/readyz" || probe["port"] != "olm-cmp-http" {

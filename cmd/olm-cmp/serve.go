@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -60,20 +59,49 @@ func newPluginLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: use json or text", format)
 }
 
+// httpListener is one HTTP listener of serve, with its server.
+type httpListener struct {
+	name string
+	lis  net.Listener
+	srv  *http.Server
+}
+
+// serveListenError words a plugin listener error in terms of the flag that
+// set what failed.
+func serveListenError(cmd *cobra.Command, err error, socketDir string) error {
+	if errors.Is(err, cmpserver.ErrNoSocketDir) {
+		from := "--socket-dir " + socketDir
+		if !cmd.Flags().Changed("socket-dir") && os.Getenv("ARGOCD_PLUGINSOCKFILEPATH") != "" {
+			from = "$ARGOCD_PLUGINSOCKFILEPATH " + socketDir
+		}
+		return fmt.Errorf("%s does not exist: mount the repo-server's plugins volume there (the repo-server finds plugin sockets only in it), or pass --create-socket-dir to create it", from)
+	}
+	if wde := (*cmpserver.WorkDirError)(nil); errors.As(err, &wde) {
+		return fmt.Errorf("--work-dir %s (default $TMPDIR): %v: give an existing directory this user can write to", wde.Dir, wde.Err)
+	}
+	return err
+}
+
 func newServeCmd() *cobra.Command {
 	var (
-		lf              registryFlags
-		configPath      string
-		socketDir       string
-		httpAddr        string
-		workDir         string
-		logFormat       string
-		logLevel        string
-		cacheEntries    int
-		cacheBytes      int64
-		maxTarball      int64
-		maxExtract      int64
-		shutdownTimeout time.Duration
+		lf                registryFlags
+		configPath        string
+		socketDir         string
+		createSocketDir   bool
+		httpAddr          string
+		renderAddr        string
+		renderAllowRemote bool
+		renderTimeout     time.Duration
+		renderMaxBody     int64
+		requestTimeout    time.Duration
+		workDir           string
+		logFormat         string
+		logLevel          string
+		cacheEntries      int
+		cacheBytes        int64
+		maxTarball        int64
+		maxExtract        int64
+		shutdownTimeout   time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -88,14 +116,23 @@ Manifests go to the repo-server as compact JSON. Discovery (MatchRepository)
 is offered when plugin.yaml has a spec.discover section, as with Argo CD's
 own cmp-server; without one, only Applications that name the plugin use it.
 
-An HTTP listener (loopback by default) serves /healthz, /readyz, /metrics and
-POST /v1/render (YAML). See docs/plugin.md.`,
+An HTTP listener (--http-addr, loopback by default; the sidecar manifests
+pass :8080 for the kubelet's probes) serves /healthz, /readyz and /metrics.
+POST /v1/render (YAML, image bundles and catalogs only) is off unless
+--render-addr names a loopback address for it. Limits and timeouts:
+docs/operations.md; the plugin: docs/plugin.md.`,
 		Args: cobra.NoArgs,
 		// Usage on stdout would corrupt the manifest stream Argo CD reads;
 		// main prints the error to stderr.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if requestTimeout <= 0 {
+				return fmt.Errorf("--request-timeout %s: give a positive duration, e.g. 5m", requestTimeout)
+			}
+			if renderTimeout <= 0 {
+				return fmt.Errorf("--render-timeout %s: give a positive duration, e.g. 60s", renderTimeout)
+			}
 			log, err := newPluginLogger(cmd.ErrOrStderr(), logFormat, logLevel)
 			if err != nil {
 				return err
@@ -116,14 +153,16 @@ POST /v1/render (YAML). See docs/plugin.md.`,
 				Metrics:    metrics,
 			})
 			srv := cmpserver.NewServer(cmpserver.ServerOptions{
-				Config:    cfg,
-				SocketDir: socketDir,
-				WorkDir:   workDir,
-				Renderer:  eng,
-				Limits:    cmpserver.Limits{MaxCompressed: maxTarball, MaxExtracted: maxExtract},
-				ReadyDirs: []string{lf.cacheDir},
-				Logger:    log,
-				Metrics:   metrics,
+				Config:          cfg,
+				SocketDir:       socketDir,
+				CreateSocketDir: createSocketDir,
+				WorkDir:         workDir,
+				RequestTimeout:  requestTimeout,
+				Renderer:        eng,
+				Limits:          cmpserver.Limits{MaxCompressed: maxTarball, MaxExtracted: maxExtract},
+				ReadyDirs:       []string{lf.cacheDir},
+				Logger:          log,
+				Metrics:         metrics,
 			})
 
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
@@ -131,30 +170,53 @@ POST /v1/render (YAML). See docs/plugin.md.`,
 
 			lis, err := srv.Listen()
 			if err != nil {
-				return err
+				return serveListenError(cmd, err, socketDir)
 			}
-			errc := make(chan error, 2)
-			var httpSrv *http.Server
+			hopts := httpapi.Options{
+				Renderer: eng,
+				Gatherer: metrics.Registry,
+				Ready:    srv.Ready,
+				Observer: metrics,
+				Logger:   log,
+				MaxBody:  renderMaxBody,
+				Timeout:  renderTimeout,
+			}
+			var listeners []httpListener
+			closeAll := func() {
+				lis.Close()
+				for _, l := range listeners {
+					l.lis.Close()
+				}
+				srv.Shutdown(context.Background())
+			}
 			if httpAddr != "" {
 				hl, err := net.Listen("tcp", httpAddr)
 				if err != nil {
-					lis.Close()
-					return fmt.Errorf("--http-addr: %w", err)
+					closeAll()
+					return fmt.Errorf("--http-addr %s: %w", httpAddr, err)
 				}
-				httpSrv = &http.Server{
-					Handler: httpapi.New(httpapi.Options{
-						Renderer: eng,
-						Gatherer: metrics.Registry,
-						Ready:    srv.Ready,
-						Observer: metrics,
-						Logger:   log,
-					}),
-					ReadHeaderTimeout: 10 * time.Second,
+				listeners = append(listeners, httpListener{"probes and metrics", hl,
+					httpapi.NewServer(httpapi.OpsHandler(hopts), httpapi.OpsWriteTimeout)})
+			}
+			if renderAddr != "" {
+				rl, err := httpapi.ListenLoopback(renderAddr, renderAllowRemote)
+				if errors.Is(err, httpapi.ErrNotLoopback) {
+					closeAll()
+					return fmt.Errorf("--render-addr %s is not a loopback address: POST /v1/render renders with this server's registry credentials; bind it to 127.0.0.1, or pass --render-addr-allow-remote to expose it", renderAddr)
 				}
-				log.Info("serving HTTP", "addr", hl.Addr().String())
+				if err != nil {
+					closeAll()
+					return fmt.Errorf("--render-addr %s: %w", renderAddr, err)
+				}
+				listeners = append(listeners, httpListener{"render", rl,
+					httpapi.NewServer(httpapi.RenderHandler(hopts), renderTimeout+httpapi.OpsWriteTimeout)})
+			}
+			errc := make(chan error, 1+len(listeners))
+			for _, l := range listeners {
+				log.Info("serving HTTP", "listener", l.name, "addr", l.lis.Addr().String())
 				go func() {
-					if err := httpSrv.Serve(hl); err != nil && !errors.Is(err, http.ErrServerClosed) {
-						errc <- fmt.Errorf("http: %w", err)
+					if err := l.srv.Serve(l.lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+						errc <- fmt.Errorf("http (%s): %w", l.name, err)
 					}
 				}()
 			}
@@ -174,8 +236,8 @@ POST /v1/render (YAML). See docs/plugin.md.`,
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 			defer cancel()
 			srv.Shutdown(sctx)
-			if httpSrv != nil {
-				_ = httpSrv.Shutdown(sctx)
+			for _, l := range listeners {
+				_ = l.srv.Shutdown(sctx)
 			}
 			log.Info("stopped")
 			return runErr
@@ -186,9 +248,20 @@ POST /v1/render (YAML). See docs/plugin.md.`,
 	f.StringVar(&configPath, "config", cmpserver.DefaultConfigPath,
 		"plugin.yaml (ConfigManagementPlugin) naming the socket; built-in name olm-cmp, version v1 when the default path is absent")
 	f.StringVar(&socketDir, "socket-dir", defaultSocketDir(),
-		"directory of the plugin socket (default $ARGOCD_PLUGINSOCKFILEPATH, else "+cmpserver.DefaultSocketDir+")")
-	f.StringVar(&httpAddr, "http-addr", httpapi.DefaultAddr, `address of the health, metrics and debug-render HTTP listener ("" disables it)`)
-	f.StringVar(&workDir, "work-dir", filepath.Join(os.TempDir(), "olm-cmp"), "directory where each request's repository is extracted (removed after the request)")
+		"directory of the plugin socket, which must exist (default $ARGOCD_PLUGINSOCKFILEPATH, else "+cmpserver.DefaultSocketDir+")")
+	f.BoolVar(&createSocketDir, "create-socket-dir", false, "create --socket-dir (and its parents) when it does not exist")
+	f.StringVar(&httpAddr, "http-addr", httpapi.DefaultAddr,
+		`address of the /healthz, /readyz and /metrics listener ("" disables it); the sidecar passes :8080 for the kubelet's probes`)
+	f.StringVar(&renderAddr, "render-addr", "",
+		`address of the POST /v1/render debugging listener, e.g. 127.0.0.1:8081 (default "": off); loopback only unless --render-addr-allow-remote`)
+	f.BoolVar(&renderAllowRemote, "render-addr-allow-remote", false,
+		"let --render-addr bind a non-loopback address: anyone who reaches it renders with this server's registry credentials")
+	f.DurationVar(&renderTimeout, "render-timeout", httpapi.DefaultTimeout, "longest a POST /v1/render request may take")
+	f.Int64Var(&renderMaxBody, "render-max-body-bytes", httpapi.DefaultMaxBody, "largest POST /v1/render request body")
+	f.DurationVar(&requestTimeout, "request-timeout", cmpserver.DefaultRequestTimeout,
+		"longest a plugin request may take when the repo-server sets no deadline (Argo CD sets one: its repo-server timeout)")
+	f.StringVar(&workDir, "work-dir", "",
+		"existing directory under which the server makes its private work directory, with a fresh one per request, removed when it ends (default $TMPDIR, else /tmp)")
 	f.StringVar(&logFormat, "log-format", "json", "log format: json or text")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.IntVar(&cacheEntries, "cache-entries", 256, "rendered-output cache size in entries (negative disables the cache)")

@@ -17,7 +17,7 @@ import (
 // answers, and right.
 func TestMatchRepositoryWritesNothing(t *testing.T) {
 	ts := startServer(t, &specEcho{})
-	work := ts.srv.o.WorkDir
+	work := ts.srv.work.path
 	if err := os.RemoveAll(work); err != nil {
 		t.Fatal(err)
 	}

@@ -44,11 +44,20 @@ const KeepaliveMinTime = 5 * time.Second
 type ServerOptions struct {
 	// Config names the socket; nil means DefaultPluginConfig.
 	Config *PluginConfig
-	// SocketDir holds the socket (created if missing).
-	SocketDir string
-	// WorkDir receives each request's repository (default $TMPDIR/olm-cmp).
-	// It must not be $ARGOCD_CMP_WORKDIR/_cmp_server, which the stock sidecar wipes.
+	// SocketDir holds the socket. It must exist unless CreateSocketDir is
+	// set: in the sidecar it is the repo-server's shared plugins volume, and a
+	// socket made anywhere else is one the repo-server never finds.
+	SocketDir       string
+	CreateSocketDir bool
+	// WorkDir is the base directory (default os.TempDir()) under which the
+	// server makes its private work directory, olm-cmp-<random> (mode 0700),
+	// and in it a fresh directory per request, removed when the request ends.
+	// It must exist, and must not be $ARGOCD_CMP_WORKDIR/_cmp_server, which
+	// the stock sidecar wipes.
 	WorkDir string
+	// RequestTimeout bounds a request whose caller set no deadline (default
+	// DefaultRequestTimeout; negative: no bound). Argo CD always sets one.
+	RequestTimeout time.Duration
 	// Renderer renders; usually an *Engine (cached).
 	Renderer engine.Renderer
 	// Limits bound each request's tarball.
@@ -64,12 +73,22 @@ type ServerOptions struct {
 	Metrics        *engine.Metrics
 }
 
+// DefaultRequestTimeout bounds a request that arrives without a deadline: a
+// stalled registry must not hold a request, its goroutines and its temporary
+// directory forever.
+const DefaultRequestTimeout = 5 * time.Minute
+
+// ErrNoSocketDir is returned by Listen when the socket directory does not
+// exist and ServerOptions.CreateSocketDir is not set.
+var ErrNoSocketDir = errors.New("the socket directory does not exist")
+
 // Server serves Argo CD's ConfigManagementPluginService on a unix socket.
 type Server struct {
 	o         ServerOptions
 	grpc      *grpc.Server
 	health    *health.Server
 	path      string
+	work      *workDir // set by Listen
 	listening atomic.Bool
 	owned     atomic.Bool // the socket file is ours to remove
 	stopOnce  sync.Once
@@ -84,7 +103,10 @@ func NewServer(o ServerOptions) *Server {
 		o.SocketDir = DefaultSocketDir
 	}
 	if o.WorkDir == "" {
-		o.WorkDir = filepath.Join(os.TempDir(), "olm-cmp")
+		o.WorkDir = os.TempDir()
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = DefaultRequestTimeout
 	}
 	if o.DeadlineMargin == 0 {
 		o.DeadlineMargin = 250 * time.Millisecond
@@ -98,7 +120,7 @@ func NewServer(o ServerOptions) *Server {
 		grpc.MaxSendMsgSize(MaxMessageSize),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: KeepaliveMinTime, PermitWithoutStream: true}),
 		grpc.ChainUnaryInterceptor(s.recoverUnary),
-		grpc.ChainStreamInterceptor(s.recoverStream),
+		grpc.ChainStreamInterceptor(s.recoverStream, s.defaultDeadline),
 	)
 	pluginpb.RegisterConfigManagementPluginServiceServer(s.grpc, &service{s: s})
 	healthpb.RegisterHealthServer(s.grpc, s.health)
@@ -108,23 +130,53 @@ func NewServer(o ServerOptions) *Server {
 // SocketPath is <socket-dir>/<name>-<version>.sock.
 func (s *Server) SocketPath() string { return s.path }
 
-// Listen prepares the work directory, removes a stale socket and listens.
-// The socket is made connectable by any user (Argo CD's repo-server runs as
-// uid 999, the server maybe not): the plugins volume, shared only by the
-// repo-server pod's containers, is the access boundary, as for Argo CD's own
-// sidecars.
+// Listen checks the socket directory, makes the private work directory
+// (sweeping those of servers that are gone), removes a stale socket and
+// listens. The socket is made connectable by any user (Argo CD's repo-server
+// runs as uid 999, the server maybe not): the plugins volume, shared only by
+// the repo-server pod's containers, is the access boundary, as for Argo CD's
+// own sidecars.
 func (s *Server) Listen() (net.Listener, error) {
-	if err := os.MkdirAll(s.o.WorkDir, 0o700); err != nil {
-		return nil, fmt.Errorf("work dir: %w", err)
+	if err := s.checkSocketDir(); err != nil {
+		return nil, err
 	}
-	// Leftovers of a killed server hold repository contents: remove them.
-	old, _ := filepath.Glob(filepath.Join(s.o.WorkDir, "req-*"))
-	for _, p := range old {
-		_ = os.RemoveAll(p)
+	work, err := openWorkDir(s.o.WorkDir, s.o.Logger)
+	if err != nil {
+		return nil, err
 	}
-	if err := os.MkdirAll(s.o.SocketDir, 0o755); err != nil {
-		return nil, fmt.Errorf("socket dir: %w", err)
+	lis, err := s.listenSocket()
+	if err != nil {
+		work.close()
+		return nil, err
 	}
+	s.work = work
+	s.listening.Store(true)
+	s.owned.Store(true)
+	return lis, nil
+}
+
+// checkSocketDir refuses a socket directory that is missing (unless asked to
+// create it) or not a directory.
+func (s *Server) checkSocketDir() error {
+	d := s.o.SocketDir
+	if s.o.CreateSocketDir {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("creating the socket directory %s: %w", d, err)
+		}
+	}
+	fi, err := os.Stat(d)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%w: %s", ErrNoSocketDir, d)
+	case err != nil:
+		return fmt.Errorf("socket directory %s: %w", d, err)
+	case !fi.IsDir():
+		return fmt.Errorf("socket directory %s is not a directory", d)
+	}
+	return nil
+}
+
+func (s *Server) listenSocket() (net.Listener, error) {
 	if fi, err := os.Lstat(s.path); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {
 			return nil, fmt.Errorf("%s exists and is not a socket: refusing to replace it", s.path)
@@ -146,8 +198,6 @@ func (s *Server) Listen() (net.Listener, error) {
 		lis.Close()
 		return nil, fmt.Errorf("chmod socket: %w", err)
 	}
-	s.listening.Store(true)
-	s.owned.Store(true)
 	return lis, nil
 }
 
@@ -184,6 +234,11 @@ func (s *Server) Shutdown(ctx context.Context) {
 			s.grpc.Stop()
 			<-done
 		}
+		if s.work != nil {
+			if err := s.work.close(); err != nil {
+				s.o.Logger.Warn("removing the work directory", "dir", s.work.path, "error", err)
+			}
+		}
 		// The listener unlinks its socket on close; this covers a listener
 		// that was never served.
 		if !s.owned.Load() {
@@ -204,7 +259,7 @@ func (s *Server) Ready() error {
 	if fi, err := os.Lstat(s.path); err != nil || fi.Mode()&os.ModeSocket == 0 {
 		return fmt.Errorf("plugin socket %s is gone", s.path)
 	}
-	for _, d := range append([]string{s.o.WorkDir}, s.o.ReadyDirs...) {
+	for _, d := range append([]string{s.work.path}, s.o.ReadyDirs...) {
 		if d == "" {
 			continue
 		}
@@ -227,6 +282,32 @@ func (s *Server) recoverStream(srv any, ss grpc.ServerStream, info *grpc.StreamS
 	defer s.recoverPanic(info.FullMethod, &err)
 	return h(srv, ss)
 }
+
+// defaultDeadline gives a streaming call whose caller set no deadline the
+// server's RequestTimeout. Argo CD's repo-server always sets one (its
+// repository timeout); another client, or a misconfigured one, must not be
+// able to hold a request, and its work directory, forever.
+func (s *Server) defaultDeadline(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	ctx := ss.Context()
+	if _, ok := ctx.Deadline(); ok || s.o.RequestTimeout < 0 {
+		return h(srv, ss)
+	}
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, serverDeadlineKey{}, s.o.RequestTimeout), s.o.RequestTimeout)
+	defer cancel()
+	return h(srv, &deadlineStream{ServerStream: ss, ctx: ctx})
+}
+
+// serverDeadlineKey marks a request context whose deadline is the server's
+// RequestTimeout rather than the caller's, so that the timeout error names
+// the right knob.
+type serverDeadlineKey struct{}
+
+type deadlineStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (d *deadlineStream) Context() context.Context { return d.ctx }
 
 // recoverPanic turns a panic in one request into that request's error: one
 // bad bundle must not take the plugin down for every Application.
@@ -264,9 +345,15 @@ func (sv *service) begin(ctx context.Context, rpc string, stream streamReceiver)
 	r := &request{rpc: rpc, start: time.Now()}
 	s.o.Metrics.InflightAdd(1)
 	cleanup := func() { s.o.Metrics.InflightAdd(-1) }
-	dir, err := os.MkdirTemp(s.o.WorkDir, "req-")
+	dir, err := s.work.requestDir()
 	if err != nil {
-		return r, cleanup, coded(codes.Internal, fmt.Errorf("olm-cmp: creating a work directory: %w", err))
+		// The user reads the cause, the operator the path (never shown in the UI).
+		s.o.Logger.Error("creating a request directory", "rpc", rpc, "error", err)
+		cause := err
+		if pe := (*os.PathError)(nil); errors.As(err, &pe) {
+			cause = pe.Err
+		}
+		return r, cleanup, coded(codes.Internal, fmt.Errorf("olm-cmp: the sidecar cannot create a work directory for this request (%v): check its temporary directory volume and its log", cause))
 	}
 	r.dir = dir
 	cleanup = func() {
@@ -361,6 +448,9 @@ func (sv *service) status(ctx context.Context, r *request, err error) *status.St
 		return status.New(codes.OK, "")
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if d, ok := ctx.Value(serverDeadlineKey{}).(time.Duration); ok {
+			return status.Newf(codes.DeadlineExceeded, "olm-cmp: rendering did not finish within olm-cmp's %s request timeout (the caller set no deadline; serve --request-timeout changes it). Cause: %s", d, sv.clean(r, err.Error()))
+		}
 		total := "deadline"
 		if dl, ok := ctx.Deadline(); ok {
 			total = fmt.Sprintf("%s deadline", (dl.Sub(r.start) + sv.s.o.DeadlineMargin).Round(100*time.Millisecond))

@@ -137,7 +137,7 @@ func TestGenerateManifestRendersDirectoryBundle(t *testing.T) {
 		}
 	}
 	// Nothing of the request is left behind.
-	if left, _ := filepath.Glob(filepath.Join(ts.srv.o.WorkDir, "req-*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(ts.srv.work.path, "req-*")); len(left) != 0 {
 		t.Errorf("request directories left: %v", left)
 	}
 }
@@ -154,7 +154,7 @@ func TestGenerateManifestErrors(t *testing.T) {
 		tgz := tgzEntries(t, []tar.Header{{Name: "../escaped.yaml", Typeflag: tar.TypeReg}}, map[string]string{"../escaped.yaml": "x"})
 		_, err := ts.generate(ctxT(t), t, call{tgz: tgz, appRelPath: "."})
 		wantStatus(t, err, codes.InvalidArgument, "path traversal")
-		if fileExists(filepath.Join(filepath.Dir(ts.srv.o.WorkDir), "escaped.yaml")) {
+		if fileExists(filepath.Join(ts.srv.work.path, "escaped.yaml")) || fileExists(filepath.Join(ts.srv.o.WorkDir, "escaped.yaml")) {
 			t.Error("file written outside the work directory")
 		}
 	})
@@ -680,7 +680,7 @@ func TestPanicIsOneRequestsError(t *testing.T) {
 	if _, err := ts.generate(ctxT(t), t, call{tgz: tgz, appRelPath: "apps/tiny"}); err != nil {
 		t.Fatalf("server broken after a panic: %v", err)
 	}
-	if left, _ := filepath.Glob(filepath.Join(ts.srv.o.WorkDir, "req-*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(ts.srv.work.path, "req-*")); len(left) != 0 {
 		t.Errorf("request directories left after the panic: %v", left)
 	}
 }

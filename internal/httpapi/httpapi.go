@@ -1,7 +1,10 @@
-// Package httpapi serves olm-cmp's HTTP side: liveness and readiness probes
-// for the sidecar, Prometheus metrics, and POST /v1/render for debugging a
-// spec against the running server's cache and registry credentials. It binds
-// to loopback by default: it is a debugging aid, not an API for the network.
+// Package httpapi serves olm-cmp's HTTP side on two listeners: one for the
+// sidecar's liveness and readiness probes and Prometheus metrics
+// (OpsHandler), and one, off unless asked for, for POST /v1/render
+// (RenderHandler), which debugs a spec against the running server's cache
+// and registry credentials. The render endpoint reads images only, never a
+// path on the server, and binds to loopback unless told otherwise: it is a
+// debugging aid, not an API for the network.
 package httpapi
 
 import (
@@ -12,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -25,9 +29,30 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
-// DefaultAddr is loopback: the render endpoint uses the server's registry
-// credentials and must not be open to the cluster network by accident.
+// DefaultAddr is where the probe and metrics listener binds by default:
+// loopback, so nothing is open to the network unless asked for. The sidecar
+// manifests pass :8080, for the kubelet's probes and Prometheus.
 const DefaultAddr = "127.0.0.1:8080"
+
+// Defaults of the render endpoint's limits (Options.MaxBody, Options.Timeout).
+const (
+	DefaultMaxBody = 1 << 20
+	// DefaultTimeout is Argo CD's default repo-server timeout.
+	DefaultTimeout = 60 * time.Second
+)
+
+// Limits of every HTTP server (NewServer). Requests are small (a spec of at
+// most MaxBody bytes, or a probe); a client slower than these is dropped
+// rather than allowed to hold a connection.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = 30 * time.Second
+	IdleTimeout       = 120 * time.Second
+	MaxHeaderBytes    = 64 << 10
+	// OpsWriteTimeout bounds writing a probe or metrics answer; the render
+	// listener's write timeout is its render timeout plus this.
+	OpsWriteTimeout = 30 * time.Second
+)
 
 // Renderer is the render function (the plugin server's cached engine).
 type Renderer interface {
@@ -38,6 +63,7 @@ type Renderer interface {
 type Observer interface {
 	ObserveRequest(rpc, outcome string, d time.Duration)
 	ObserveBytesServed(transport string, n int)
+	InflightAdd(d float64)
 }
 
 // Options configure the handler.
@@ -49,41 +75,106 @@ type Options struct {
 	Ready    func() error
 	Observer Observer
 	Logger   *slog.Logger
-	// MaxBody caps a render request body (default 1 MiB).
+	// MaxBody caps a render request body (default DefaultMaxBody).
 	MaxBody int64
-	// Timeout bounds one render (default 60 s, Argo CD's default repo-server timeout).
+	// Timeout bounds one render (default DefaultTimeout).
 	Timeout time.Duration
 }
 
 // RPC is the label HTTP renders carry in the request metrics.
 const RPC = "http_render"
 
-// New returns the router.
-func New(o Options) http.Handler {
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.MaxBody <= 0 {
-		o.MaxBody = 1 << 20
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 60 * time.Second
-	}
-	h := &handler{o: o}
-	r := mux.NewRouter()
+// OpsHandler serves the probe and metrics listener: /healthz, /readyz and
+// (with a Gatherer) /metrics.
+func OpsHandler(o Options) http.Handler {
+	h := newHandler(o)
+	r := newRouter("/healthz, /readyz and /metrics")
 	r.HandleFunc("/healthz", h.healthz).Methods(http.MethodGet, http.MethodHead)
 	r.HandleFunc("/readyz", h.readyz).Methods(http.MethodGet, http.MethodHead)
 	if o.Gatherer != nil {
 		r.Handle("/metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{})).Methods(http.MethodGet)
 	}
+	return r
+}
+
+// RenderHandler serves the render listener: POST /v1/render.
+func RenderHandler(o Options) http.Handler {
+	h := newHandler(o)
+	r := newRouter("POST /v1/render")
 	r.HandleFunc("/v1/render", h.render).Methods(http.MethodPost)
+	return r
+}
+
+func newHandler(o Options) *handler {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	return &handler{o: o}
+}
+
+func newRouter(routes string) *mux.Router {
+	r := mux.NewRouter()
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
 	})
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, http.StatusNotFound, "not found: the routes are /healthz, /readyz, /metrics and POST /v1/render")
+		writeError(w, http.StatusNotFound, "not found: this listener serves "+routes)
 	})
 	return r
+}
+
+// NewServer is an http.Server for h with every limit set: header, read,
+// write and idle timeouts and a header size cap. writeTimeout bounds
+// producing and writing one answer (for the render listener, more than its
+// render timeout, so the timeout error still reaches the client).
+func NewServer(h http.Handler, writeTimeout time.Duration) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout:       ReadTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+	}
+}
+
+// ErrNotLoopback is returned by ListenLoopback for an address that is not on
+// the loopback interface.
+var ErrNotLoopback = errors.New("not a loopback address")
+
+// ListenLoopback listens on addr and refuses (closing the listener) unless
+// it is bound to a loopback address, whatever name addr used: "localhost" is
+// fine, ":8081" or a pod IP is not. allowRemote lifts the check.
+func ListenLoopback(addr string, allowRemote bool) (net.Listener, error) {
+	if !allowRemote {
+		// Refuse what is plainly not loopback before binding it, even briefly.
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		if ip := net.ParseIP(host); host == "" || (ip != nil && !ip.IsLoopback()) {
+			return nil, fmt.Errorf("%q: %w", addr, ErrNotLoopback)
+		}
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if allowRemote {
+		return l, nil
+	}
+	// A host name is judged by what it resolved to.
+	if ta, ok := l.Addr().(*net.TCPAddr); !ok || !ta.IP.IsLoopback() {
+		l.Close()
+		return nil, fmt.Errorf("%q: %w", addr, ErrNotLoopback)
+	}
+	return l, nil
 }
 
 type handler struct{ o Options }
@@ -108,24 +199,35 @@ func (h *handler) readyz(w http.ResponseWriter, _ *http.Request) {
 
 // render takes an olm-cmp.yaml document (YAML or JSON) or a bare spec object
 // (JSON or YAML) and answers the YAML stream. Query parameter apiVersions
-// (comma-separated) plays KUBE_API_VERSIONS. Only image bundles: a directory
-// would read the server's own filesystem.
+// (comma-separated) plays KUBE_API_VERSIONS. Only images: a bundle, catalog
+// or patch path would read the server's own filesystem.
 func (h *handler) render(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	outcome := "OK"
+	if h.o.Observer != nil {
+		h.o.Observer.InflightAdd(1)
+	}
 	defer func() {
 		if h.o.Observer != nil {
 			h.o.Observer.ObserveRequest(RPC, outcome, time.Since(start))
+			h.o.Observer.InflightAdd(-1)
 		}
 	}()
 	fail := func(code int, msg string) {
 		outcome = strings.ReplaceAll(http.StatusText(code), " ", "")
+		if code == statusClientClosed {
+			outcome = "ClientClosedRequest"
+		}
 		h.o.Logger.Warn("http render failed", "status", code, "error", msg, "duration_ms", float64(time.Since(start).Microseconds())/1000)
 		writeError(w, code, msg)
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBody))
 	if err != nil {
-		fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("reading the request body: %v", err))
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over the %d-byte limit (serve --render-max-body-bytes): send one olm-cmp.yaml document or spec", h.o.MaxBody))
+		} else {
+			fail(http.StatusBadRequest, "the request body could not be read whole: the client stopped sending it")
+		}
 		return
 	}
 	req, err := decodeRequest(body)
@@ -149,10 +251,14 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request) {
 	res, err := h.o.Renderer.Render(ctx, req)
 	if err != nil {
 		switch {
-		case errors.Is(err, context.DeadlineExceeded):
-			fail(http.StatusGatewayTimeout, err.Error())
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
+			msg := fmt.Sprintf("olm-cmp: rendering %s did not finish within the %s render timeout (serve --render-timeout)", subject(req), h.o.Timeout)
+			if err.Error() != context.DeadlineExceeded.Error() {
+				msg += "; it stopped at: " + err.Error()
+			}
+			fail(http.StatusGatewayTimeout, msg)
 		case errors.Is(err, context.Canceled):
-			fail(499, err.Error()) // the client went away; nobody reads this
+			fail(statusClientClosed, err.Error()) // the client went away; nobody reads this
 		default:
 			// A render error is about the request (spec or bundle).
 			fail(http.StatusUnprocessableEntity, err.Error())
@@ -195,10 +301,38 @@ func decodeRequest(body []byte) (render.Request, error) {
 			return req, fmt.Errorf("request body (a bare spec): %v", strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: json: "))
 		}
 	}
-	if b := req.Spec.Bundle; b == "." || b == ".." || strings.HasPrefix(b, "./") || strings.HasPrefix(b, "../") || strings.HasPrefix(b, "/") {
-		return req, fmt.Errorf("spec.bundle %q: POST /v1/render renders image bundles only; directory bundles are read from the Application's repository by the plugin", b)
+	return req, imagesOnly(req.Spec)
+}
+
+// statusClientClosed is nginx's code for a client that went away before the
+// answer: nobody reads it, but the log and the metrics do.
+const statusClientClosed = 499
+
+// imagesOnly refuses a spec that names a path: this endpoint has no
+// repository, so a bundle or catalog directory (by the render package's own
+// rule) or a patch file would be read from the server's filesystem: its
+// configuration, its cache, other requests' repositories.
+func imagesOnly(s spec.Spec) error {
+	if render.IsDirRef(s.Bundle) {
+		return fmt.Errorf("spec.bundle %q: POST /v1/render renders image bundles only, never a path on the server; directory bundles are read from the Application's repository by the plugin", s.Bundle)
 	}
-	return req, nil
+	if render.IsDirRef(s.Catalog) {
+		return fmt.Errorf("spec.catalog %q: POST /v1/render reads catalog images only, never a path on the server; directory catalogs are read from the Application's repository by the plugin", s.Catalog)
+	}
+	for i, p := range s.Patches {
+		if p.Path != "" {
+			return fmt.Errorf("spec.patches[%d].path %q: POST /v1/render takes inline patches only (patch:), never a file on the server", i, p.Path)
+		}
+	}
+	return nil
+}
+
+// subject names what a request renders, for the timeout message.
+func subject(req render.Request) string {
+	if s := req.Spec; s.Catalog != "" {
+		return fmt.Sprintf("package %q from catalog %s", s.Package, s.Catalog)
+	}
+	return req.Spec.Bundle
 }
 
 func quoteWarning(s string) string {

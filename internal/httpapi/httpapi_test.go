@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -23,12 +27,21 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fakeRenderer answers two objects for bundle "good/bundle:1", fails
-// otherwise, and records the last request.
-type fakeRenderer struct{ last render.Request }
+// otherwise, and records the last request and the number of calls.
+type fakeRenderer struct {
+	last    render.Request
+	calls   atomic.Int32
+	started chan struct{} // closed by the first slow render, when set
+}
 
 func (f *fakeRenderer) Render(ctx context.Context, req render.Request) (*render.Result, error) {
 	f.last = req
-	switch req.Spec.Bundle {
+	f.calls.Add(1)
+	ref := req.Spec.Bundle
+	if req.Spec.Catalog != "" {
+		ref = "slow/bundle:1"
+	}
+	switch ref {
 	case "good/bundle:1":
 		return &render.Result{
 			Origin:    bundle.Origin{Digest: "sha256:abc"},
@@ -36,18 +49,33 @@ func (f *fakeRenderer) Render(ctx context.Context, req render.Request) (*render.
 			Warnings:  []string{`dropped "Foo": the cluster does not serve example.com/v1`},
 		}, nil
 	case "slow/bundle:1":
+		if f.started != nil {
+			close(f.started)
+		}
 		<-ctx.Done()
 		return nil, ctx.Err()
+	case "stalling/bundle:1":
+		<-ctx.Done()
+		return nil, fmt.Errorf("resolving stalling/bundle:1: waiting for the registry's answer headers: %w", ctx.Err())
 	}
 	return nil, errors.New(`resolving bad/bundle:1: MANIFEST_UNKNOWN`)
 }
 
-func newServer(t *testing.T, ready func() error) (*httptest.Server, *fakeRenderer, *engine.Metrics) {
+// servers are the two listeners of one server: probes and metrics, and render.
+type servers struct {
+	ops, render *httptest.Server
+	f           *fakeRenderer
+	m           *engine.Metrics
+}
+
+func newServers(t *testing.T, ready func() error) servers {
 	f := &fakeRenderer{}
 	m := engine.NewMetrics()
-	srv := httptest.NewServer(httpapi.New(httpapi.Options{Renderer: f, Gatherer: m.Registry, Ready: ready, Observer: m}))
-	t.Cleanup(srv.Close)
-	return srv, f, m
+	o := httpapi.Options{Renderer: f, Gatherer: m.Registry, Ready: ready, Observer: m}
+	s := servers{ops: httptest.NewServer(httpapi.OpsHandler(o)), render: httptest.NewServer(httpapi.RenderHandler(o)), f: f, m: m}
+	t.Cleanup(s.ops.Close)
+	t.Cleanup(s.render.Close)
+	return s
 }
 
 func do(t *testing.T, method, url, body string) (*http.Response, string) {
@@ -64,7 +92,8 @@ func do(t *testing.T, method, url, body string) (*http.Response, string) {
 
 func TestProbes(t *testing.T) {
 	var notReady error = errors.New("plugin socket not listening")
-	srv, _, _ := newServer(t, func() error { return notReady })
+	s := newServers(t, func() error { return notReady })
+	srv := s.ops
 	if resp, body := do(t, "GET", srv.URL+"/healthz", ""); resp.StatusCode != 200 || body != "ok\n" {
 		t.Errorf("healthz: %d %q", resp.StatusCode, body)
 	}
@@ -76,16 +105,26 @@ func TestProbes(t *testing.T) {
 	if resp, _ := do(t, "GET", srv.URL+"/readyz", ""); resp.StatusCode != 200 {
 		t.Errorf("readyz ready: %d", resp.StatusCode)
 	}
-	if resp, body := do(t, "GET", srv.URL+"/nope", ""); resp.StatusCode != 404 || !strings.Contains(body, "POST /v1/render") {
+	if resp, body := do(t, "GET", srv.URL+"/nope", ""); resp.StatusCode != 404 || !strings.Contains(body, "/healthz, /readyz and /metrics") {
 		t.Errorf("404: %d %s", resp.StatusCode, body)
 	}
-	if resp, _ := do(t, "GET", srv.URL+"/v1/render", ""); resp.StatusCode != 405 {
+	// The render endpoint is not on the probe and metrics listener, which
+	// the sidecar exposes to the cluster network.
+	if resp, _ := do(t, "POST", srv.URL+"/v1/render", `{"bundle":"good/bundle:1","namespace":"ns"}`); resp.StatusCode != 404 || s.f.calls.Load() != 0 {
+		t.Errorf("POST /v1/render on the probe listener: %d, %d renders", resp.StatusCode, s.f.calls.Load())
+	}
+	// And the render listener serves nothing else.
+	if resp, body := do(t, "GET", s.render.URL+"/metrics", ""); resp.StatusCode != 404 || !strings.Contains(body, "POST /v1/render") {
+		t.Errorf("/metrics on the render listener: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := do(t, "GET", s.render.URL+"/v1/render", ""); resp.StatusCode != 405 {
 		t.Errorf("GET /v1/render: %d", resp.StatusCode)
 	}
 }
 
 func TestRender(t *testing.T) {
-	srv, f, _ := newServer(t, nil)
+	s := newServers(t, nil)
+	srv, f := s.render, s.f
 
 	// A whole olm-cmp.yaml document, as YAML.
 	doc := "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: demo}\nspec:\n  bundle: good/bundle:1\n  namespace: ns\n"
@@ -130,20 +169,80 @@ func TestRender(t *testing.T) {
 
 func TestRenderTimeout(t *testing.T) {
 	f := &fakeRenderer{}
-	srv := httptest.NewServer(httpapi.New(httpapi.Options{Renderer: f, Timeout: 50_000_000}))
+	srv := httptest.NewServer(httpapi.RenderHandler(httpapi.Options{Renderer: f, Timeout: 50 * time.Millisecond}))
 	defer srv.Close()
-	resp, body := do(t, "POST", srv.URL+"/v1/render", `{"bundle":"slow/bundle:1","namespace":"x"}`)
-	if resp.StatusCode != 504 || !strings.Contains(body, "deadline") {
-		t.Errorf("%d %s", resp.StatusCode, body)
+	// The message names what was rendered and the timeout that fired, and
+	// what was under way when the renderer says so; never a bare "context
+	// deadline exceeded".
+	for bundle, want := range map[string]string{
+		"slow/bundle:1":     `{"message":"olm-cmp: rendering slow/bundle:1 did not finish within the 50ms render timeout (serve --render-timeout)"}` + "\n",
+		"stalling/bundle:1": `{"message":"olm-cmp: rendering stalling/bundle:1 did not finish within the 50ms render timeout (serve --render-timeout); it stopped at: resolving stalling/bundle:1: waiting for the registry's answer headers: context deadline exceeded"}` + "\n",
+	} {
+		resp, body := do(t, "POST", srv.URL+"/v1/render", `{"bundle":"`+bundle+`","namespace":"x"}`)
+		if resp.StatusCode != 504 || body != want {
+			t.Errorf("%s: %d %s, want 504 %s", bundle, resp.StatusCode, body, want)
+		}
+	}
+	resp, body := do(t, "POST", srv.URL+"/v1/render", `{"catalog":"quay.io/x/catalog:1","package":"demo","namespace":"x"}`)
+	if resp.StatusCode != 504 || !strings.Contains(body, `rendering package \"demo\" from catalog quay.io/x/catalog:1 did not finish`) {
+		t.Errorf("catalog: %d %s", resp.StatusCode, body)
 	}
 }
 
+// TestRenderCancelledClient: a client that goes away mid-render leaves no
+// request in flight.
+func TestRenderCancelledClient(t *testing.T) {
+	s := newServers(t, nil)
+	s.f.started = make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", s.render.URL+"/v1/render", strings.NewReader(`{"bundle":"slow/bundle:1","namespace":"x"}`))
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	<-s.f.started
+	if got := gauge(t, s.m, engine.MetricInflight); got != 1 {
+		t.Errorf("in flight during the render = %v, want 1", got)
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("client: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for gauge(t, s.m, engine.MetricInflight) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("requests in flight stayed at %v after the client went away", gauge(t, s.m, engine.MetricInflight))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func gauge(t *testing.T, m *engine.Metrics, name string) float64 {
+	t.Helper()
+	families, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no gauge %s", name)
+	return 0
+}
+
 func TestMetrics(t *testing.T) {
-	srv, _, m := newServer(t, nil)
-	_, out := do(t, "POST", srv.URL+"/v1/render", `{"bundle":"good/bundle:1","namespace":"ns"}`)
-	do(t, "POST", srv.URL+"/v1/render", `{"bundle":"bad/bundle:1","namespace":"ns"}`)
+	s := newServers(t, nil)
+	m := s.m
+	_, out := do(t, "POST", s.render.URL+"/v1/render", `{"bundle":"good/bundle:1","namespace":"ns"}`)
+	do(t, "POST", s.render.URL+"/v1/render", `{"bundle":"bad/bundle:1","namespace":"ns"}`)
 	m.ObserveRequest("GenerateManifest", "OK", 3_000_000)
-	resp, body := do(t, "GET", srv.URL+"/metrics", "")
+	resp, body := do(t, "GET", s.ops.URL+"/metrics", "")
 	if resp.StatusCode != 200 {
 		t.Fatal(resp.StatusCode)
 	}
@@ -174,7 +273,7 @@ func TestRenderThroughEngineIsYAML(t *testing.T) {
 	host, _ := bundletest.NewRegistry(t)
 	bundletest.PushDir(t, host, "olm/tiny-bundle", "v1", "../cmpserver/testdata/repo/bundles/tiny")
 	e := engine.NewEngine(engine.EngineOptions{Loader: &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{host}}})
-	srv := httptest.NewServer(httpapi.New(httpapi.Options{Renderer: e}))
+	srv := httptest.NewServer(httpapi.RenderHandler(httpapi.Options{Renderer: e}))
 	t.Cleanup(srv.Close)
 	doc := "bundle: " + host + "/olm/tiny-bundle:v1\nnamespace: tiny-system\n"
 	var first string
@@ -191,5 +290,77 @@ func TestRenderThroughEngineIsYAML(t *testing.T) {
 		} else if body != first {
 			t.Error("the cached answer differs")
 		}
+	}
+}
+
+// TestRenderRefusesLocalPaths: the endpoint has no repository, so a bundle,
+// catalog or patch path would read the server's own filesystem (`catalog: /`
+// used to walk all of it). Each is refused with a 400 and one line, before
+// anything is rendered.
+func TestRenderRefusesLocalPaths(t *testing.T) {
+	s := newServers(t, nil)
+	for _, c := range []struct{ body, msg string }{
+		{`{"catalog":"/etc","package":"test","namespace":"x"}`, `spec.catalog "/etc": POST /v1/render reads catalog images only, never a path on the server`},
+		{`{"catalog":"/","package":"test","namespace":"x"}`, `spec.catalog "/": POST /v1/render reads catalog images only`},
+		{`{"catalog":"./x","package":"test","namespace":"x"}`, `spec.catalog "./x": POST /v1/render reads catalog images only`},
+		{`{"catalog":"..","package":"test","namespace":"x"}`, `spec.catalog "..": POST /v1/render reads catalog images only`},
+		{`{"bundle":"./x","namespace":"x"}`, `spec.bundle "./x": POST /v1/render renders image bundles only, never a path on the server`},
+		{`{"bundle":"/etc","namespace":"x"}`, `spec.bundle "/etc": POST /v1/render renders image bundles only`},
+		{"apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  catalog: /etc\n  package: test\n  namespace: x\n", `spec.catalog "/etc": POST /v1/render reads catalog images only`},
+		{`{"bundle":"good/bundle:1","namespace":"x","patches":[{"path":"/etc/passwd"}]}`, `spec.patches[0].path "/etc/passwd": POST /v1/render takes inline patches only`},
+	} {
+		resp, body := do(t, "POST", s.render.URL+"/v1/render", c.body)
+		var e struct{ Message string }
+		if err := json.Unmarshal([]byte(body), &e); err != nil {
+			t.Errorf("%s: not a JSON error: %s", c.body, body)
+			continue
+		}
+		if resp.StatusCode != 400 || !strings.HasPrefix(e.Message, c.msg) || strings.Contains(e.Message, "\n") {
+			t.Errorf("%s: %d %q, want 400 and one line starting %q", c.body, resp.StatusCode, e.Message, c.msg)
+		}
+	}
+	if n := s.f.calls.Load(); n != 0 {
+		t.Errorf("%d renders ran for refused requests", n)
+	}
+}
+
+func TestRenderBodyLimit(t *testing.T) {
+	f := &fakeRenderer{}
+	srv := httptest.NewServer(httpapi.RenderHandler(httpapi.Options{Renderer: f, MaxBody: 64}))
+	defer srv.Close()
+	resp, body := do(t, "POST", srv.URL+"/v1/render", `{"bundle":"good/bundle:1","namespace":"`+strings.Repeat("x", 100)+`"}`)
+	if resp.StatusCode != 413 || !strings.Contains(body, "over the 64-byte limit (serve --render-max-body-bytes)") || f.calls.Load() != 0 {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+}
+
+// TestListenLoopback: the render listener binds loopback only, unless told
+// otherwise. Addresses that are plainly not loopback are refused without
+// being bound.
+func TestListenLoopback(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:0", "localhost:0"} {
+		l, err := httpapi.ListenLoopback(addr, false)
+		if err != nil {
+			t.Errorf("%s: %v", addr, err)
+			continue
+		}
+		if !l.Addr().(*net.TCPAddr).IP.IsLoopback() {
+			t.Errorf("%s bound %v", addr, l.Addr())
+		}
+		l.Close()
+	}
+	for _, addr := range []string{":0", "0.0.0.0:0", "[::]:0", "10.1.2.3:0"} {
+		if _, err := httpapi.ListenLoopback(addr, false); !errors.Is(err, httpapi.ErrNotLoopback) {
+			t.Errorf("%s: %v, want ErrNotLoopback", addr, err)
+		}
+	}
+}
+
+// TestNewServerLimits: every server has every limit set, and the render
+// listener's write timeout outlasts its render timeout.
+func TestNewServerLimits(t *testing.T) {
+	s := httpapi.NewServer(http.NotFoundHandler(), httpapi.DefaultTimeout+httpapi.OpsWriteTimeout)
+	if s.ReadHeaderTimeout <= 0 || s.ReadTimeout <= 0 || s.IdleTimeout <= 0 || s.MaxHeaderBytes <= 0 || s.WriteTimeout <= httpapi.DefaultTimeout {
+		t.Errorf("limits: %+v", s)
 	}
 }

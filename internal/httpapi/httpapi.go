@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
@@ -28,11 +29,6 @@ import (
 // DefaultAddr is loopback: the render endpoint uses the server's registry
 // credentials and must not be open to the cluster network by accident.
 const DefaultAddr = "127.0.0.1:8080"
-
-// Renderer is the render function (the plugin server's cached engine).
-type Renderer interface {
-	Render(ctx context.Context, req render.Request) (*render.Result, error)
-}
 
 // Observer records requests and bytes (the plugin server's metrics).
 type Observer interface {
@@ -42,7 +38,8 @@ type Observer interface {
 
 // Options configure the handler.
 type Options struct {
-	Renderer Renderer
+	// Renderer renders: the engine the plugin's gRPC server shares.
+	Renderer engine.Renderer
 	// Gatherer serves /metrics; nil means no /metrics route.
 	Gatherer prometheus.Gatherer
 	// Ready returns nil when the server can take requests; nil means always ready.
@@ -146,7 +143,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), h.o.Timeout)
 	defer cancel()
-	res, err := h.o.Renderer.Render(ctx, req)
+	res, info, err := h.o.Renderer.Render(ctx, req)
 	if err != nil {
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
@@ -170,7 +167,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request) {
 	if h.o.Observer != nil {
 		h.o.Observer.ObserveBytesServed("http", len(out))
 	}
-	h.o.Logger.Info("http render", "bundle", req.Spec.Bundle, "digest", res.Origin.Digest, "objects", len(res.Manifests),
+	h.o.Logger.Info("http render", "bundle", req.Spec.Bundle, "digest", res.Origin.Digest, "cache", info.Cache, "objects", len(res.Manifests),
 		"bytes", len(out), "duration_ms", float64(time.Since(start).Microseconds())/1000)
 }
 
@@ -195,8 +192,11 @@ func decodeRequest(body []byte) (render.Request, error) {
 			return req, fmt.Errorf("request body (a bare spec): %v", strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: json: "))
 		}
 	}
-	if b := req.Spec.Bundle; b == "." || b == ".." || strings.HasPrefix(b, "./") || strings.HasPrefix(b, "../") || strings.HasPrefix(b, "/") {
+	if b := req.Spec.Bundle; render.IsDirRef(b) {
 		return req, fmt.Errorf("spec.bundle %q: POST /v1/render renders image bundles only; directory bundles are read from the Application's repository by the plugin", b)
+	}
+	if c := req.Spec.Catalog; render.IsDirRef(c) {
+		return req, fmt.Errorf("spec.catalog %q: POST /v1/render reads catalog images only; catalog directories are read from the Application's repository by the plugin", c)
 	}
 	return req, nil
 }

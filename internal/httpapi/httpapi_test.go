@@ -26,7 +26,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // otherwise, and records the last request.
 type fakeRenderer struct{ last render.Request }
 
-func (f *fakeRenderer) Render(ctx context.Context, req render.Request) (*render.Result, error) {
+func (f *fakeRenderer) Render(ctx context.Context, req render.Request) (*render.Result, engine.Info, error) {
 	f.last = req
 	switch req.Spec.Bundle {
 	case "good/bundle:1":
@@ -34,12 +34,12 @@ func (f *fakeRenderer) Render(ctx context.Context, req render.Request) (*render.
 			Origin:    bundle.Origin{Digest: "sha256:abc"},
 			Manifests: []string{"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\n"},
 			Warnings:  []string{`dropped "Foo": the cluster does not serve example.com/v1`},
-		}, nil
+		}, engine.Info{Cache: "off", Digest: "sha256:abc"}, nil
 	case "slow/bundle:1":
 		<-ctx.Done()
-		return nil, ctx.Err()
+		return nil, engine.Info{}, ctx.Err()
 	}
-	return nil, errors.New(`resolving bad/bundle:1: MANIFEST_UNKNOWN`)
+	return nil, engine.Info{}, errors.New(`resolving bad/bundle:1: MANIFEST_UNKNOWN`)
 }
 
 func newServer(t *testing.T, ready func() error) (*httptest.Server, *fakeRenderer, *engine.Metrics) {
@@ -118,6 +118,7 @@ func TestRender(t *testing.T) {
 		{`{"bundle":"good/bundle:1","namespac":"x"}`, 400, `unknown field \"namespac\"`},
 		{"apiVersion: v1\nkind: Pod\n", 400, "apiVersion/kind must be"},
 		{`{"bundle":"./bundle","namespace":"x"}`, 400, "image bundles only"},
+		{`{"catalog":"/etc","package":"x","namespace":"x"}`, 400, "catalog images only"},
 		{`{"bundle":"bad/bundle:1","namespace":"x"}`, 422, "MANIFEST_UNKNOWN"},
 	} {
 		resp, body := do(t, "POST", srv.URL+"/v1/render", c.body)
@@ -172,7 +173,7 @@ func TestMetrics(t *testing.T) {
 // people, answers YAML, on a miss and on a hit alike.
 func TestRenderThroughEngineIsYAML(t *testing.T) {
 	host, _ := bundletest.NewRegistry(t)
-	bundletest.PushDir(t, host, "olm/tiny-bundle", "v1", "../cmp/testdata/repo/bundles/tiny")
+	bundletest.PushDir(t, host, "olm/tiny-bundle", "v1", "../cmpserver/testdata/repo/bundles/tiny")
 	e := engine.NewEngine(engine.EngineOptions{Loader: &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{host}}})
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{Renderer: e}))
 	t.Cleanup(srv.Close)

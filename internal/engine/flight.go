@@ -64,7 +64,7 @@ func (f *flights) do(ctx context.Context, key string, fn func(context.Context) (
 		case r = <-ch:
 		case <-ctx.Done():
 			if state.CompareAndSwap(0, 2) {
-				return nil, true, ctx.Err() // nothing of ours is in use
+				return nil, false, ctx.Err() // nothing of ours is in use
 			}
 			r = <-ch // our render reads our source directory: wait for it
 		}
@@ -76,7 +76,7 @@ func (f *flights) do(ctx context.Context, key string, fn func(context.Context) (
 		case !owner && ctx.Err() == nil && (errors.Is(r.Err, errAbandoned) || isContextError(r.Err)):
 			continue // the owner's cancellation ended it, not ours: take over
 		case errors.Is(r.Err, errAbandoned):
-			return nil, true, ctx.Err() // ours ended too
+			return nil, false, ctx.Err() // ours ended too
 		}
 		res, _ = r.Val.(*render.Result)
 		return res, !owner, r.Err

@@ -41,8 +41,9 @@ func keepYAML(format string, args ...any) error {
 // kept counts those. nodes and yamlDocs are Serialize's input and output.
 func SerializeJSON(nodes []*yaml.RNode, yamlDocs []string) (out []string, kept int) {
 	out = make([]string, len(nodes))
+	w := &jsonWriter{}
 	for i, n := range nodes {
-		js, err := objectJSON(n)
+		js, err := w.object(n)
 		if err != nil {
 			out[i] = yamlDocs[i]
 			kept++
@@ -56,6 +57,10 @@ func SerializeJSON(nodes []*yaml.RNode, yamlDocs []string) (out []string, kept i
 // objectJSON writes one object (a mapping) as compact JSON, without internal
 // annotations. An error, wrapping errKeepYAML, means it must stay YAML.
 func objectJSON(n *yaml.RNode) (string, error) {
+	return (&jsonWriter{}).object(n)
+}
+
+func (w *jsonWriter) object(n *yaml.RNode) (string, error) {
 	if n.YNode().Kind != yaml.MappingNode {
 		return "", keepYAML("not a single mapping")
 	}
@@ -63,15 +68,17 @@ func objectJSON(n *yaml.RNode) (string, error) {
 	if err != nil {
 		return "", keepYAML("%v", err)
 	}
-	y := n.YNode()
-	w := jsonWriter{b: make([]byte, 0, 4096)}
-	if err := w.node(y); err != nil {
+	w.b = w.b[:0]
+	if err := w.node(n.YNode()); err != nil {
 		return "", err
 	}
 	return string(w.b), nil
 }
 
-type jsonWriter struct{ b []byte }
+type jsonWriter struct {
+	b    []byte
+	memo map[string]bool // yaml11NonString's parser answers
+}
 
 var quotedStyles = yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle | yaml.LiteralStyle | yaml.FoldedStyle
 
@@ -92,7 +99,7 @@ func (w *jsonWriter) node(n *yaml.Node) error {
 			}
 			if tag, quoted, explicit := printedAs(k); tag != yaml.NodeTagString || explicit {
 				return keepYAML("a key that is no string")
-			} else if !quoted && yaml11NonString(k.Value) {
+			} else if !quoted && w.yaml11NonString(k.Value) {
 				return keepYAML("key %q is no string in YAML 1.1", k.Value)
 			}
 			if i > 0 {
@@ -176,7 +183,7 @@ func (w *jsonWriter) scalar(n *yaml.Node) error {
 	v := n.Value
 	switch tag {
 	case yaml.NodeTagString:
-		if yaml11NonString(v) {
+		if w.yaml11NonString(v) {
 			return keepYAML("plain %q is no string in YAML 1.1", v)
 		}
 		return w.string(v)
@@ -213,18 +220,38 @@ func (w *jsonWriter) scalar(n *yaml.Node) error {
 // yaml11NonString reports whether a plain scalar that YAML 1.2 (kyaml) reads
 // as a string is something else to a YAML 1.1 reader (Kubernetes'
 // sigs.k8s.io/yaml, which the repo-server uses): yes, off, 0o17, +1, .5…
-// Only values that can start such a token are given to the 1.1 parser.
-func yaml11NonString(v string) bool {
+// Words are YAML 1.1's booleans and nulls (yaml11Words); values that can
+// start a number, .inf or << are given to the 1.1 parser, once per value
+// and call of SerializeJSON (CRDs repeat the same few values thousands of
+// times).
+func (w *jsonWriter) yaml11NonString(v string) bool {
 	if v == "" {
 		return false
 	}
 	switch c := v[0]; {
-	case c >= '0' && c <= '9', c == '+', c == '-', c == '.', c == '~', c == '<':
-	case len(v) <= 5 && strings.IndexByte("yYnNtTfFoO", c) >= 0:
+	case c >= '0' && c <= '9', c == '+', c == '-', c == '.', c == '<':
 	default:
-		return false
+		return yaml11Words[v]
 	}
-	return yaml.IsValueNonString(v)
+	if r, ok := w.memo[v]; ok {
+		return r
+	}
+	r := yaml.IsValueNonString(v)
+	if w.memo == nil {
+		w.memo = map[string]bool{}
+	}
+	w.memo[v] = r
+	return r
+}
+
+// yaml11Words are the YAML 1.1 booleans and nulls that YAML 1.2 reads as
+// strings (go-yaml v2's resolve table, which sigs.k8s.io/yaml uses).
+var yaml11Words = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true,
+	"n": true, "N": true, "no": true, "No": true, "NO": true,
+	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
+	"~": true, "null": true, "Null": true, "NULL": true,
+	"true": true, "True": true, "TRUE": true, "false": true, "False": true, "FALSE": true,
 }
 
 // string appends s as a JSON string that a YAML 1.1 reader also reads back

@@ -39,6 +39,7 @@ func TestObjectJSON(t *testing.T) {
 		{"block scalars", "lit: |\n  line 1\n  line 2\nfold: >\n  a\n  b\n", `{"lit":"line 1\nline 2\n","fold":"a b\n"}`},
 		{"escapes", "s: \"quote \\\" back \\\\ tab \\t nel \\N ls \\L del \\x7f bell \\a <&>\"\n", `{"s":"quote \" back \\ tab \t nel \u0085 ls \u2028 del \u007f bell \u0007 <&>"}`},
 		{"unicode kept", "s: héllo 世界 🙂\n", `{"s":"héllo 世界 🙂"}`},
+		{"words that only start like YAML 1.1 booleans", "type: yesterday\nt: tomato\nnn: nope\n", `{"type":"yesterday","t":"tomato","nn":"nope"}`},
 		{"internal annotations left out", "metadata:\n  name: x\n  annotations:\n    " + CRMarker + ": \"true\"\n", `{"metadata":{"name":"x"}}`},
 		{"other annotations kept", "metadata:\n  annotations:\n    a: b\n    " + CRMarker + ": \"true\"\n", `{"metadata":{"annotations":{"a":"b"}}}`},
 	} {
@@ -56,7 +57,7 @@ func TestObjectJSON(t *testing.T) {
 	}
 	// What YAML 1.1 and 1.2 read differently, or JSON cannot say, stays YAML.
 	for _, y := range []string{
-		"a: yes\n", "a: on\n", "a: off\n", "a: y\n", "a: 0o17\n", "a: 017\n", "a: 0x1F\n", "a: 1_000\n", "a: +1\n",
+		"a: yes\n", "a: on\n", "a: off\n", "a: y\n", "a: NO\n", "a: Off\n", "a: 0o17\n", "a: 017\n", "a: 0x1F\n", "a: 1_000\n", "a: +1\n",
 		"a: .5\n", "a: .inf\n", "a: 1.\n", "yes: 1\n", "1: a\n", "a: &x 1\nb: *x\n", "a: !!str 1\n", "a: !custom x\n",
 		"<<: {a: 1}\n", "- a\n", "a: !!binary aGVsbG8=\n",
 	} {

@@ -91,7 +91,7 @@ func TestRegistryLimitsEnv(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return l.(*bundle.ImageLoader), nil
+		return l, nil
 	}
 	l, err := parse(t)
 	if err != nil || l.AllowedRegistries != nil || l.Timeouts.ResponseHeader != bundle.DefaultResponseHeaderTimeout {

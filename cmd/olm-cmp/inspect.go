@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -42,7 +41,7 @@ type summary struct {
 	Catalog *catalogSummary `json:"catalog,omitempty"`
 }
 
-// catalogSummary is render.Catalog for `inspect --catalog`.
+// catalogSummary is catalog.Choice for `inspect --catalog`.
 type catalogSummary struct {
 	Ref     string `json:"ref"`
 	Image   string `json:"image,omitempty"`
@@ -96,24 +95,15 @@ naming that catalog would render.`,
 			if err != nil {
 				return err
 			}
-			var cat *render.Catalog
-			ref := ""
+			var b *bundle.Bundle
+			var cat *catalogSummary
 			if catalog != "" {
-				if cat, err = chooseFromCatalog(cmd.Context(), loader, catalog, pkg, channel, versions); err != nil {
-					return err
-				}
-				ref = cat.Bundle
+				b, cat, err = loadFromCatalog(cmd.Context(), loader, catalog, pkg, channel, versions)
 			} else {
 				if pkg != "" || channel != "" || versions != "" {
 					return fmt.Errorf("--package, --channel and --version need --catalog")
 				}
-				ref = args[0]
-			}
-			var b *bundle.Bundle
-			if cat != nil {
-				b, err = loadChosen(cmd.Context(), loader, cat)
-			} else {
-				b, err = loadAny(cmd.Context(), loader, ref)
+				b, err = loadAny(cmd.Context(), loader, args[0])
 			}
 			if err != nil {
 				return err
@@ -122,10 +112,7 @@ naming that catalog would render.`,
 			if err != nil {
 				return err
 			}
-			if cat != nil {
-				s.Catalog = &catalogSummary{Ref: cat.Ref, Image: cat.Image, Package: cat.Package, Channel: cat.Channel,
-					Range: cat.Range, Bundle: cat.Bundle, Version: cat.Version}
-			}
+			s.Catalog = cat
 			switch output {
 			case "json":
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -146,32 +133,23 @@ naming that catalog would render.`,
 	return cmd
 }
 
-// chooseFromCatalog picks the bundle a spec naming this catalog would render;
-// a ./directory is relative to the working directory.
-func chooseFromCatalog(ctx context.Context, loader render.Loader, catalog, pkg, channel, versions string) (*render.Catalog, error) {
-	// Validate checks the catalog fields as a spec's; the namespace it also
-	// requires plays no part in choosing.
-	s := spec.Spec{Catalog: catalog, Package: pkg, Channel: channel, Version: versions, Namespace: "inspect"}
-	if err := s.Validate(); err != nil {
-		return nil, err
+// loadFromCatalog loads the bundle a spec naming this catalog would render,
+// through the same Resolve and Load; a ./directory is relative to the
+// working directory.
+func loadFromCatalog(ctx context.Context, loader render.Loader, ref, pkg, channel, versions string) (*bundle.Bundle, *catalogSummary, error) {
+	// Resolve validates the catalog fields as a spec's; the namespace it
+	// also requires plays no part in choosing.
+	r := &render.Renderer{Loader: loader}
+	rv, err := r.Resolve(ctx, render.Request{Spec: spec.Spec{Catalog: ref, Package: pkg, Channel: channel, Version: versions, Namespace: "inspect"}})
+	if err != nil {
+		return nil, nil, err
 	}
-	return render.ChooseBundle(ctx, loader, render.Request{Spec: s})
-}
-
-// loadChosen pulls the bundle image a catalog chose. Unlike loadAny it never
-// takes the reference for a local directory: it comes from the catalog.
-func loadChosen(ctx context.Context, loader render.Loader, cat *render.Catalog) (*bundle.Bundle, error) {
-	o, err := loader.Resolve(ctx, cat.Bundle)
-	if err == nil && o.Image == "" {
-		err = errors.New("not an image reference")
+	b, err := r.Load(ctx, rv)
+	if err != nil {
+		return nil, nil, err
 	}
-	if err == nil {
-		var b *bundle.Bundle
-		if b, err = loader.Load(ctx, o); err == nil {
-			return b, nil
-		}
-	}
-	return nil, fmt.Errorf("%s: %w", cat, err)
+	c := rv.Catalog
+	return b, &catalogSummary{Ref: c.Ref, Image: c.Image, Package: c.Package, Channel: c.Channel, Range: c.Range, Bundle: c.Bundle, Version: c.Version}, nil
 }
 
 // loadAny loads a directory (an explicit path, or one that exists) or an image.

@@ -106,7 +106,7 @@ func defaultCacheDir() string {
 }
 
 // loader builds the image loader; directories never need it.
-func (f *registryFlags) loader() (render.Loader, error) {
+func (f *registryFlags) loader() (*bundle.ImageLoader, error) {
 	f.resolve()
 	if f.envErr != nil {
 		return nil, f.envErr

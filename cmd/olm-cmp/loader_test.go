@@ -32,7 +32,7 @@ func TestRegistryFlagsEnv(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return l.(*bundle.ImageLoader)
+		return l
 	}
 
 	l := parse(t)

@@ -15,17 +15,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver"
 	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/httpapi"
-	"github.com/olm-cmp/olm-cmp/internal/render"
 )
 
 // pluginLoader is the CLI's bundle loader (registryFlags.loader: --cache-dir,
 // --registry-config, --insecure-registry or their OLM_CMP_* variables) with
 // the cache directory created up front, so a bad cache directory fails at
 // start, not on the first request.
-func pluginLoader(f *registryFlags) (render.Loader, error) {
+func pluginLoader(f *registryFlags) (*bundle.ImageLoader, error) {
 	f.resolve()
 	if f.cacheDir != "" {
 		if err := os.MkdirAll(f.cacheDir, 0o755); err != nil {
@@ -146,6 +146,8 @@ docs/operations.md; the plugin: docs/plugin.md.`,
 				return err
 			}
 			metrics := engine.NewMetrics()
+			loader.Observer = metrics
+			// One engine for gRPC and HTTP: one cache, one render per key.
 			eng := engine.NewEngine(engine.EngineOptions{
 				Loader:     loader,
 				MaxEntries: cacheEntries,

@@ -1,7 +1,7 @@
 // Package bundle loads OLM registry+v1 bundles (manifests/ + metadata/) from a
 // directory or an OCI image, and caches extracted images on disk by digest. It
-// also pulls file-based catalog images and chooses a bundle from a catalog as
-// OLM v1 does (ResolveCatalog).
+// also pulls file-based catalog images, from which the catalog package
+// chooses a bundle.
 package bundle
 
 import (
@@ -14,6 +14,10 @@ import (
 // Bundle is a loaded registry+v1 bundle. Manifests other than the CSV are kept
 // as kyaml nodes exactly as read, so `{}` values, key order and CRD
 // subresources survive the conversion untouched.
+//
+// A loaded Bundle is read-only: renders (render.RenderBundle) copy what they
+// change and never modify it, so one Bundle may be rendered by many requests
+// at once, and a bundle shared by several callers is loaded once.
 type Bundle struct {
 	// Package is the OLM package name from metadata/annotations.yaml.
 	Package string

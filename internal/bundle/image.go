@@ -1,7 +1,10 @@
 package bundle
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -10,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"testing/fstest"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -28,9 +30,10 @@ const DefaultMaxBytes int64 = 256 << 20
 // waiting for the same digest, so it does not end when the first caller gives up.
 const DefaultPullTimeout = 5 * time.Minute
 
-// ImageLoader resolves and loads bundles from OCI images and from directories.
-// It implements render.Loader and is safe for concurrent use; copy it only
-// before first use.
+// ImageLoader resolves image references and loads bundles from OCI images (and
+// from directories already located by the caller). It implements
+// render.Loader and catalog.Puller, and is safe for concurrent use; copy it
+// only before first use.
 //
 // Extracted images are kept under CacheDir/<algorithm>/<hex>/ (manifests/ and
 // metadata/ only), catalog images under CacheDir/catalogs/<algorithm>/<hex>/
@@ -87,32 +90,35 @@ type ImageLoader struct {
 	// parsing YAML, which is most of a load's cost. Used for images and
 	// directories alike.
 	Parsed *ParseCache
+	// Observer, when set, is told of every tag resolution and image pull
+	// sent to a registry (metrics).
+	Observer RegistryObserver
 
-	pulls    singleflight.Group
-	registry registryClient
+	// Concurrent resolves of one reference share one registry round trip,
+	// concurrent pulls of one digest share one pull: see shared.
+	resolves, pulls singleflight.Group
+	registry        registryClient
 	// waiting, when set (tests only), is called by Load just before it joins
 	// or starts the pull of a digest that is not cached.
 	waiting func()
 }
 
-// Resolve pins ref. A ref naming an existing directory is a directory bundle:
-// Origin{Ref, Dir} without digest (Load computes it). Otherwise ref is an image
-// reference; a tag is resolved with a HEAD request on every call (tags move),
-// a digest reference is returned as is.
-func (l *ImageLoader) Resolve(ctx context.Context, ref string) (Origin, error) {
-	if fi, err := os.Stat(ref); err == nil && fi.IsDir() {
-		abs, err := filepath.Abs(ref)
-		if err != nil {
-			return Origin{}, fmt.Errorf("bundle directory %q: %w", ref, err)
-		}
-		return Origin{Ref: ref, Dir: abs}, nil
-	}
-	return l.resolveImage(ctx, ref)
+// RegistryObserver is told of the registry work an ImageLoader does.
+type RegistryObserver interface {
+	// Resolved follows each tag resolution sent to a registry (concurrent
+	// ones for one reference share one).
+	Resolved(err error)
+	// Pulled follows each image pull, bundle or catalog (concurrent ones for
+	// one digest share one; an image already in CacheDir is not pulled).
+	Pulled(err error)
 }
 
-// resolveImage pins an image reference: a tag is resolved with a HEAD
-// request (tags move), a digest reference is returned as is.
-func (l *ImageLoader) resolveImage(ctx context.Context, ref string) (Origin, error) {
+// Resolve pins the image reference ref: a tag is resolved with a HEAD request
+// on every call (tags move), concurrent calls for one reference sharing one;
+// a digest reference is returned as is. Only images: which references name
+// directories is the spec's rule (render.IsDirRef), decided before a loader
+// is asked.
+func (l *ImageLoader) Resolve(ctx context.Context, ref string) (Origin, error) {
 	r, err := l.parse(ref)
 	if err != nil {
 		return Origin{}, err
@@ -120,6 +126,22 @@ func (l *ImageLoader) resolveImage(ctx context.Context, ref string) (Origin, err
 	if d, ok := r.(name.Digest); ok {
 		return Origin{Ref: ref, Image: d.String(), Digest: d.DigestStr()}, nil
 	}
+	v, err := l.joined(ctx, &l.resolves, ref, func(ctx context.Context) (any, error) {
+		o, err := l.resolveTag(ctx, ref, r)
+		if l.Observer != nil {
+			l.Observer.Resolved(err)
+		}
+		return o, err
+	})
+	if err != nil {
+		return Origin{}, err
+	}
+	return v.(Origin), nil
+}
+
+// resolveTag asks the registry which digest the reference r (ref as
+// written) names now.
+func (l *ImageLoader) resolveTag(ctx context.Context, ref string, r name.Reference) (Origin, error) {
 	opts := l.remoteOptions(ctx)
 	var digest v1.Hash
 	desc, err := remote.Head(r, opts...)
@@ -190,7 +212,7 @@ const DefaultMaxCatalogBytes int64 = 4 << 30
 // the catalog is read into memory and nothing is kept on disk. Concurrent
 // loads of one digest share one pull.
 func (l *ImageLoader) LoadCatalog(ctx context.Context, ref string) (fsys fs.FS, o Origin, err error) {
-	if o, err = l.resolveImage(ctx, ref); err != nil {
+	if o, err = l.Resolve(ctx, ref); err != nil {
 		return nil, Origin{}, err
 	}
 	d, hash, err := l.pinned(o)
@@ -297,7 +319,11 @@ func (l *ImageLoader) withImage(ctx context.Context, d name.Digest, hash v1.Hash
 		}
 		defer os.RemoveAll(tmp)
 		dir := filepath.Join(tmp, "image")
-		if err := l.pull(ctx, d, kind, tmp, dir); err != nil {
+		err = l.pull(ctx, d, kind, tmp, dir)
+		if l.Observer != nil {
+			l.Observer.Pulled(err)
+		}
+		if err != nil {
 			return err
 		}
 		return use(dir, false)
@@ -310,27 +336,75 @@ func (l *ImageLoader) withImage(ctx context.Context, d name.Digest, hash v1.Hash
 	if l.waiting != nil {
 		l.waiting()
 	}
-	ch := l.pulls.DoChan(dir, func() (any, error) {
+	_, err := l.shared(ctx, &l.pulls, dir, func(ctx context.Context) (any, error) {
 		if _, err := os.Stat(dir); err == nil { // pulled while we waited for the lock
 			return nil, nil
 		}
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.pullTimeout())
-		defer cancel()
 		parent := filepath.Dir(dir)
 		if err := os.MkdirAll(parent, 0o755); err != nil {
 			return nil, fmt.Errorf("image cache: %w", err)
 		}
-		return nil, l.pull(pctx, d, kind, parent, dir)
-	})
-	select {
-	case <-ctx.Done():
-		return fmt.Errorf("loading image %s: %w", d, ctx.Err())
-	case res := <-ch:
-		if res.Err != nil {
-			return res.Err
+		err := l.pull(ctx, d, kind, parent, dir)
+		if l.Observer != nil {
+			l.Observer.Pulled(err)
 		}
+		return nil, err
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("loading image %s: %w", d, ctx.Err())
+		}
+		return err
 	}
 	return use(dir, true)
+}
+
+// shared runs fn once for all concurrent callers with the same key. The
+// work is shared, so it runs detached from the caller that started it,
+// bounded by PullTimeout: one caller giving up fails no other. Each caller
+// still returns when its own context ends. This is the one place registry
+// work outlives a request.
+func (l *ImageLoader) shared(ctx context.Context, g *singleflight.Group, key string, fn func(context.Context) (any, error)) (any, error) {
+	ch := g.DoChan(key, func() (any, error) {
+		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.pullTimeout())
+		defer cancel()
+		return fn(c)
+	})
+	select {
+	case r := <-ch:
+		return r.Val, r.Err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// joined runs fn once for all concurrent callers with the same key, under
+// the context of the caller that started it: a tag lookup is one small
+// request, so it keeps that caller's deadline and its cause (the error then
+// names the step and the limit that fired). A joiner whose own context is
+// still live when the starter's ended takes over with a fresh call.
+func (l *ImageLoader) joined(ctx context.Context, g *singleflight.Group, key string, fn func(context.Context) (any, error)) (any, error) {
+	for {
+		ch := g.DoChan(key, func() (any, error) { return fn(ctx) })
+		select {
+		case r := <-ch:
+			if r.Err != nil && ctx.Err() == nil && (errors.Is(r.Err, context.Canceled) || errors.Is(r.Err, context.DeadlineExceeded)) {
+				continue // the starter's context ended, not ours
+			}
+			return r.Val, r.Err
+		case <-ctx.Done():
+			// The call ends at once when it runs under our context: wait a
+			// moment for its error, which names the step that was cut short.
+			select {
+			case r := <-ch:
+				if r.Err != nil {
+					return nil, r.Err
+				}
+			case <-time.After(250 * time.Millisecond):
+			}
+			return nil, context.Cause(ctx)
+		}
+	}
 }
 
 func loadImageDir(dir string, o Origin, keep bool, cache *ParseCache) (*Bundle, error) {
@@ -401,9 +475,12 @@ func (l *ImageLoader) pull(ctx context.Context, ref name.Digest, kind imageKind,
 }
 
 // memoryFS reads the files below dir into memory, for a catalog that is not
-// cached and whose temporary directory is about to be removed.
+// cached and whose temporary directory is about to be removed. The files are
+// stored (not compressed) in an in-memory zip archive, whose reader is an
+// fs.FS with directories and all.
 func memoryFS(dir string) (fs.FS, error) {
-	out := fstest.MapFS{}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return err
@@ -416,10 +493,20 @@ func memoryFS(dir string) (fs.FS, error) {
 		if err != nil {
 			return err
 		}
-		out[filepath.ToSlash(rel)] = &fstest.MapFile{Data: data, Mode: 0o444}
-		return nil
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: filepath.ToSlash(rel), Method: zip.Store})
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
 	})
-	return out, err
+	if err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
 }
 
 func (l *ImageLoader) parse(ref string) (name.Reference, error) {

@@ -3,6 +3,7 @@ package bundle
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -431,23 +432,38 @@ func TestImageRegistryConfigAuth(t *testing.T) {
 	}
 }
 
-func TestImageLoaderDirectories(t *testing.T) {
-	l := &ImageLoader{}
-	o, err := l.Resolve(context.Background(), "testdata/good")
-	if err != nil {
-		t.Fatal(err)
+// TestImageLoaderResolvesImagesOnly: a reference that names an existing
+// directory is still an image reference to the loader (which references are
+// directories is the spec's rule, applied before a loader is asked), while
+// Load reads the directory of an origin that has one.
+func TestImageLoaderResolvesImagesOnly(t *testing.T) {
+	var hosts []string
+	var mu sync.Mutex
+	l := &ImageLoader{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		mu.Lock()
+		hosts = append(hosts, r.URL.Host)
+		mu.Unlock()
+		return nil, errors.New("offline")
+	})}
+	if o, err := l.Resolve(context.Background(), "testdata/good"); err == nil || o.Dir != "" {
+		t.Errorf("Resolve(an existing directory) = %+v, %v; want a registry error", o, err)
 	}
+	if len(hosts) == 0 || hosts[0] != "index.docker.io" {
+		t.Errorf("asked %v, want the registry of docker.io/testdata/good", hosts)
+	}
+
 	abs, _ := filepath.Abs("testdata/good")
-	if o.Dir != abs || o.Image != "" || o.Ref != "testdata/good" {
-		t.Fatalf("Resolve(dir) = %+v", o)
-	}
-	b, err := l.Load(context.Background(), o)
+	b, err := l.Load(context.Background(), Origin{Ref: "./testdata/good", Dir: abs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want, _ := LoadDir("testdata/good")
 	sameBundle(t, b, want)
-	if b.Origin.Digest != want.Origin.Digest || b.Origin.Ref != "testdata/good" {
-		t.Errorf("Origin = %+v", b.Origin)
+	if digest, _ := DirDigest(abs); b.Origin.Digest != want.Origin.Digest || b.Origin.Digest != digest || b.Origin.Ref != "./testdata/good" {
+		t.Errorf("Origin = %+v, want digest %s (DirDigest %s)", b.Origin, want.Origin.Digest, digest)
 	}
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -92,9 +92,66 @@ func LoadFS(fsys fs.FS, origin Origin) (*Bundle, error) {
 }
 
 func loadFS(fsys fs.FS, origin Origin, cache *ParseCache) (*Bundle, error) {
+	files, err := readFiles(fsys)
+	if err != nil {
+		return nil, err
+	}
 	b := &Bundle{Origin: origin}
-	read := map[string][]byte{} // every file that went into the bundle, for the digest
+	if b.Annotations, err = parseAnnotations(files.all[AnnotationsFile]); err != nil {
+		return nil, fmt.Errorf("%s: %w", AnnotationsFile, err)
+	}
+	b.Package = b.Annotations[PackageAnnotation]
+	if b.Package == "" {
+		return nil, fmt.Errorf("%s: annotation %s is missing or empty", AnnotationsFile, PackageAnnotation)
+	}
+	if b.Properties, err = parsePropertyFile(files.all, PropertiesFile, "properties"); err != nil {
+		return nil, err
+	}
+	if b.Dependencies, err = parsePropertyFile(files.all, DependenciesFile, "dependencies"); err != nil {
+		return nil, err
+	}
+	if err := parseManifests(files.manifests, cache); err != nil {
+		return nil, err
+	}
+	if err := classify(b, files.manifests); err != nil {
+		return nil, err
+	}
+	if err := mergeCSVProperties(b); err != nil {
+		return nil, err
+	}
+	if b.Origin.Digest == "" {
+		b.Origin.Digest = contentDigest(files.all)
+	}
+	return b, nil
+}
 
+// DirDigest returns the content digest of the bundle in dir, the
+// Origin.Digest LoadDir gives it (see LoadFS), reading its files without
+// parsing them: caches key directory bundles on it. It is the one digest of
+// a bundle directory.
+func DirDigest(dir string) (string, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", fmt.Errorf("bundle directory %q: %w", dir, err)
+	}
+	defer root.Close()
+	files, err := readFiles(root.FS())
+	if err != nil {
+		return "", fmt.Errorf("bundle directory %q: %w", dir, err)
+	}
+	return contentDigest(files.all), nil
+}
+
+// bundleFiles are the files of a bundle the loader reads: the metadata files
+// and every entry of manifests/. Loading and DirDigest read them through
+// readFiles alone, so the digest covers exactly what a load reads.
+type bundleFiles struct {
+	all       map[string][]byte // bundle-relative path → content
+	manifests []*manifestFile   // manifests/, sorted by name, not yet parsed
+}
+
+func readFiles(fsys fs.FS) (*bundleFiles, error) {
+	files := &bundleFiles{all: map[string][]byte{}}
 	annotations, err := fs.ReadFile(fsys, AnnotationsFile)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -102,36 +159,21 @@ func loadFS(fsys fs.FS, origin Origin, cache *ParseCache) (*Bundle, error) {
 		}
 		return nil, fmt.Errorf("reading %s: %w", AnnotationsFile, err)
 	}
-	read[AnnotationsFile] = annotations
-	if b.Annotations, err = parseAnnotations(annotations); err != nil {
-		return nil, fmt.Errorf("%s: %w", AnnotationsFile, err)
+	files.all[AnnotationsFile] = annotations
+	for _, name := range []string{PropertiesFile, DependenciesFile} { // optional
+		data, err := fs.ReadFile(fsys, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", name, err)
+		}
+		files.all[name] = data
 	}
-	b.Package = b.Annotations[PackageAnnotation]
-	if b.Package == "" {
-		return nil, fmt.Errorf("%s: annotation %s is missing or empty", AnnotationsFile, PackageAnnotation)
-	}
-
-	if b.Properties, err = readPropertyFile(fsys, PropertiesFile, "properties", read); err != nil {
+	if files.manifests, err = readManifests(fsys, files.all); err != nil {
 		return nil, err
 	}
-	if b.Dependencies, err = readPropertyFile(fsys, DependenciesFile, "dependencies", read); err != nil {
-		return nil, err
-	}
-
-	files, err := readManifests(fsys, read, cache)
-	if err != nil {
-		return nil, err
-	}
-	if err := classify(b, files); err != nil {
-		return nil, err
-	}
-	if err := mergeCSVProperties(b); err != nil {
-		return nil, err
-	}
-	if b.Origin.Digest == "" {
-		b.Origin.Digest = contentDigest(read)
-	}
-	return b, nil
+	return files, nil
 }
 
 // manifestFile is one file of manifests/ and the objects parsed from it.
@@ -141,10 +183,8 @@ type manifestFile struct {
 	docs []*yaml.Node // top-level document contents, one per YAML/JSON document
 }
 
-// readManifests reads manifests/ (sorted by name, as OLM's WalkDir does) and
-// parses the files in parallel: YAML parsing is the whole cost of a load
-// (3 MB of CRDs in the largest bundles) and files are independent.
-func readManifests(fsys fs.FS, read map[string][]byte, cache *ParseCache) ([]*manifestFile, error) {
+// readManifests reads manifests/, sorted by name as OLM's WalkDir does.
+func readManifests(fsys fs.FS, read map[string][]byte) ([]*manifestFile, error) {
 	entries, err := fs.ReadDir(fsys, ManifestsDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -168,7 +208,13 @@ func readManifests(fsys fs.FS, read map[string][]byte, cache *ParseCache) ([]*ma
 		read[name] = data
 		files = append(files, &manifestFile{name: name, data: data})
 	}
+	return files, nil
+}
 
+// parseManifests parses the files in parallel: YAML parsing is the whole
+// cost of a load (3 MB of CRDs in the largest bundles) and files are
+// independent.
+func parseManifests(files []*manifestFile, cache *ParseCache) error {
 	// Largest first, so one big CRD does not start last and leave the other
 	// workers idle; results stay in file order because each job owns its slot.
 	order := slices.Clone(files)
@@ -185,17 +231,16 @@ func readManifests(fsys fs.FS, read map[string][]byte, cache *ParseCache) ([]*ma
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return files, nil
+	return g.Wait()
 }
 
-// parseDocuments returns the content node of every non-empty document in
-// data. A file whose first byte is '{' is read as a JSON stream first
-// (several concatenated objects are legal JSON streams but not YAML); if that
-// fails it is parsed as YAML, whose error is the more useful one.
-func parseDocuments(data []byte) ([]*yaml.Node, error) {
+// ParseDocuments returns the content node of every non-empty document in
+// data (nil for an empty one, so numbering stays that of the file): the
+// reader of bundle manifests and of catalog files alike. A file whose first
+// byte is '{' is read as a JSON stream first (several concatenated objects
+// are legal JSON streams but not YAML); if that fails it is parsed as YAML,
+// whose error is the more useful one.
+func ParseDocuments(data []byte) ([]*yaml.Node, error) {
 	if t := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {
 		if docs, err := parseJSONStream(t); err == nil {
 			return docs, nil
@@ -444,16 +489,13 @@ func parseAnnotations(data []byte) (map[string]string, error) {
 	return out, nil
 }
 
-// readPropertyFile reads an optional metadata file holding `<key>: [{type, value}]`.
-func readPropertyFile(fsys fs.FS, name, key string, read map[string][]byte) ([]Property, error) {
-	data, err := fs.ReadFile(fsys, name)
-	if errors.Is(err, fs.ErrNotExist) {
+// parsePropertyFile parses an optional metadata file holding
+// `<key>: [{type, value}]`; absent from files, it has no entries.
+func parsePropertyFile(files map[string][]byte, name, key string) ([]Property, error) {
+	data, ok := files[name]
+	if !ok {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
-	}
-	read[name] = data
 	var file map[string][]Property
 	if err := sigsyaml.Unmarshal(data, &file); err != nil {
 		return nil, fmt.Errorf("%s: want `%s:` with a list of {type, value}: %w", name, key, err)
@@ -467,7 +509,7 @@ func readPropertyFile(fsys fs.FS, name, key string, read map[string][]byte) ([]P
 	return props, nil
 }
 
-// contentDigest hashes the bundle files; see LoadFS.
+// contentDigest hashes the bundle files; see LoadFS and DirDigest.
 func contentDigest(files map[string][]byte) string {
 	names := make([]string, 0, len(files))
 	for n := range files {

@@ -11,10 +11,8 @@ func TestParseCache(t *testing.T) {
 	cache := NewParseCache(1 << 20)
 	l := &ImageLoader{Parsed: cache}
 	ctx := context.Background()
-	o, err := l.Resolve(ctx, "testdata/good")
-	if err != nil {
-		t.Fatal(err)
-	}
+	abs, _ := filepath.Abs("testdata/good")
+	o := Origin{Ref: "testdata/good", Dir: abs}
 	want, err := LoadDir("testdata/good")
 	if err != nil {
 		t.Fatal(err)
@@ -24,8 +22,8 @@ func TestParseCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameBundle(t, first, want)
-	if len(cache.entries) != 5 {
-		t.Errorf("cache holds %d files, want the 5 manifests", len(cache.entries))
+	if cache.files.Len() != 5 {
+		t.Errorf("cache holds %d files, want the 5 manifests", cache.files.Len())
 	}
 	// Edits of a loaded bundle reach neither the cache nor later loads.
 	for _, o := range append(first.Others, first.CRDs...) {
@@ -52,8 +50,8 @@ func TestParseCache(t *testing.T) {
 			t.Errorf("aliased annotations = %v", b.Others[0].GetAnnotations())
 		}
 	}
-	if len(small.entries) != 1 {
-		t.Errorf("cache holds %d files, want only the CSV", len(small.entries))
+	if small.files.Len() != 1 {
+		t.Errorf("cache holds %d files, want only the CSV", small.files.Len())
 	}
 
 	// The size bound holds, least recently used out first.
@@ -64,10 +62,10 @@ func TestParseCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if tiny.bytes > tiny.maxBytes || len(tiny.entries) != 2 || tiny.order.Len() != 2 {
-		t.Errorf("cache holds %d bytes in %d entries (%d listed), bound %d", tiny.bytes, len(tiny.entries), tiny.order.Len(), tiny.maxBytes)
+	if bound := int64(len(docA) + len(docB)); tiny.files.Bytes() > bound || tiny.files.Len() != 2 {
+		t.Errorf("cache holds %d bytes in %d entries, bound %d", tiny.files.Bytes(), tiny.files.Len(), bound)
 	}
-	if _, ok := tiny.entries[sha256.Sum256([]byte(docA))]; !ok {
+	if _, ok := tiny.files.Get(sha256.Sum256([]byte(docA))); !ok {
 		t.Error("the recently used file was evicted")
 	}
 }

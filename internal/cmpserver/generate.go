@@ -8,7 +8,7 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/olm-cmp/olm-cmp/internal/engine"
+	"github.com/olm-cmp/olm-cmp/internal/render"
 )
 
 // StockWorkDirName is the directory under $ARGOCD_CMP_WORKDIR where Argo
@@ -20,7 +20,8 @@ const StockWorkDirName = "_cmp_server"
 // generate` with the application directory as cwd and the plugin
 // environment. It writes the YAML stream to stdout only when the whole render
 // succeeded (a partial stream would be applied as is), and warnings to stderr.
-func Generate(ctx context.Context, r engine.Renderer, dir string, environ []string, stdout, stderr io.Writer) error {
+// One render per process: nothing to cache, so it calls the renderer itself.
+func Generate(ctx context.Context, r *render.Renderer, dir string, environ []string, stdout, stderr io.Writer) error {
 	env, err := ParseEnv(environ)
 	if err != nil {
 		return err

@@ -213,6 +213,9 @@ func (c call) send(t testing.TB, s interface {
 	if err := s.Send(&pluginpb.AppStreamRequest{Request: &pluginpb.AppStreamRequest_Metadata{Metadata: &pluginpb.ManifestRequestMetadata{
 		AppName: filepath.Base(c.appRelPath), AppRelPath: c.appRelPath, Checksum: cs, Size: int64(len(c.tgz)), Env: env,
 	}}}); err != nil {
+		if err == io.EOF {
+			return // the server answered before reading anything
+		}
 		t.Fatal(err)
 	}
 	// Argo CD's default chunk size.

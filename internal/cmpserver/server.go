@@ -24,7 +24,6 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpb"
 	"github.com/olm-cmp/olm-cmp/internal/engine"
-	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -58,7 +57,7 @@ type ServerOptions struct {
 	// RequestTimeout bounds a request whose caller set no deadline (default
 	// DefaultRequestTimeout; negative: no bound). Argo CD always sets one.
 	RequestTimeout time.Duration
-	// Renderer renders; usually an *Engine (cached).
+	// Renderer renders: the engine, which HTTP renders share.
 	Renderer engine.Renderer
 	// Limits bound each request's tarball.
 	Limits Limits
@@ -524,24 +523,14 @@ func (sv *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServic
 	if err != nil {
 		return sv.finish(ctx, r, err)
 	}
-	// The repo-server parses JSON faster than YAML; the engine converts once
-	// per render and caches both. Another renderer (tests) is converted here.
-	var res *engine.Rendered
-	var info engine.Info
-	if e, ok := sv.s.o.Renderer.(*engine.Engine); ok {
-		res, info, err = e.RenderInfo(ctx, req)
-	} else {
-		var out *render.Result
-		if out, err = sv.s.o.Renderer.Render(ctx, req); err == nil {
-			res = engine.NewRendered(out)
-		}
-	}
+	res, info, err := sv.s.o.Renderer.Render(ctx, req)
 	if err != nil {
 		return sv.finish(ctx, r, err, "bundle", req.Spec.Bundle, "digest", info.Digest)
 	}
 	for _, w := range res.Warnings {
 		sv.s.o.Logger.Warn("render warning", append([]any{"warning", w}, r.attrs...)...)
 	}
+	// JSON: the repo-server parses it faster than YAML.
 	if err := stream.SendAndClose(&pluginpb.ManifestResponse{Manifests: res.JSON}); err != nil {
 		return sv.finish(ctx, r, err)
 	}
@@ -609,8 +598,8 @@ func (sv *service) GetParametersAnnouncement(stream pluginpb.ConfigManagementPlu
 // Applications that name the plugin use it, with one tarball per refresh.
 // Git credentials are passed when plugin.yaml asks for them.
 func (sv *service) CheckPluginConfiguration(ctx context.Context, _ *emptypb.Empty) (*pluginpb.CheckPluginConfigurationResponse, error) {
-	start := time.Now()
 	c := sv.s.o.Config
-	sv.s.o.Metrics.ObserveRequest("CheckPluginConfiguration", codes.OK.String(), time.Since(start))
+	// Counted with the other RPCs; it reads two fields, so there is no time to measure.
+	sv.s.o.Metrics.ObserveRequest("CheckPluginConfiguration", codes.OK.String(), 0)
 	return &pluginpb.CheckPluginConfigurationResponse{IsDiscoveryConfigured: c.DiscoveryConfigured(), ProvideGitCreds: c.Spec.ProvideGitCreds}, nil
 }

@@ -21,19 +21,19 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpb"
 	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/engine/enginetest"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
+	"github.com/olm-cmp/olm-cmp/internal/transform/jsontest"
 )
 
 // specEcho is a renderer that answers the effective request as JSON, to test
 // what reaches the render function.
 type specEcho struct{ calls atomic.Int32 }
 
-func (e *specEcho) Render(_ context.Context, req render.Request) (*render.Result, error) {
+func (e *specEcho) Render(_ context.Context, req render.Request) (*render.Result, engine.Info, error) {
 	e.calls.Add(1)
 	js, _ := json.Marshal(struct {
 		Spec        spec.Spec
@@ -41,7 +41,15 @@ func (e *specEcho) Render(_ context.Context, req render.Request) (*render.Result
 		APIVersions []string
 		HasExtra    bool
 	}{req.Spec, req.Name, req.APIVersions, fileExists(filepath.Join(req.SourceDir, "extra-config.yaml"))})
-	return &render.Result{Manifests: []string{string(js)}}, nil
+	return &render.Result{Manifests: []string{string(js)}, JSON: []string{string(js)}}, engine.Info{}, nil
+}
+
+// rendererFunc is a render function without cache information.
+type rendererFunc func(context.Context, render.Request) (*render.Result, error)
+
+func (f rendererFunc) Render(ctx context.Context, req render.Request) (*render.Result, engine.Info, error) {
+	res, err := f(ctx, req)
+	return res, engine.Info{}, err
 }
 
 func mustBuildRequest(t *testing.T, app, root string) render.Request {
@@ -99,7 +107,8 @@ func TestGenerateManifestRendersDirectoryBundle(t *testing.T) {
 		}
 	}
 	// Each manifest is one object in compact JSON (the repo-server parses
-	// that faster than YAML), the very object the YAML render says.
+	// that faster than YAML), the very object the YAML render (the classic
+	// mode's output) says.
 	direct, err := (&render.Renderer{}).Render(ctxT(t), mustBuildRequest(t, filepath.Join(repoDir, "apps/tiny"), repoDir))
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +121,7 @@ func TestGenerateManifestRendersDirectoryBundle(t *testing.T) {
 			t.Errorf("manifest %d is not compact JSON:\n%s", i, m)
 			continue
 		}
-		if a, b := enginetest.AsJSON(t, m), enginetest.AsRepoServerReads(t, direct.Manifests[i]); !reflect.DeepEqual(a, b) {
+		if a, b := jsontest.AsJSON(t, m), jsontest.AsRepoServerReads(t, direct.Manifests[i]); !reflect.DeepEqual(a, b) {
 			t.Errorf("manifest %d differs from the YAML render:\n%s\n%s", i, m, direct.Manifests[i])
 		}
 	}
@@ -383,10 +392,10 @@ func TestDiscovery(t *testing.T) {
 // blocking renders until its context ends.
 type blocking struct{ started chan struct{} }
 
-func (b *blocking) Render(ctx context.Context, _ render.Request) (*render.Result, error) {
+func (b *blocking) Render(ctx context.Context, _ render.Request) (*render.Result, engine.Info, error) {
 	close(b.started)
 	<-ctx.Done()
-	return nil, fmt.Errorf("rendering: %w", ctx.Err())
+	return nil, engine.Info{}, fmt.Errorf("rendering: %w", ctx.Err())
 }
 
 func TestDeadlineHonoured(t *testing.T) {
@@ -412,70 +421,6 @@ func TestDeadlineHonoured(t *testing.T) {
 	}
 }
 
-// countingRenderer wraps the real renderer and counts renders.
-type countingRenderer struct {
-	inner engine.Renderer
-	n     atomic.Int32
-}
-
-func (c *countingRenderer) Render(ctx context.Context, req render.Request) (*render.Result, error) {
-	c.n.Add(1)
-	return c.inner.Render(ctx, req)
-}
-
-// dirImageLoader serves directory bundles as if they were images, counting
-// registry work, slowly enough that concurrent requests overlap.
-type dirImageLoader struct {
-	dirs     map[string]string // image reference -> bundle directory
-	digests  map[string]string // image reference -> digest (moves with SetDigest)
-	mu       sync.Mutex
-	resolves atomic.Int32
-	loads    atomic.Int32
-	delay    time.Duration
-}
-
-func newDirImageLoader(delay time.Duration) *dirImageLoader {
-	abs, _ := filepath.Abs(filepath.Join(repoDir, "bundles/tiny"))
-	return &dirImageLoader{
-		dirs:    map[string]string{"example.com/tiny-bundle:v1": abs},
-		digests: map[string]string{"example.com/tiny-bundle:v1": "sha256:" + strings.Repeat("a", 64)},
-		delay:   delay,
-	}
-}
-
-func (l *dirImageLoader) setDigest(ref, d string) {
-	l.mu.Lock()
-	l.digests[ref] = d
-	l.mu.Unlock()
-}
-
-func (l *dirImageLoader) Resolve(ctx context.Context, ref string) (bundle.Origin, error) {
-	l.resolves.Add(1)
-	l.mu.Lock()
-	d, ok := l.digests[ref]
-	l.mu.Unlock()
-	if !ok {
-		return bundle.Origin{}, fmt.Errorf("resolving %s: MANIFEST_UNKNOWN: the image does not exist in the registry", ref)
-	}
-	name, _, _ := strings.Cut(ref, ":")
-	return bundle.Origin{Ref: ref, Image: name + "@" + d, Digest: d}, nil
-}
-
-func (l *dirImageLoader) Load(ctx context.Context, o bundle.Origin) (*bundle.Bundle, error) {
-	l.loads.Add(1)
-	select {
-	case <-time.After(l.delay):
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	b, err := bundle.LoadDir(l.dirs[o.Ref])
-	if err != nil {
-		return nil, err
-	}
-	b.Origin = o
-	return b, nil
-}
-
 // writeImageApp writes a repository whose app names an image bundle.
 func writeImageApp(t *testing.T) string {
 	dir := t.TempDir()
@@ -495,13 +440,11 @@ spec:
 // TestConcurrentRequestsRenderOnce: 100 concurrent GenerateManifest calls for
 // one bundle image pull once, render once and answer identically.
 func TestConcurrentRequestsRenderOnce(t *testing.T) {
-	loader := newDirImageLoader(300 * time.Millisecond)
-	counting := &countingRenderer{}
+	abs, _ := filepath.Abs(filepath.Join(repoDir, "bundles/tiny"))
+	loader := enginetest.NewLoader("example.com/tiny-bundle:v1", abs, "sha256:"+strings.Repeat("a", 64))
+	loader.Delay = 300 * time.Millisecond
 	m := engine.NewMetrics()
-	eng := engine.NewEngine(engine.EngineOptions{Loader: loader, Metrics: m, NewRenderer: func(l render.Loader) engine.Renderer {
-		counting.inner = &render.Renderer{Loader: l}
-		return counting
-	}})
+	eng := engine.NewEngine(engine.EngineOptions{Loader: loader, Metrics: m})
 	ts := startServer(t, eng, func(o *ServerOptions) { o.Metrics = m })
 	tgz := tgzOf(t, writeImageApp(t))
 
@@ -532,14 +475,14 @@ func TestConcurrentRequestsRenderOnce(t *testing.T) {
 	if !strings.Contains(outs[0], `"kind":"Deployment"`) {
 		t.Fatalf("unexpected output:\n%s", outs[0])
 	}
-	if got := counting.n.Load(); got != 1 {
-		t.Errorf("%d renders, want 1", got)
+	if got := metricValue(t, m, engine.MetricRenders, "ok"); got != 1 {
+		t.Errorf("%v renders, want 1", got)
 	}
-	if got := loader.loads.Load(); got != 1 {
+	if got := loader.Loads.Load(); got != 1 {
 		t.Errorf("%d bundle loads, want 1", got)
 	}
-	// Tags are re-resolved per request (concurrent resolves may share one).
-	if got := loader.resolves.Load(); got < 1 || got > n {
+	// Tags are re-resolved per request (the image loader shares concurrent ones).
+	if got := loader.Resolves.Load(); got < 1 || got > n {
 		t.Errorf("%d resolves", got)
 	}
 	if got := metricValue(t, m, engine.MetricRequests, "OK", "GenerateManifest"); got != n {
@@ -579,13 +522,13 @@ type slowRenderer struct {
 	started atomic.Int32
 }
 
-func (s *slowRenderer) Render(ctx context.Context, _ render.Request) (*render.Result, error) {
+func (s *slowRenderer) Render(ctx context.Context, _ render.Request) (*render.Result, engine.Info, error) {
 	s.started.Add(1)
 	select {
 	case <-time.After(s.delay):
-		return &render.Result{Manifests: []string{"kind: ConfigMap"}}, nil
+		return &render.Result{Manifests: []string{"kind: ConfigMap"}}, engine.Info{}, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, engine.Info{}, ctx.Err()
 	}
 }
 

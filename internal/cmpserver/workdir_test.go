@@ -61,10 +61,10 @@ type barrierRenderer struct {
 	release chan struct{}
 }
 
-func (b *barrierRenderer) Render(ctx context.Context, req render.Request) (*render.Result, error) {
+func (b *barrierRenderer) Render(ctx context.Context, req render.Request) (*render.Result, engine.Info, error) {
 	fi, err := os.Stat(req.RootDir)
 	if err != nil {
-		return nil, err
+		return nil, engine.Info{}, err
 	}
 	b.mu.Lock()
 	b.roots = append(b.roots, req.RootDir)
@@ -75,9 +75,9 @@ func (b *barrierRenderer) Render(ctx context.Context, req render.Request) (*rend
 	b.mu.Unlock()
 	select {
 	case <-b.release:
-		return &render.Result{Manifests: []string{"kind: ConfigMap"}}, nil
+		return &render.Result{Manifests: []string{"kind: ConfigMap"}, JSON: []string{`{"kind":"ConfigMap"}`}}, engine.Info{}, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, engine.Info{}, ctx.Err()
 	}
 }
 

@@ -71,11 +71,11 @@ func NewMetrics() *Metrics {
 		}, []string{"outcome"}),
 		resolves: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: MetricResolves,
-			Help: "Image tag resolutions sent to a registry (concurrent ones for the same reference are collapsed), by outcome (ok, error).",
+			Help: "Image tag resolutions sent to a registry (concurrent ones for the same reference are collapsed; digest references need none), by outcome (ok, error).",
 		}, []string{"outcome"}),
 		pulls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: MetricPulls,
-			Help: "Bundle image loads by digest handed to the bundle loader (one per digest for concurrent requests; the loader serves repeats from its on-disk cache), by outcome (ok, error).",
+			Help: "Bundle and catalog image pulls from a registry (concurrent ones for the same digest are collapsed; images in the on-disk cache are not pulled again), by outcome (ok, error).",
 		}, []string{"outcome"}),
 		bytesServed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: MetricBytesServed,
@@ -148,18 +148,22 @@ func (m *Metrics) render(err error) {
 	}
 }
 
-func (m *Metrics) resolve(err error) {
+// Resolved counts a tag resolution sent to a registry; with Pulled, it
+// makes Metrics the bundle.RegistryObserver of the image loader.
+func (m *Metrics) Resolved(err error) {
 	if m != nil {
 		m.resolves.WithLabelValues(okOrError(err)).Inc()
 	}
 }
 
-func (m *Metrics) pull(err error) {
+// Pulled counts an image pull from a registry.
+func (m *Metrics) Pulled(err error) {
 	if m != nil {
 		m.pulls.WithLabelValues(okOrError(err)).Inc()
 	}
 }
 
+// Received counts bytes of a repository tarball received.
 func (m *Metrics) Received(n int) {
 	if m != nil {
 		m.bytesReceived.Add(float64(n))

@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
@@ -54,11 +55,6 @@ const (
 	OpsWriteTimeout = 30 * time.Second
 )
 
-// Renderer is the render function (the plugin server's cached engine).
-type Renderer interface {
-	Render(ctx context.Context, req render.Request) (*render.Result, error)
-}
-
 // Observer records requests and bytes (the plugin server's metrics).
 type Observer interface {
 	ObserveRequest(rpc, outcome string, d time.Duration)
@@ -68,7 +64,8 @@ type Observer interface {
 
 // Options configure the handler.
 type Options struct {
-	Renderer Renderer
+	// Renderer renders: the engine the plugin's gRPC server shares.
+	Renderer engine.Renderer
 	// Gatherer serves /metrics; nil means no /metrics route.
 	Gatherer prometheus.Gatherer
 	// Ready returns nil when the server can take requests; nil means always ready.
@@ -248,7 +245,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), h.o.Timeout)
 	defer cancel()
-	res, err := h.o.Renderer.Render(ctx, req)
+	res, info, err := h.o.Renderer.Render(ctx, req)
 	if err != nil {
 		switch {
 		case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -276,7 +273,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request) {
 	if h.o.Observer != nil {
 		h.o.Observer.ObserveBytesServed("http", len(out))
 	}
-	h.o.Logger.Info("http render", "bundle", req.Spec.Bundle, "digest", res.Origin.Digest, "objects", len(res.Manifests),
+	h.o.Logger.Info("http render", "bundle", req.Spec.Bundle, "digest", res.Origin.Digest, "cache", info.Cache, "objects", len(res.Manifests),
 		"bytes", len(out), "duration_ms", float64(time.Since(start).Microseconds())/1000)
 }
 

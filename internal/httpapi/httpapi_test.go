@@ -34,7 +34,7 @@ type fakeRenderer struct {
 	started chan struct{} // closed by the first slow render, when set
 }
 
-func (f *fakeRenderer) Render(ctx context.Context, req render.Request) (*render.Result, error) {
+func (f *fakeRenderer) Render(ctx context.Context, req render.Request) (*render.Result, engine.Info, error) {
 	f.last = req
 	f.calls.Add(1)
 	ref := req.Spec.Bundle
@@ -47,18 +47,18 @@ func (f *fakeRenderer) Render(ctx context.Context, req render.Request) (*render.
 			Origin:    bundle.Origin{Digest: "sha256:abc"},
 			Manifests: []string{"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\n"},
 			Warnings:  []string{`dropped "Foo": the cluster does not serve example.com/v1`},
-		}, nil
+		}, engine.Info{Cache: "off", Digest: "sha256:abc"}, nil
 	case "slow/bundle:1":
 		if f.started != nil {
 			close(f.started)
 		}
 		<-ctx.Done()
-		return nil, ctx.Err()
+		return nil, engine.Info{}, ctx.Err()
 	case "stalling/bundle:1":
 		<-ctx.Done()
-		return nil, fmt.Errorf("resolving stalling/bundle:1: waiting for the registry's answer headers: %w", ctx.Err())
+		return nil, engine.Info{}, fmt.Errorf("resolving stalling/bundle:1: waiting for the registry's answer headers: %w", ctx.Err())
 	}
-	return nil, errors.New(`resolving bad/bundle:1: MANIFEST_UNKNOWN`)
+	return nil, engine.Info{}, errors.New(`resolving bad/bundle:1: MANIFEST_UNKNOWN`)
 }
 
 // servers are the two listeners of one server: probes and metrics, and render.
@@ -157,6 +157,7 @@ func TestRender(t *testing.T) {
 		{`{"bundle":"good/bundle:1","namespac":"x"}`, 400, `unknown field \"namespac\"`},
 		{"apiVersion: v1\nkind: Pod\n", 400, "apiVersion/kind must be"},
 		{`{"bundle":"./bundle","namespace":"x"}`, 400, "image bundles only"},
+		{`{"catalog":"/etc","package":"x","namespace":"x"}`, 400, "catalog images only"},
 		{`{"bundle":"bad/bundle:1","namespace":"x"}`, 422, "MANIFEST_UNKNOWN"},
 	} {
 		resp, body := do(t, "POST", srv.URL+"/v1/render", c.body)

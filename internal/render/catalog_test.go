@@ -9,6 +9,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+	"github.com/olm-cmp/olm-cmp/internal/catalog"
 )
 
 // catalogEnv is an in-process registry holding the demo bundle at the
@@ -118,7 +119,7 @@ func TestRenderFromCatalogDirectory(t *testing.T) {
 		if res.Version != tc.version || res.Origin.Digest != digest || res.Origin.Image != repo+"@"+digest {
 			t.Errorf("range %q channel %q: rendered %s from %s, want %s from %s", tc.rng, tc.channel, res.Version, res.Origin.Image, tc.version, digest)
 		}
-		want := Catalog{Ref: "./catalog", Package: "greeter-operator", Channel: tc.channel, Range: tc.rng, Bundle: tc.bundle, Version: tc.version}
+		want := catalog.Choice{Ref: "./catalog", Package: "greeter-operator", Channel: tc.channel, Range: tc.rng, Bundle: tc.bundle, Version: tc.version}
 		if res.Catalog == nil || *res.Catalog != want {
 			t.Errorf("range %q channel %q: Catalog = %+v, want %+v", tc.rng, tc.channel, res.Catalog, want)
 		}
@@ -143,7 +144,7 @@ func TestRenderFromCatalogImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo := e.host + "/demo/greeter-bundle"
-	want := Catalog{Ref: ref, Image: e.host + "/demo/catalog@" + catalogDigest, Package: "greeter-operator",
+	want := catalog.Choice{Ref: ref, Image: e.host + "/demo/catalog@" + catalogDigest, Package: "greeter-operator",
 		Channel: "stable", Range: "0.2.x", Bundle: repo + ":v0.2.0", Version: "0.2.0"}
 	if res.Catalog == nil || *res.Catalog != want {
 		t.Errorf("Catalog = %+v, want %+v", res.Catalog, want)
@@ -231,32 +232,5 @@ func TestRenderFromCatalogErrors(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestChooseBundleOLMTestCatalog resolves OLM v1's own e2e catalog through
-// ChooseBundle (the images point at a registry of OLM's e2e cluster: only the
-// choice is tested, not the pull).
-func TestChooseBundleOLMTestCatalog(t *testing.T) {
-	root := filepath.Join(sharedDir, "olmv1-testdata", "catalogs", "test-catalog", "v1")
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("OLM v1 test catalog not available (%s missing): this test runs where ../shared sits beside the repository", root)
-	}
-	const repo = "docker-registry.operator-controller-e2e.svc.cluster.local:5000/bundles/registry-v1/"
-	for _, tc := range []struct{ rng, channel, image, version string }{
-		{"", "", repo + "test-operator:v1.2.0", "1.2.0"},
-		{"1.0.x", "alpha", repo + "test-operator:v1.0.3", "1.0.3"},
-		{"<1.0.3", "beta", repo + "test-operator:v1.0.0", "1.0.1"},
-	} {
-		req := Request{SourceDir: root, RootDir: root}
-		req.Spec.Catalog, req.Spec.Package, req.Spec.Version, req.Spec.Channel, req.Spec.Namespace = "./configs", "test", tc.rng, tc.channel, "ns"
-		c, err := ChooseBundle(context.Background(), nil, req)
-		if err != nil {
-			t.Errorf("%q %q: %v", tc.rng, tc.channel, err)
-			continue
-		}
-		if c.Bundle != tc.image || c.Version != tc.version {
-			t.Errorf("%q %q: chose %s %s, want %s %s", tc.rng, tc.channel, c.Bundle, c.Version, tc.image, tc.version)
-		}
 	}
 }

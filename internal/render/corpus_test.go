@@ -251,11 +251,11 @@ func benchRender(b *testing.B, req Request) {
 func assertReadsBack(t *testing.T, req Request) {
 	t.Helper()
 	r := &Renderer{}
-	o, err := r.Resolve(context.Background(), req)
+	rv, err := r.Resolve(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := r.Load(context.Background(), o)
+	b, err := r.Load(context.Background(), rv)
 	if err != nil {
 		t.Fatal(err)
 	}

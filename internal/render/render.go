@@ -10,8 +10,10 @@ import (
 	"strings"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/catalog"
 	"github.com/olm-cmp/olm-cmp/internal/convert"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
+	"github.com/olm-cmp/olm-cmp/internal/transform"
 )
 
 // Request is one render.
@@ -38,13 +40,20 @@ type Result struct {
 	Origin bundle.Origin
 	// Catalog, for a spec that names a catalog, says which catalog (pinned)
 	// and which of its bundles was chosen; nil otherwise.
-	Catalog *Catalog
+	Catalog *catalog.Choice
 	// Package and Version identify the operator (CSV spec.version).
 	Package, Version string
 	// CSVName is the ClusterServiceVersion's metadata.name.
 	CSVName string
 	// Manifests are the objects, one YAML document each, in apply order.
 	Manifests []string
+	// JSON holds the same objects as compact JSON, one per string, in the
+	// same order, written from the objects themselves (the plugin server
+	// sends them: the repo-server reads JSON faster). An object JSON cannot
+	// say exactly is its YAML document (see transform.SerializeJSON).
+	JSON []string
+	// KeptYAML counts the objects JSON holds as YAML.
+	KeptYAML int
 	// Warnings are things the user should know but that did not stop the render.
 	Warnings []string
 }
@@ -62,105 +71,141 @@ func (r *Result) YAML() []byte {
 	return []byte(b.String())
 }
 
-// Renderer renders requests; it is safe for concurrent use.
+// Renderer renders requests; it is safe for concurrent use. A render is three
+// steps, each exported so a cache can sit between them (internal/engine):
+// Resolve pins the bundle (what a cache keys on), Load reads it, RenderBundle
+// converts it.
 type Renderer struct {
-	// Loader resolves and loads bundle images; nil means directories only.
+	// Loader resolves and loads bundle images (and pulls catalog images when
+	// it is a catalog.Puller); nil means directories only.
 	Loader Loader
 }
 
 // Loader resolves image references to digests and loads bundles.
 type Loader interface {
-	// Resolve pins ref (a tag moves, so this asks the registry every time).
+	// Resolve pins the image reference ref (a tag moves, so this asks the
+	// registry every time). Directories never reach it.
 	Resolve(ctx context.Context, ref string) (bundle.Origin, error)
-	// Load returns the bundle for a resolved origin, from cache when it can.
+	// Load returns the bundle of a resolved origin (an image, or a directory
+	// Resolve located), from cache when it can.
 	Load(ctx context.Context, o bundle.Origin) (*bundle.Bundle, error)
+}
+
+// Resolved is a request whose bundle is pinned: everything Load and
+// RenderBundle need, and everything about the bundle a cache keys on.
+type Resolved struct {
+	// Request is the request, its spec valid.
+	Request Request
+	// Origin is the bundle: an image pinned by digest, or a directory
+	// (located, inside RootDir) with its content digest (bundle.DirDigest).
+	Origin bundle.Origin
+	// Catalog says which bundle spec.catalog chose; nil without a catalog.
+	Catalog *catalog.Choice
 }
 
 // Render runs the whole pipeline. It returns either the complete output or an
 // error; never a partial stream.
 func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
-	origin, cat, err := r.resolve(ctx, req)
+	rv, err := r.Resolve(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	b, err := r.load(ctx, origin, cat)
+	b, err := r.Load(ctx, rv)
 	if err != nil {
 		return nil, err
 	}
-	res, err := RenderBundle(ctx, req, b)
-	if err != nil {
-		return nil, err
-	}
-	res.Catalog = cat
-	return res, nil
+	return RenderBundle(ctx, rv, b)
 }
 
-// Resolve validates the spec and pins its bundle: a directory is located (and
-// kept inside RootDir), an image tag is resolved to a digest, a catalog is
-// read and the bundle it chooses resolved. Callers that cache renders key
-// them on the returned origin's digest.
-func (r *Renderer) Resolve(ctx context.Context, req Request) (bundle.Origin, error) {
-	o, _, err := r.resolve(ctx, req)
-	return o, err
-}
-
-func (r *Renderer) resolve(ctx context.Context, req Request) (bundle.Origin, *Catalog, error) {
-	if err := req.Spec.Validate(); err != nil {
-		return bundle.Origin{}, nil, err
+// Resolve validates the spec and pins its bundle: a directory is located
+// (and kept inside RootDir) and digested, an image tag is resolved to a
+// digest, a catalog is read and the bundle it chooses resolved.
+func (r *Renderer) Resolve(ctx context.Context, req Request) (Resolved, error) {
+	s := req.Spec
+	if err := s.Validate(); err != nil {
+		return Resolved{}, err
 	}
-	if req.Spec.Catalog != "" {
-		cat, err := ChooseBundle(ctx, r.Loader, req)
+	rv := Resolved{Request: req}
+	if s.Catalog != "" {
+		c, err := r.chooseBundle(ctx, req)
 		if err != nil {
-			return bundle.Origin{}, nil, err
+			return Resolved{}, err
 		}
 		if r.Loader == nil {
-			return bundle.Origin{}, nil, fmt.Errorf("spec.catalog %q chose the bundle image %s, but this renderer has no registry access configured", cat.Ref, cat.Bundle)
+			return Resolved{}, fmt.Errorf("spec.catalog %q chose the bundle image %s, but this renderer has no registry access configured", c.Ref, c.Bundle)
 		}
-		o, err := r.Loader.Resolve(ctx, cat.Bundle)
-		if err != nil {
-			return bundle.Origin{}, nil, fmt.Errorf("bundle %s (%s %s from spec.catalog %q): %w", cat.Bundle, cat.Package, cat.Version, cat.Ref, err)
+		if rv.Origin, err = r.Loader.Resolve(ctx, c.Bundle); err != nil {
+			return Resolved{}, fmt.Errorf("%s: %w", chosen(c), err)
 		}
-		if o.Image == "" {
-			// A loader may take an existing directory for a reference; a
-			// catalog must never make the server read its own directories.
-			return bundle.Origin{}, nil, fmt.Errorf("bundle %s (%s %s from spec.catalog %q): not an image reference", cat.Bundle, cat.Package, cat.Version, cat.Ref)
-		}
-		return o, cat, nil
+		rv.Catalog = c
+		return rv, nil
 	}
-	ref, isDir, err := BundleRef(req)
+	ref, isDir, err := bundleRef(req)
 	if err != nil {
-		return bundle.Origin{}, nil, err
+		return Resolved{}, err
 	}
 	if isDir {
-		return bundle.Origin{Ref: req.Spec.Bundle, Dir: ref}, nil, nil
+		d, err := bundle.DirDigest(ref)
+		if err != nil {
+			return Resolved{}, fmt.Errorf("spec.bundle %q: %w", s.Bundle, err)
+		}
+		rv.Origin = bundle.Origin{Ref: s.Bundle, Dir: ref, Digest: d}
+		return rv, nil
 	}
 	if r.Loader == nil {
-		return bundle.Origin{}, nil, fmt.Errorf("spec.bundle %q is an image reference, but this renderer has no registry access configured", ref)
+		return Resolved{}, fmt.Errorf("spec.bundle %q is an image reference, but this renderer has no registry access configured", ref)
 	}
-	o, err := r.Loader.Resolve(ctx, ref)
+	if rv.Origin, err = r.Loader.Resolve(ctx, ref); err != nil {
+		return Resolved{}, fmt.Errorf("spec.bundle %q: %w", ref, err)
+	}
+	return rv, nil
+}
+
+// chooseBundle reads the catalog spec.catalog names (a directory, kept
+// inside RootDir like bundle directories, or an image pulled through the
+// Loader) and picks the bundle of spec.package in spec.channel matching the
+// spec.version range, as OLM v1 would install it.
+func (r *Renderer) chooseBundle(ctx context.Context, req Request) (*catalog.Choice, error) {
+	s := req.Spec
+	q := catalog.Query{Package: s.Package, Channel: s.Channel, Range: s.Version}
+	var c *catalog.Choice
+	var err error
+	if IsDirRef(s.Catalog) {
+		dir, derr := localDir(req, "spec.catalog", s.Catalog, "give the directory of a file-based catalog (the one an index image's configs label names)")
+		if derr != nil {
+			return nil, derr
+		}
+		c, err = catalog.FromDir(s.Catalog, dir, q)
+	} else {
+		p, ok := r.Loader.(catalog.Puller)
+		if !ok {
+			return nil, fmt.Errorf("spec.catalog %q is an image reference, but this renderer has no registry access configured", s.Catalog)
+		}
+		c, err = catalog.FromImage(ctx, p, s.Catalog, q)
+	}
 	if err != nil {
-		return bundle.Origin{}, nil, fmt.Errorf("spec.bundle %q: %w", ref, err)
+		return nil, fmt.Errorf("spec.catalog %q: %w", s.Catalog, err)
 	}
-	if o.Image == "" {
-		// The loader treats an existing directory as a bundle; a reference
-		// without ./ must never reach the server's own files (RootDir would
-		// not bound it).
-		return bundle.Origin{}, nil, fmt.Errorf("spec.bundle %q names a local directory: write it as ./%s (relative to olm-cmp.yaml)", ref, ref)
+	// The catalog is data from wherever it was published: its bundle must be
+	// an image, never a path (by the spec's own rule).
+	if IsDirRef(c.Bundle) {
+		return nil, fmt.Errorf("spec.catalog %q: package %q version %s has image %q, which is not an image reference", s.Catalog, s.Package, c.Version, c.Bundle)
 	}
-	return o, nil, nil
+	return c, nil
 }
 
-// Load reads the bundle of a resolved origin. Directories go through the
+// chosen names the bundle a catalog chose, for errors.
+func chosen(c *catalog.Choice) string {
+	return fmt.Sprintf("bundle %s (%s %s from spec.catalog %q)", c.Bundle, c.Package, c.Version, c.Ref)
+}
+
+// Load reads the bundle of a resolved request. Directories go through the
 // Loader too when there is one, so its parse cache serves them as well.
-func (r *Renderer) Load(ctx context.Context, o bundle.Origin) (*bundle.Bundle, error) {
-	return r.load(ctx, o, nil)
-}
-
-// load is Load; errors name the catalog when cat chose the bundle.
-func (r *Renderer) load(ctx context.Context, o bundle.Origin, cat *Catalog) (*bundle.Bundle, error) {
+func (r *Renderer) Load(ctx context.Context, rv Resolved) (*bundle.Bundle, error) {
+	o := rv.Origin
 	what := fmt.Sprintf("spec.bundle %q", o.Ref)
-	if cat != nil {
-		what = fmt.Sprintf("bundle %s (%s %s from spec.catalog %q)", o.Ref, cat.Package, cat.Version, cat.Ref)
+	if rv.Catalog != nil {
+		what = chosen(rv.Catalog)
 	}
 	if r.Loader == nil {
 		b, err := bundle.LoadDir(o.Dir)
@@ -177,29 +222,31 @@ func (r *Renderer) load(ctx context.Context, o bundle.Origin, cat *Catalog) (*bu
 	return b, nil
 }
 
-// RenderBundle converts an already loaded bundle. The bundle is not modified,
-// so a cached bundle can be rendered by many requests at once.
-func RenderBundle(ctx context.Context, req Request, b *bundle.Bundle) (*Result, error) {
-	if err := req.Spec.Validate(); err != nil {
-		return nil, err
-	}
+// RenderBundle converts the loaded bundle of a resolved request. It never
+// modifies b (the pipeline copies what it changes), so one loaded bundle can
+// be rendered by many requests at once.
+func RenderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	p, err := newPipeline(req, b)
+	p, err := newPipeline(rv.Request, b)
 	if err != nil {
 		return nil, err
 	}
-	manifests, err := p.run()
+	nodes, manifests, err := p.runNodes()
 	if err != nil {
 		return nil, err
 	}
+	js, kept := transform.SerializeJSON(nodes, manifests)
 	return &Result{
 		Origin:    b.Origin,
+		Catalog:   rv.Catalog,
 		Package:   b.Package,
 		Version:   b.CSV.Spec.Version.String(),
 		CSVName:   b.CSV.Name,
 		Manifests: manifests,
+		JSON:      js,
+		KeptYAML:  kept,
 		Warnings:  p.warnings,
 	}, nil
 }

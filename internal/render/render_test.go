@@ -218,10 +218,12 @@ func TestImageRefWithVersion(t *testing.T) {
 		{"localhost:5000/a/b", "1.0", "localhost:5000/a/b:1.0", ""},
 		{"quay.io/a/b:1.0", "1.0", "quay.io/a/b:1.0", ""},
 		{"quay.io/a/b:2.0", "1.0", "", "conflicts with the tag"},
-		{"quay.io/a/b@sha256:abc", "1.0", "", "pinned by digest"},
+		{"quay.io/a/b@sha256:" + strings.Repeat("a", 64), "1.0", "", "pinned by digest"},
+		{"quay.io/a/b", "not a tag!", "", "not usable as the tag"},
+		{"quay.io/a/b c", "", "", "nor an image reference"},
 		{"quay.io/a/b:2.0", "", "quay.io/a/b:2.0", ""},
 	} {
-		got, _, err := imageRef(tc.ref, tc.version)
+		got, err := imageRef(tc.ref, tc.version)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s %s: want error %q, got %v", tc.ref, tc.version, tc.err, err)

@@ -1,10 +1,13 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
 )
 
 // IsDirRef tells a bundle directory from an image reference. Only explicit
@@ -14,12 +17,11 @@ func IsDirRef(ref string) bool {
 	return ref == "." || ref == ".." || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "../") || filepath.IsAbs(ref)
 }
 
-// BundleRef returns the directory (absolute, symlinks resolved, inside
+// bundleRef returns the directory (absolute, symlinks resolved, inside
 // RootDir) or the image reference (with spec.version applied as its tag) that
-// the spec names. Callers that cache renders use it to know what to key on.
-// A catalog spec has no bundle reference until its catalog is read: see
-// ChooseBundle.
-func BundleRef(req Request) (ref string, isDir bool, err error) {
+// the spec names: the spec's rule, applied here only. A catalog spec has no
+// bundle reference until its catalog is read: see chooseBundle.
+func bundleRef(req Request) (ref string, isDir bool, err error) {
 	s := req.Spec
 	if s.Catalog != "" {
 		return "", false, fmt.Errorf("spec.catalog %q: the bundle is chosen from the catalog, not named by spec.bundle", s.Catalog)
@@ -31,7 +33,28 @@ func BundleRef(req Request) (ref string, isDir bool, err error) {
 		dir, err := localDir(req, "spec.bundle", s.Bundle, "give a directory holding manifests/ and metadata/")
 		return dir, true, err
 	}
-	return imageRef(s.Bundle, s.Version)
+	if bareDir(req.SourceDir, s.Bundle) {
+		return "", false, fmt.Errorf("spec.bundle %q names a local directory: write it as ./%s (relative to olm-cmp.yaml)", s.Bundle, s.Bundle)
+	}
+	ref, err = imageRef(s.Bundle, s.Version)
+	return ref, false, err
+}
+
+// bareDir reports whether ref, a reference without ./, names a directory
+// beside olm-cmp.yaml: only explicit paths are directories, but one written
+// without ./ was almost certainly meant as such. Looked up through an
+// os.Root, so a symbolic link cannot tell what exists outside.
+func bareDir(sourceDir, ref string) bool {
+	if !filepath.IsLocal(ref) {
+		return false
+	}
+	root, err := os.OpenRoot(cmp.Or(sourceDir, "."))
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	fi, err := root.Stat(ref)
+	return err == nil && fi.IsDir()
 }
 
 // localDir locates the directory p that the spec field names: relative to the
@@ -74,34 +97,30 @@ func localDir(req Request, field, p, hint string) (string, error) {
 	return real, nil
 }
 
-// imageRef applies spec.version as the tag of an image reference without one.
-func imageRef(ref, version string) (string, bool, error) {
-	if strings.ContainsAny(ref, " \t\n") {
-		return "", false, fmt.Errorf("spec.bundle %q: not an image reference (contains white space)", ref)
+// imageRef checks that ref is an image reference (go-containerregistry's
+// grammar, which the loader pulls with) and applies spec.version as the tag of
+// one without a tag or digest.
+func imageRef(ref, version string) (string, error) {
+	r, err := name.ParseReference(ref, name.WithDefaultTag(""))
+	if err != nil {
+		return "", fmt.Errorf("spec.bundle %q is neither a directory (write ./path) nor an image reference (registry/repository:tag or @sha256:digest): %w", ref, err)
 	}
-	tag, hasTag, hasDigest := refTag(ref)
-	switch {
-	case version == "":
-		return ref, false, nil
-	case hasDigest:
-		return "", false, fmt.Errorf("spec.version %q conflicts with spec.bundle %q, which is pinned by digest: remove one", version, ref)
-	case hasTag && tag != version:
-		return "", false, fmt.Errorf("spec.version %q conflicts with the tag %q of spec.bundle %q: remove one", version, tag, ref)
-	case hasTag:
-		return ref, false, nil
+	if version == "" {
+		return ref, nil
 	}
-	return ref + ":" + version, false, nil
-}
-
-// refTag splits the tag off an image reference. A ':' only starts a tag in the
-// last path segment (registry host:port come before the first '/').
-func refTag(ref string) (tag string, hasTag, hasDigest bool) {
-	if i := strings.Index(ref, "@"); i >= 0 {
-		ref, hasDigest = ref[:i], true
+	switch r := r.(type) {
+	case name.Digest:
+		return "", fmt.Errorf("spec.version %q conflicts with spec.bundle %q, which is pinned by digest: remove one", version, ref)
+	case name.Tag:
+		if tag := r.TagStr(); tag != "" && tag != version {
+			return "", fmt.Errorf("spec.version %q conflicts with the tag %q of spec.bundle %q: remove one", version, tag, ref)
+		} else if tag != "" {
+			return ref, nil
+		}
 	}
-	last := ref[strings.LastIndex(ref, "/")+1:]
-	if i := strings.LastIndex(last, ":"); i >= 0 {
-		return last[i+1:], true, hasDigest
+	tagged := ref + ":" + version
+	if _, err := name.NewTag(tagged); err != nil {
+		return "", fmt.Errorf("spec.version %q is not usable as the tag of spec.bundle %q: %w", version, ref, err)
 	}
-	return "", false, hasDigest
+	return tagged, nil
 }

@@ -1,4 +1,4 @@
-package bundle
+package catalog
 
 import (
 	"os"
@@ -7,8 +7,23 @@ import (
 	"testing"
 )
 
-func TestResolveCatalog(t *testing.T) {
-	fsys := os.DirFS("testdata/catalog/configs")
+// testCatalog is the bundle package's catalog fixture, which its image tests
+// also push as a catalog image.
+const testCatalog = "../bundle/testdata/catalog/configs"
+
+// sharedDir returns the reference data directory, or skips: it is not part
+// of the repository (../shared beside it).
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	dir, _ := filepath.Abs("../../../shared")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("reference data not available (%s missing): this test runs where ../shared sits beside the repository", dir)
+	}
+	return dir
+}
+
+func TestChoose(t *testing.T) {
+	fsys := os.DirFS(testCatalog)
 	for _, tc := range []struct {
 		pkg, rng, channel string
 		image, version    string
@@ -27,19 +42,19 @@ func TestResolveCatalog(t *testing.T) {
 		// JSON stream in a subdirectory; the release in build metadata breaks the tie.
 		{"gadget", ">=1.0.0", "", "example.com/gadget:2", "1.0.0+2"},
 	} {
-		image, version, err := ResolveCatalog(fsys, tc.pkg, tc.rng, tc.channel)
+		image, version, err := Choose(fsys, Query{Package: tc.pkg, Range: tc.rng, Channel: tc.channel})
 		if err != nil {
-			t.Errorf("ResolveCatalog(%q, %q, %q): %v", tc.pkg, tc.rng, tc.channel, err)
+			t.Errorf("Choose(%q, %q, %q): %v", tc.pkg, tc.rng, tc.channel, err)
 			continue
 		}
 		if image != tc.image || version != tc.version {
-			t.Errorf("ResolveCatalog(%q, %q, %q) = %s %s, want %s %s", tc.pkg, tc.rng, tc.channel, image, version, tc.image, tc.version)
+			t.Errorf("Choose(%q, %q, %q) = %s %s, want %s %s", tc.pkg, tc.rng, tc.channel, image, version, tc.image, tc.version)
 		}
 	}
 }
 
-func TestResolveCatalogErrors(t *testing.T) {
-	fsys := os.DirFS("testdata/catalog/configs")
+func TestChooseErrors(t *testing.T) {
+	fsys := os.DirFS(testCatalog)
 	for _, tc := range []struct {
 		pkg, rng, channel string
 		wants             []string
@@ -51,21 +66,21 @@ func TestResolveCatalogErrors(t *testing.T) {
 		{"gadget", "<1.0.0", "", []string{`"gadget.v0.9.0"`, "olm.package.required"}},
 		{"", "", "", []string{"no package name"}},
 	} {
-		_, _, err := ResolveCatalog(fsys, tc.pkg, tc.rng, tc.channel)
+		_, _, err := Choose(fsys, Query{Package: tc.pkg, Range: tc.rng, Channel: tc.channel})
 		if err == nil {
-			t.Errorf("ResolveCatalog(%q, %q, %q) succeeded", tc.pkg, tc.rng, tc.channel)
+			t.Errorf("Choose(%q, %q, %q) succeeded", tc.pkg, tc.rng, tc.channel)
 			continue
 		}
 		for _, w := range tc.wants {
 			if !strings.Contains(err.Error(), w) {
-				t.Errorf("ResolveCatalog(%q, %q, %q) error %q does not mention %q", tc.pkg, tc.rng, tc.channel, err, w)
+				t.Errorf("Choose(%q, %q, %q) error %q does not mention %q", tc.pkg, tc.rng, tc.channel, err, w)
 			}
 		}
 	}
 }
 
 // TestResolveOLMTestCatalog resolves against OLM v1's own e2e catalog.
-func TestResolveOLMTestCatalog(t *testing.T) {
+func TestChooseOLMTestCatalog(t *testing.T) {
 	root := filepath.Join(sharedDir(t), "olmv1-testdata", "catalogs", "test-catalog")
 	const repo = "docker-registry.operator-controller-e2e.svc.cluster.local:5000/bundles/registry-v1/"
 	for _, tc := range []struct {
@@ -79,7 +94,7 @@ func TestResolveOLMTestCatalog(t *testing.T) {
 		{"v1", "webhook-operator", "", "", repo + "webhook-operator:v0.0.1", "0.0.1"},
 		{"v2", "test", "", "", repo + "test-operator:v1.0.0", "1.3.0"},
 	} {
-		image, version, err := ResolveCatalog(os.DirFS(filepath.Join(root, tc.catalog, "configs")), tc.pkg, tc.rng, tc.channel)
+		image, version, err := Choose(os.DirFS(filepath.Join(root, tc.catalog, "configs")), Query{Package: tc.pkg, Range: tc.rng, Channel: tc.channel})
 		if err != nil {
 			t.Errorf("%s %s %q %q: %v", tc.catalog, tc.pkg, tc.rng, tc.channel, err)
 			continue

@@ -1,13 +1,10 @@
-package engine
+package transform
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
-	"runtime"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -19,15 +16,17 @@ import (
 // than YAML (sail-operator: ~157 ms instead of ~235 ms per call). The CLI, the
 // classic mode and the HTTP render keep printing YAML: people read those.
 //
-// What the repo-server ends up with must not change, so a manifest is
-// converted only when its JSON means exactly what its YAML meant to the
-// repo-server. Scalar types come from the yaml.v3 tags kyaml printed with (a
-// quoted "8080" stays a string, {} and [] stay empty objects and lists), and
-// a plain scalar the repo-server's YAML 1.1 reader would type differently (an
-// unquoted yes, on, 0o17, 1_000, .inf) keeps its whole manifest in YAML, as
-// does anything JSON cannot say as such (anchors and aliases, explicit tags,
-// non-string keys). Such manifests are rare and still correct: JSON is only
-// the fast path.
+// What the repo-server ends up with must not change, so an object is written
+// as JSON only when its JSON means exactly what its YAML (Serialize) means to
+// the repo-server. SerializeJSON works on the objects themselves, not on the
+// printed YAML, and follows the YAML printer's choices: scalar types come from
+// the yaml.v3 tags the printer writes with (a "8080" tagged !!str is printed
+// quoted and stays a string, {} and [] stay empty objects and lists), and a
+// plain scalar the repo-server's YAML 1.1 reader would type differently (an
+// unquoted yes, on, 0o17, 1_000, .inf) keeps its whole object in YAML, as
+// does anything JSON cannot say as such (aliases, tags the printer writes
+// out, non-string keys). Such objects are rare and still correct: JSON is
+// only the fast path.
 
 // errKeepYAML says a manifest stays YAML; the wrapped text says why.
 var errKeepYAML = errors.New("kept as YAML")
@@ -36,75 +35,50 @@ func keepYAML(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errKeepYAML}, args...)...)
 }
 
-// ManifestsJSON converts rendered YAML manifests (one object each) to compact
-// JSON, in parallel. A manifest that cannot be said exactly in JSON is
-// returned unchanged; kept counts those.
-func ManifestsJSON(manifests []string) (out []string, kept int) {
-	out = make([]string, len(manifests))
-	keptBy := make([]bool, len(manifests))
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(manifests)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				js, err := safeManifestJSON(manifests[i])
-				if err != nil {
-					out[i], keptBy[i] = manifests[i], true
-					continue
-				}
-				out[i] = js
-			}
-		}()
-	}
-	for i := range manifests {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	for _, k := range keptBy {
-		if k {
+// SerializeJSON writes each object as compact JSON (keys in document order),
+// without the internal annotations Serialize leaves out. An object that
+// cannot be said exactly in JSON is yamlDocs[i], its YAML from Serialize;
+// kept counts those. nodes and yamlDocs are Serialize's input and output.
+func SerializeJSON(nodes []*yaml.RNode, yamlDocs []string) (out []string, kept int) {
+	out = make([]string, len(nodes))
+	w := &jsonWriter{}
+	for i, n := range nodes {
+		js, err := w.object(n)
+		if err != nil {
+			out[i] = yamlDocs[i]
 			kept++
+			continue
 		}
+		out[i] = js
 	}
 	return out, kept
 }
 
-// safeManifestJSON is ManifestJSON on a worker goroutine, where a panic of
-// the YAML parser would take the whole server down: it keeps the YAML.
-func safeManifestJSON(doc string) (js string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			js, err = "", keepYAML("the YAML parser panicked: %v", r)
-		}
-	}()
-	return ManifestJSON(doc)
+// objectJSON writes one object (a mapping) as compact JSON, without internal
+// annotations. An error, wrapping errKeepYAML, means it must stay YAML.
+func objectJSON(n *yaml.RNode) (string, error) {
+	return (&jsonWriter{}).object(n)
 }
 
-// ManifestJSON converts one YAML document holding one mapping to compact
-// JSON (keys in document order). An error means the manifest must stay YAML.
-func ManifestJSON(doc string) (string, error) {
-	dec := yaml.NewDecoder(strings.NewReader(doc))
-	var n yaml.Node
-	if err := dec.Decode(&n); err != nil {
-		return "", keepYAML("parsing: %v", err)
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return "", keepYAML("more than one document")
-	}
-	if n.Kind != yaml.DocumentNode || len(n.Content) != 1 || n.Content[0].Kind != yaml.MappingNode {
+func (w *jsonWriter) object(n *yaml.RNode) (string, error) {
+	if n.YNode().Kind != yaml.MappingNode {
 		return "", keepYAML("not a single mapping")
 	}
-	w := jsonWriter{b: make([]byte, 0, len(doc)*3/4)}
-	if err := w.node(n.Content[0]); err != nil {
+	n, _, err := withoutInternalAnnotations(n)
+	if err != nil {
+		return "", keepYAML("%v", err)
+	}
+	w.b = w.b[:0]
+	if err := w.node(n.YNode()); err != nil {
 		return "", err
 	}
 	return string(w.b), nil
 }
 
-type jsonWriter struct{ b []byte }
+type jsonWriter struct {
+	b    []byte
+	memo map[string]bool // yaml11NonString's parser answers
+}
 
 var quotedStyles = yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle | yaml.LiteralStyle | yaml.FoldedStyle
 
@@ -120,10 +94,12 @@ func (w *jsonWriter) node(n *yaml.Node) error {
 		w.b = append(w.b, '{')
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
-			if k.Kind != yaml.ScalarNode || k.ShortTag() != yaml.NodeTagString || k.Style&yaml.TaggedStyle != 0 {
+			if k.Kind != yaml.ScalarNode {
 				return keepYAML("a key that is no string")
 			}
-			if k.Style&quotedStyles == 0 && yaml11NonString(k.Value) {
+			if tag, quoted, explicit := printedAs(k); tag != yaml.NodeTagString || explicit {
+				return keepYAML("a key that is no string")
+			} else if !quoted && w.yaml11NonString(k.Value) {
 				return keepYAML("key %q is no string in YAML 1.1", k.Value)
 			}
 			if i > 0 {
@@ -162,14 +138,43 @@ func (w *jsonWriter) node(n *yaml.Node) error {
 	return nil
 }
 
+// printedAs says how the YAML printer (yaml.v3's encoder) writes the scalar
+// n, and so how the repo-server reads it: the tag it resolves to, whether it
+// is quoted (or a block scalar: a string either way), and whether the tag is
+// written out. A node's tag is dropped when the value resolves to it anyway;
+// a string that would resolve to something else is double-quoted; any other
+// mismatch keeps the tag in the output. A multi-line plain string is printed
+// as a literal block.
+func printedAs(n *yaml.Node) (tag string, quoted, explicit bool) {
+	quoted = n.Style&quotedStyles != 0 || (n.Style&yaml.TaggedStyle == 0 && strings.Contains(n.Value, "\n"))
+	tag = n.ShortTag()
+	switch {
+	case n.Style&yaml.TaggedStyle != 0:
+		return tag, quoted, true
+	case n.Tag == "" || (tag == yaml.NodeTagString && quoted):
+		return tag, quoted, false
+	}
+	implicit := (&yaml.Node{Kind: yaml.ScalarNode, Value: n.Value}).ShortTag()
+	switch {
+	case implicit == tag:
+		return tag, quoted, false
+	case tag == yaml.NodeTagString:
+		return tag, true, false
+	}
+	return tag, quoted, true
+}
+
 // jsonNumber is JSON's number grammar; a plain YAML number written so is
 // copied as is, so the repo-server reads the same text either way.
 var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
 
 func (w *jsonWriter) scalar(n *yaml.Node) error {
-	tag := n.ShortTag()
-	if n.Style&quotedStyles != 0 {
-		// Quoted and block scalars are strings (an explicit tag was refused above).
+	tag, quoted, explicit := printedAs(n)
+	if explicit {
+		return keepYAML("scalar %q printed with its tag %s", n.Value, tag)
+	}
+	if quoted {
+		// Quoted and block scalars are strings.
 		if tag != yaml.NodeTagString {
 			return keepYAML("quoted scalar tagged %s", tag)
 		}
@@ -178,7 +183,7 @@ func (w *jsonWriter) scalar(n *yaml.Node) error {
 	v := n.Value
 	switch tag {
 	case yaml.NodeTagString:
-		if yaml11NonString(v) {
+		if w.yaml11NonString(v) {
 			return keepYAML("plain %q is no string in YAML 1.1", v)
 		}
 		return w.string(v)
@@ -215,18 +220,38 @@ func (w *jsonWriter) scalar(n *yaml.Node) error {
 // yaml11NonString reports whether a plain scalar that YAML 1.2 (kyaml) reads
 // as a string is something else to a YAML 1.1 reader (Kubernetes'
 // sigs.k8s.io/yaml, which the repo-server uses): yes, off, 0o17, +1, .5…
-// Only values that can start such a token are given to the 1.1 parser.
-func yaml11NonString(v string) bool {
+// Words are YAML 1.1's booleans and nulls (yaml11Words); values that can
+// start a number, .inf or << are given to the 1.1 parser, once per value
+// and call of SerializeJSON (CRDs repeat the same few values thousands of
+// times).
+func (w *jsonWriter) yaml11NonString(v string) bool {
 	if v == "" {
 		return false
 	}
 	switch c := v[0]; {
-	case c >= '0' && c <= '9', c == '+', c == '-', c == '.', c == '~', c == '<':
-	case len(v) <= 5 && strings.IndexByte("yYnNtTfFoO", c) >= 0:
+	case c >= '0' && c <= '9', c == '+', c == '-', c == '.', c == '<':
 	default:
-		return false
+		return yaml11Words[v]
 	}
-	return yaml.IsValueNonString(v)
+	if r, ok := w.memo[v]; ok {
+		return r
+	}
+	r := yaml.IsValueNonString(v)
+	if w.memo == nil {
+		w.memo = map[string]bool{}
+	}
+	w.memo[v] = r
+	return r
+}
+
+// yaml11Words are the YAML 1.1 booleans and nulls that YAML 1.2 reads as
+// strings (go-yaml v2's resolve table, which sigs.k8s.io/yaml uses).
+var yaml11Words = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true,
+	"n": true, "N": true, "no": true, "No": true, "NO": true,
+	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
+	"~": true, "null": true, "Null": true, "NULL": true,
+	"true": true, "True": true, "TRUE": true, "false": true, "False": true, "FALSE": true,
 }
 
 // string appends s as a JSON string that a YAML 1.1 reader also reads back

@@ -1,10 +1,11 @@
-package bundle
+package catalog
 
 import (
 	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -13,16 +14,18 @@ import (
 	mmsemver "github.com/Masterminds/semver/v3"
 	bsemver "github.com/blang/semver/v4"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
 )
 
-// ResolveCatalog picks a bundle of pkg from the file-based catalog (FBC) in
+// Choose picks a bundle of q.Package from the file-based catalog (FBC) in
 // fsys (the directory the operators.operatorframework.io.index.configs.v1
 // label names) and returns its image and version, following OLM v1's
 // CatalogResolver for one catalog and no installed bundle:
 //
-//   - candidates are every olm.bundle of the package when channel is empty,
+//   - candidates are every olm.bundle of the package when q.Channel is empty,
 //     else the bundles listed in the named channel(s) (comma-separated);
-//   - versionRange is a Masterminds/semver constraint (">=1.0.0, <2", "~1.2",
+//   - q.Range is a Masterminds/semver constraint (">=1.0.0, <2", "~1.2",
 //     "1.2.x", "1.0 - 1.4", "a || b"); pre-releases match only when named;
 //   - non-deprecated bundles win, then the highest version, then the highest
 //     release (the olm.package `release` field, or legacy build metadata);
@@ -33,7 +36,8 @@ import (
 // would add 40 MB to the binary): it reads .yaml/.yml/.json files anywhere
 // under the root, honours .indexignore files (gitignore-style patterns; `!`
 // negation is not supported), and needs only the fields resolution uses.
-func ResolveCatalog(fsys fs.FS, pkg, versionRange, channel string) (image string, version string, err error) {
+func Choose(fsys fs.FS, q Query) (image string, version string, err error) {
+	pkg, versionRange, channel := q.Package, q.Range, q.Channel
 	if pkg == "" {
 		return "", "", errors.New("catalog: no package name given")
 	}
@@ -63,7 +67,7 @@ func ResolveCatalog(fsys fs.FS, pkg, versionRange, channel string) (image string
 		for _, c := range channels {
 			entries, ok := cat.channels[c]
 			if !ok {
-				return "", "", fmt.Errorf("catalog: package %q has no channel %q (channels: %s)", pkg, c, strings.Join(sortedKeys(cat.channels), ", "))
+				return "", "", fmt.Errorf("catalog: package %q has no channel %q (channels: %s)", pkg, c, strings.Join(slices.Sorted(maps.Keys(cat.channels)), ", "))
 			}
 			for _, e := range entries {
 				inChannels[e] = true
@@ -76,14 +80,7 @@ func ResolveCatalog(fsys fs.FS, pkg, versionRange, channel string) (image string
 		all = append(all, b.versionStr)
 	}
 	if constraint != nil {
-		candidates = slices.DeleteFunc(candidates, func(b fbcBundle) bool {
-			pre := make([]string, len(b.version.Pre))
-			for i, p := range b.version.Pre {
-				pre[i] = p.String()
-			}
-			v := mmsemver.New(b.version.Major, b.version.Minor, b.version.Patch, strings.Join(pre, "."), strings.Join(b.version.Build, "."))
-			return !constraint.Check(v)
-		})
+		candidates = slices.DeleteFunc(candidates, func(b fbcBundle) bool { return !constraint.Check(b.constrained) })
 	}
 	if len(candidates) == 0 {
 		where := "any channel"
@@ -122,8 +119,12 @@ func ResolveCatalog(fsys fs.FS, pkg, versionRange, channel string) (image string
 
 type fbcBundle struct {
 	name, image, versionStr, release string
-	version                          bsemver.Version
-	properties                       []string // property types
+	// version orders bundles; constrained is the same version for
+	// Masterminds constraints (OLM v1 parses with blang and matches ranges
+	// with Masterminds), converted once, when the catalog is read.
+	version     bsemver.Version
+	constrained *mmsemver.Version
+	properties  []string // property types
 }
 
 type fbcPackage struct {
@@ -185,7 +186,7 @@ func readCatalog(fsys fs.FS, pkg string) (*fbcPackage, error) {
 		if err != nil {
 			return err
 		}
-		docs, err := parseDocuments(data)
+		docs, err := bundle.ParseDocuments(data)
 		if err != nil {
 			return fmt.Errorf("catalog file %s: %w", p, err)
 		}
@@ -193,7 +194,8 @@ func readCatalog(fsys fs.FS, pkg string) (*fbcPackage, error) {
 			if doc == nil || doc.Kind != yaml.MappingNode {
 				continue
 			}
-			if pk, name := scalarField(doc, "package"), scalarField(doc, "name"); pk != pkg && !(scalarField(doc, "schema") == "olm.package" && name == pkg) {
+			rn := yaml.NewRNode(doc)
+			if pk, name := scalar(rn, "package"), scalar(rn, "name"); pk != pkg && !(scalar(rn, "schema") == "olm.package" && name == pkg) {
 				continue // most of a catalog is other packages: skip before decoding
 			}
 			var o fbcObject
@@ -245,7 +247,7 @@ func (c *fbcPackage) add(o fbcObject) error {
 			if err != nil {
 				return fmt.Errorf("bundle %q: olm.package version %q: %w", o.Name, v.Version, err)
 			}
-			b.version, b.versionStr, found = ver, v.Version, true
+			b.version, b.versionStr, b.constrained, found = ver, v.Version, masterminds(ver), true
 			if v.Release != nil {
 				b.release = *v.Release
 			} else {
@@ -327,11 +329,19 @@ func ignored(ignores map[string][]string, p string, isDir bool) bool {
 	}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// masterminds converts a blang version for Masterminds' constraints.
+func masterminds(v bsemver.Version) *mmsemver.Version {
+	pre := make([]string, len(v.Pre))
+	for i, p := range v.Pre {
+		pre[i] = p.String()
 	}
-	slices.Sort(keys)
-	return keys
+	return mmsemver.New(v.Major, v.Minor, v.Patch, strings.Join(pre, "."), strings.Join(v.Build, "."))
+}
+
+// scalar is the value of a scalar field of an object, or "".
+func scalar(n *yaml.RNode, field string) string {
+	if f := n.Field(field); f != nil && f.Value.YNode().Kind == yaml.ScalarNode {
+		return f.Value.YNode().Value
+	}
+	return ""
 }

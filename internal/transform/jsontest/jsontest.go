@@ -1,7 +1,7 @@
-// Package enginetest holds test helpers shared by the packages that serve
-// rendered manifests: how Argo CD's repo-server reads a manifest, and strict
-// JSON decoding, so tests can compare the two forms the engine serves.
-package enginetest
+// Package jsontest holds test helpers for the two forms a render is served
+// in (YAML and JSON): how Argo CD's repo-server reads a manifest, and strict
+// JSON decoding, so tests can check that both forms mean the same object.
+package jsontest
 
 import (
 	"encoding/json"

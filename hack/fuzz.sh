@@ -8,7 +8,8 @@
 # GOMAXPROCS). FUZZMINIMIZETIME (default 10s, go test's is 60s) bounds the
 # minimizing of each new interesting input, during which nothing else runs:
 # on a busy 2-core machine the default left targets idle for most of a
-# minute-long run.
+# minute-long run. FUZZTIMEOUT (default 20m) is go test's -timeout: raise it
+# with a FUZZTIME near it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 fuzztime="${FUZZTIME:-60s}"
@@ -23,13 +24,29 @@ if ((${#targets[@]} == 0)); then
 	exit 1
 fi
 
+# corpus lists a target's corpus files, to tell a written crasher from none.
+corpus() { ls "$1/testdata/fuzz/$2" 2>/dev/null || true; }
+
+out="$(mktemp)"
+trap 'rm -f "$out"' EXIT
 failed=()
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"
 	echo "== $name in $pkg for $fuzztime"
-	if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" "${parallel[@]}" "$pkg"; then
-		failed+=("$name ($pkg)")
+	before="$(corpus "$pkg" "$name")"
+	if go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" \
+		-timeout "${FUZZTIMEOUT:-20m}" "${parallel[@]}" "$pkg" 2>&1 | tee "$out"; then
+		continue
 	fi
+	# Go 1.26's fuzz coordinator can fail a target with a bare "context
+	# deadline exceeded" when -fuzztime runs out on a busy machine
+	# (golang/go#75804, fixed in Go 1.27). A real failure always writes its
+	# input to the corpus; this writes none.
+	if [[ "$(corpus "$pkg" "$name")" == "$before" ]] && grep -q '^[[:space:]]*context deadline exceeded$' "$out"; then
+		echo "== $name: ignored the fuzz coordinator's end-of-time race (golang/go#75804): no failing input was found" >&2
+		continue
+	fi
+	failed+=("$name ($pkg)")
 done
 if ((${#failed[@]} > 0)); then
 	echo "fuzz targets that failed (their crashers are under <package>/testdata/fuzz/<target>/):" >&2

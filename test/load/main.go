@@ -540,7 +540,7 @@ func report(c config, bundles []*bundleSource, scenarios []*scenario, load, flee
 		sumMetric(load.after, "olm_cmp_registry_pulls_total")-sumMetric(load.before, "olm_cmp_registry_pulls_total"))
 	row(fmt.Sprintf("fleet: %d calls (5 operators x %d clusters)", len(fleet.outcomes), c.clusters), "%s wall, %.1f calls/s", fleet.wall.Round(time.Millisecond), float64(len(fleet.outcomes))/fleet.wall.Seconds())
 	row("  server CPU", "%.2f s in total, %.2f ms per call", fleet.cpu, 1000*fleet.cpu/float64(len(fleet.outcomes)))
-	row("  renders / registry resolves / MiB served (metrics)", "%.0f / %.0f / %.0f",
+	row("  renders / registry resolves / MiB served (metrics)", "%.0f / %.0f / %.1f",
 		sumMetric(fleet.after, "olm_cmp_renders_total")-sumMetric(fleet.before, "olm_cmp_renders_total"),
 		sumMetric(fleet.after, "olm_cmp_registry_resolves_total")-sumMetric(fleet.before, "olm_cmp_registry_resolves_total"),
 		(sumMetric(fleet.after, "olm_cmp_bytes_served_total")-sumMetric(fleet.before, "olm_cmp_bytes_served_total"))/(1<<20))

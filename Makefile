@@ -55,3 +55,19 @@ e2e:
 
 clean:
 	rm -rf bin
+
+.PHONY: fuzz load vulncheck
+
+FUZZTIME ?= 60s
+
+## fuzz: every fuzz target (func FuzzXxx under cmd/, internal/) for FUZZTIME each (default 60s), one after the other
+fuzz:
+	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
+
+## load: olm-cmp serve under 2000 mixed GenerateManifest calls and a 1000-Application fleet; prints throughput, latency, RSS, CPU (LOADFLAGS: see go run ./test/load -h)
+load: build
+	$(GO) run ./test/load -bin $(BIN) $(LOADFLAGS)
+
+## vulncheck: govulncheck (pinned, from the module proxy) on ./...; says so and passes when vuln.go.dev is unreachable, unless VULNCHECK_STRICT=1
+vulncheck:
+	hack/vulncheck.sh

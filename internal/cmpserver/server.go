@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpb"
 	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
@@ -466,8 +467,38 @@ func (sv *service) status(ctx context.Context, r *request, err error) *status.St
 	var ce *codedError
 	if errors.As(err, &ce) {
 		code = ce.code
+	} else if c, ok := registryCode(err); ok {
+		code = c
 	}
 	return status.New(code, sv.clean(r, err.Error()))
+}
+
+// registryCode maps a registry failure to the gRPC code that tells the
+// caller what to do: Unavailable when trying again later may work (a
+// timeout, a reset, 429, 5xx), NotFound, PermissionDenied or Unauthenticated
+// when the reference or the credentials must change. Everything else a
+// render reports is about the request: InvalidArgument.
+func registryCode(err error) (codes.Code, bool) {
+	var re *bundle.RegistryError
+	if !errors.As(err, &re) {
+		return 0, false
+	}
+	switch re.Reason {
+	case bundle.ReasonTimeout, bundle.ReasonReset, bundle.ReasonNetwork:
+		return codes.Unavailable, true
+	case bundle.ReasonStatus:
+		switch {
+		case re.Status == 401:
+			return codes.Unauthenticated, true
+		case re.Status == 403:
+			return codes.PermissionDenied, true
+		case re.Status == 404:
+			return codes.NotFound, true
+		case re.Status == 429 || re.Status >= 500:
+			return codes.Unavailable, true
+		}
+	}
+	return 0, false
 }
 
 // clean replaces the request's temporary directory in messages by nothing,

@@ -21,6 +21,8 @@ import (
 	"golang.org/x/sync/errgroup"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
 // Bundle layout and the annotation keys OLM reads from metadata/annotations.yaml.
@@ -243,8 +245,19 @@ func parseManifests(files []*manifestFile, cache *ParseCache) error {
 func ParseDocuments(data []byte) ([]*yaml.Node, error) {
 	if t := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {
 		if docs, err := parseJSONStream(t); err == nil {
+			for i, d := range docs {
+				if d == nil {
+					continue
+				}
+				if err := yamlsafe.Check(d, yamlsafe.DefaultLimits); err != nil {
+					return nil, fmt.Errorf("document %d: %w", i+1, err)
+				}
+			}
 			return docs, nil
 		}
+	}
+	if err := yamlsafe.PreScan(data); err != nil {
+		return nil, err
 	}
 	var docs []*yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -261,6 +274,11 @@ func ParseDocuments(data []byte) ([]*yaml.Node, error) {
 			continue
 		}
 		n := doc.Content[0]
+		// Before anything walks the nodes: no alias cycle, no alias bomb,
+		// nothing absurdly deep (see yamlsafe).
+		if err := yamlsafe.Check(n, yamlsafe.DefaultLimits); err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
 		// A leading comment lives on the document node; keep it with the object.
 		if doc.HeadComment != "" && n.HeadComment == "" {
 			n.HeadComment = doc.HeadComment
@@ -320,8 +338,8 @@ func classify(b *Bundle, files []*manifestFile) error {
 			}
 		}
 		for _, o := range objs {
-			if hasAnchors(o.node) {
-				n, err := deAnchor(o.node)
+			if yamlsafe.HasAliases(o.node) {
+				n, err := yamlsafe.DeAnchor(o.node, yamlsafe.DefaultLimits)
 				if err != nil {
 					return fmt.Errorf("%s: %s: expanding YAML aliases: %w", f.name, o.where, err)
 				}
@@ -549,67 +567,6 @@ func scalarField(m *yaml.Node, key string) string {
 
 func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
-}
-
-func hasAnchors(n *yaml.Node) bool {
-	if n.Anchor != "" || n.Kind == yaml.AliasNode {
-		return true
-	}
-	for _, c := range n.Content {
-		if hasAnchors(c) {
-			return true
-		}
-	}
-	return false
-}
-
-// maxExpandedNodes bounds alias expansion: a few hundred bytes of nested
-// aliases ("billion laughs") would otherwise expand to gigabytes. The largest
-// real bundle object (a 2 MB CRD) has well under a million nodes.
-const maxExpandedNodes = 4 << 20
-
-// expandedSize counts the nodes n has once aliases are expanded, refusing
-// an alias to its own ancestor (the YAML parser builds such cycles and
-// expanding them would never end).
-func expandedSize(n *yaml.Node, memo map[*yaml.Node]int, active map[*yaml.Node]bool) (int, error) {
-	if n.Kind == yaml.AliasNode {
-		if n.Alias == nil {
-			return 0, fmt.Errorf("alias *%s has no anchor", n.Value)
-		}
-		if active[n.Alias] {
-			return 0, fmt.Errorf("alias *%s refers to a node that contains it", n.Value)
-		}
-		return expandedSize(n.Alias, memo, active)
-	}
-	if s, ok := memo[n]; ok {
-		return s, nil
-	}
-	active[n] = true
-	size := 1
-	for _, c := range n.Content {
-		s, err := expandedSize(c, memo, active)
-		if err != nil {
-			return 0, err
-		}
-		if size += s; size > maxExpandedNodes {
-			return 0, fmt.Errorf("aliases expand to more than %d YAML nodes", maxExpandedNodes)
-		}
-	}
-	delete(active, n)
-	memo[n] = size
-	return size, nil
-}
-
-// deAnchor replaces aliases with copies of what they name and drops anchors.
-func deAnchor(n *yaml.Node) (*yaml.Node, error) {
-	if _, err := expandedSize(n, map[*yaml.Node]int{}, map[*yaml.Node]bool{}); err != nil {
-		return nil, err
-	}
-	rn := yaml.NewRNode(n)
-	if err := rn.DeAnchor(); err != nil {
-		return nil, err
-	}
-	return rn.YNode(), nil
 }
 
 func kindName(n *yaml.Node) string {

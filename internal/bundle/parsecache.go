@@ -5,6 +5,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
+
 	"github.com/olm-cmp/olm-cmp/internal/bytecache"
 )
 
@@ -41,7 +43,7 @@ func (c *ParseCache) parse(data []byte) ([]*yaml.Node, error) {
 		return nil, err
 	}
 	for _, d := range docs {
-		if d != nil && hasAnchors(d) {
+		if d != nil && yamlsafe.HasAliases(d) {
 			return docs, nil
 		}
 	}

@@ -263,7 +263,7 @@ func assertReadsBack(t *testing.T, req Request) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, manifests, err := p.runNodes()
+	nodes, manifests, err := p.run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

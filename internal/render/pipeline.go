@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/convert"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 	"github.com/olm-cmp/olm-cmp/internal/transform"
+	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
 // Annotations every rendered object carries, so `kubectl get -o yaml` tells
@@ -30,9 +32,10 @@ const (
 const maxExtraManifestBytes = 8 << 20
 
 type pipeline struct {
-	req      Request
-	b        *bundle.Bundle
-	warnings []string
+	req       Request
+	b         *bundle.Bundle
+	warnings  []string
+	manifests []string // set by the serialize step
 }
 
 func newPipeline(req Request, b *bundle.Bundle) (*pipeline, error) {
@@ -44,17 +47,54 @@ func newPipeline(req Request, b *bundle.Bundle) (*pipeline, error) {
 
 func (p *pipeline) warn(msg string) { p.warnings = append(p.warnings, msg) }
 
-// run converts, adds the user's CRs, runs the transform filters and
-// serializes. Everything is built in memory: an error anywhere returns no
-// output at all.
-func (p *pipeline) run() ([]string, error) {
-	_, manifests, err := p.runNodes()
-	return manifests, err
+// step is one entry of the pipeline: it takes the objects so far and
+// returns the next ones. The order is data (kyaml's "order is data"): the
+// list below is the whole render, and docs/spec.md lists it under
+// "Pipeline", in the same order (a test compares them).
+type step struct {
+	name string
+	run  func(objs []*yaml.RNode) ([]*yaml.RNode, error)
 }
 
-// runNodes is run, also returning the objects before printing (tests check
-// that every document reads back as the object it was printed from).
-func (p *pipeline) runNodes() ([]*yaml.RNode, []string, error) {
+// steps is the render, from conversion to serialization.
+func (p *pipeline) steps() []step {
+	steps := []step{
+		{"convert", p.convert},
+		{"examples", p.examples},
+		{"extra manifests", p.extraManifests},
+	}
+	for _, f := range transform.Steps(p.transformOptions()) {
+		steps = append(steps, step{f.Name, f.Filter.Filter})
+	}
+	return append(steps,
+		step{"unique", func(objs []*yaml.RNode) ([]*yaml.RNode, error) { return objs, checkUnique(objs) }},
+		step{"serialize", p.serialize},
+	)
+}
+
+// run runs every step, checking ctx between them so a request whose caller
+// has gone stops at the next step. Everything is built in memory: an error
+// anywhere returns no output at all.
+func (p *pipeline) run(ctx context.Context) ([]*yaml.RNode, []string, error) {
+	return p.runSteps(ctx, p.steps())
+}
+
+func (p *pipeline) runSteps(ctx context.Context, steps []step) ([]*yaml.RNode, []string, error) {
+	var objs []*yaml.RNode
+	for _, s := range steps {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, fmt.Errorf("render stopped before step %q: %w", s.name, context.Cause(ctx))
+		}
+		var err error
+		if objs, err = s.run(objs); err != nil {
+			return nil, nil, err
+		}
+	}
+	return objs, p.manifests, nil
+}
+
+// convert is OLM's conversion of the bundle (internal/convert).
+func (p *pipeline) convert(_ []*yaml.RNode) ([]*yaml.RNode, error) {
 	s := p.req.Spec
 	objs, err := convert.Convert(p.b, convert.Options{
 		InstallNamespace: s.Namespace,
@@ -63,47 +103,51 @@ func (p *pipeline) runNodes() ([]*yaml.RNode, []string, error) {
 		DeploymentConfig: s.Config,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("bundle %s: %w", p.b.CSV.Name, err)
+		return nil, fmt.Errorf("bundle %s: %w", p.b.CSV.Name, err)
 	}
-	crs, err := p.customResources()
-	if err != nil {
-		return nil, nil, err
-	}
-	objs = append(objs, crs...)
-
-	nodes, err := transform.Apply(objs, transform.Filters(p.transformOptions())...)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := checkUnique(nodes); err != nil {
-		return nil, nil, err
-	}
-	manifests, err := transform.Serialize(nodes)
-	return nodes, manifests, err
+	return objs, nil
 }
 
-// customResources are the CSV's alm-examples the spec asks for plus the extra
-// manifests beside olm-cmp.yaml, marked so they land in the last wave.
-func (p *pipeline) customResources() ([]*yaml.RNode, error) {
+// examples adds the CSV's alm-examples the spec asks for, marked as custom
+// resources (the last wave).
+func (p *pipeline) examples(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	s := p.req.Spec
-	var out []*yaml.RNode
-	if len(s.Examples) > 0 {
-		crds := make([]*yaml.RNode, len(p.b.CRDs))
-		for i, c := range p.b.CRDs {
-			crds[i] = c.RNode
-		}
-		ex, err := transform.Examples(p.b.CSV.Annotations["alm-examples"], s.Examples, s.Namespace, crds, p.warn)
-		if err != nil {
-			return nil, fmt.Errorf("spec.examples: %w", err)
-		}
-		out = append(out, ex...)
+	if len(s.Examples) == 0 {
+		return objs, nil
 	}
+	crds := make([]*yaml.RNode, len(p.b.CRDs))
+	for i, c := range p.b.CRDs {
+		crds[i] = c.RNode
+	}
+	ex, err := transform.Examples(p.b.CSV.Annotations["alm-examples"], s.Examples, s.Namespace, crds, p.warn)
+	if err != nil {
+		return nil, fmt.Errorf("spec.examples: %w", err)
+	}
+	if ex, err = transform.MarkCR().Filter(ex); err != nil {
+		return nil, err
+	}
+	return append(objs, ex...), nil
+}
+
+// extraManifests adds the files beside olm-cmp.yaml, marked as custom
+// resources.
+func (p *pipeline) extraManifests(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	extra, err := readExtraManifests(p.req.SourceDir)
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, extra...)
-	return transform.MarkCR().Filter(out)
+	if extra, err = transform.MarkCR().Filter(extra); err != nil {
+		return nil, err
+	}
+	return append(objs, extra...), nil
+}
+
+// serialize prints every object (transform.Serialize); the objects pass on
+// unchanged, for the JSON form.
+func (p *pipeline) serialize(objs []*yaml.RNode) ([]*yaml.RNode, error) {
+	var err error
+	p.manifests, err = transform.Serialize(objs)
+	return objs, err
 }
 
 func (p *pipeline) transformOptions() transform.Options {
@@ -159,6 +203,18 @@ func (p *pipeline) readPatchFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer root.Close()
+	// Only a regular file of a manifest's size: a FIFO would block the
+	// render, a huge file exhaust memory.
+	fi, err := root.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("patch path %q: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("patch path %q: not a regular file", path)
+	}
+	if fi.Size() > maxExtraManifestBytes {
+		return nil, fmt.Errorf("patch path %q: %d bytes, over the %d-byte limit", path, fi.Size(), maxExtraManifestBytes)
+	}
 	data, err := root.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("patch path %q: %w", path, err)
@@ -219,6 +275,11 @@ func readManifestFile(path string) ([]*yaml.RNode, error) {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
+		return nil, err
+	}
+	// Bounded first: an alias cycle or bomb here would otherwise reach
+	// code that follows aliases without end (see yamlsafe).
+	if _, err := yamlsafe.Parse(data); err != nil {
 		return nil, err
 	}
 	nodes, err := (&kio.ByteReader{

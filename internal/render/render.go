@@ -233,7 +233,7 @@ func RenderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, 
 	if err != nil {
 		return nil, err
 	}
-	nodes, manifests, err := p.runNodes()
+	nodes, manifests, err := p.run(ctx)
 	if err != nil {
 		return nil, err
 	}

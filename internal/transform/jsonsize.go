@@ -14,25 +14,35 @@ import (
 // largest cost of a render. Strings and keys are measured directly; the rare
 // non-string scalars (numbers, booleans, null, timestamps) are decoded and
 // marshalled one by one, so their JSON form is exactly encoding/json's.
-func jsonSize(n *yaml.Node) (int, error) {
+func jsonSize(n *yaml.Node) (int, error) { return jsonSizeAt(n, 0) }
+
+// maxJSONDepth stops jsonSizeAt on an alias cycle that escaped yamlsafe's
+// checks: an unbounded recursion is a fatal stack overflow for the whole
+// server, not an error.
+const maxJSONDepth = 10000
+
+func jsonSizeAt(n *yaml.Node, depth int) (int, error) {
+	if depth > maxJSONDepth {
+		return 0, fmt.Errorf("an object nested more than %d levels deep (an alias loop?)", maxJSONDepth)
+	}
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
 			return 4, nil // null
 		}
-		return jsonSize(n.Content[0])
+		return jsonSizeAt(n.Content[0], depth+1)
 	case yaml.AliasNode:
 		if n.Alias == nil {
 			return 0, fmt.Errorf("alias %q without anchor", n.Value)
 		}
-		return jsonSize(n.Alias)
+		return jsonSizeAt(n.Alias, depth+1)
 	case yaml.MappingNode:
 		size := 2 // {}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if i > 0 {
 				size++ // ,
 			}
-			v, err := jsonSize(n.Content[i+1])
+			v, err := jsonSizeAt(n.Content[i+1], depth+1)
 			if err != nil {
 				return 0, err
 			}
@@ -45,7 +55,7 @@ func jsonSize(n *yaml.Node) (int, error) {
 			if i > 0 {
 				size++
 			}
-			v, err := jsonSize(c)
+			v, err := jsonSizeAt(c, depth+1)
 			if err != nil {
 				return 0, err
 			}

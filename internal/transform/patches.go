@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	k8syaml "sigs.k8s.io/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
 // patchesFilter applies the user's kustomize patches.
@@ -77,6 +79,12 @@ func (f patchesFilter) apply(nodes []*yaml.RNode, p kustomizetypes.Patch) ([]*ya
 		if text = strings.TrimSpace(string(b)); text == "" {
 			return nil, fmt.Errorf("path %s: empty patch", p.Path)
 		}
+	}
+	// Bounded before kustomize reads it: kyaml's de-anchoring recurses
+	// without end on an alias cycle (`labels: &l {x: *l}`), which no recover
+	// can stop (see yamlsafe).
+	if _, err := yamlsafe.Parse([]byte(text)); err != nil {
+		return nil, err
 	}
 	// Detection as kustomize's PatchTransformer does it.
 	sm, errSM := resource.NewFactory(&hasher.Hasher{}).RNodesFromBytes([]byte(text))

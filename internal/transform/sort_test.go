@@ -364,7 +364,7 @@ func TestFilters(t *testing.T) {
 			t.Fatal(err)
 		}
 		nodes := append(parse(t, shuffled(bundleObjects, seed)), crs...)
-		out, err := Apply(nodes, Filters(pipelineOptions(w.add))...)
+		out, err := Apply(nodes, filtersOf(pipelineOptions(w.add))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -527,7 +527,7 @@ metadata:
 // behaviour and must show up in review.
 func TestFiltersOrder(t *testing.T) {
 	var got []string
-	for _, f := range Filters(pipelineOptions(nil)) {
+	for _, f := range filtersOf(pipelineOptions(nil)) {
 		got = append(got, fmt.Sprintf("%T", f))
 	}
 	want := []string{
@@ -577,4 +577,13 @@ func BenchmarkSyncWavesSerialize(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// filtersOf is the filters of Steps, without their names.
+func filtersOf(o Options) []kio.Filter {
+	var fs []kio.Filter
+	for _, s := range Steps(o) {
+		fs = append(fs, s.Filter)
+	}
+	return fs
 }

@@ -37,6 +37,7 @@ package transform
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -79,34 +80,38 @@ type Options struct {
 	Warn func(string)
 }
 
-// Filters returns the standard pipeline for o, in the order the package
-// documentation explains.
-func Filters(o Options) []kio.Filter {
-	fs := []kio.Filter{Exclude(o.Exclude, o.Warn)}
+// Step is one named filter of the ordered list render runs; the names are
+// the ones docs/spec.md lists under "Pipeline".
+type Step struct {
+	Name string
+	kio.Filter
+}
+
+// Steps returns the filters for o, in the order they run: what is added
+// (namespace, ServiceAccounts, the auth-reader binding) comes after exclude,
+// and patches see the objects olm-cmp added but not yet the annotations
+// and waves added after them.
+func Steps(o Options) []Step {
+	steps := []Step{{"exclude", Exclude(o.Exclude, o.Warn)}}
 	if o.CreateNamespace {
-		fs = append(fs, Namespace(o.Namespace))
+		steps = append(steps, Step{"namespace", Namespace(o.Namespace)})
 	}
-	fs = append(fs,
-		ServiceAccounts(o.Namespace, o.ServiceAccounts, o.ImagePullSecrets),
-		ImagePullSecrets(o.ImagePullSecrets),
+	steps = append(steps,
+		Step{"service accounts", ServiceAccounts(o.Namespace, o.ServiceAccounts, o.ImagePullSecrets)},
+		Step{"image pull secrets", ImagePullSecrets(o.ImagePullSecrets)},
 	)
 	if o.AuthReaderBinding != "" {
-		fs = append(fs, AuthReaderBinding(o.Namespace, o.AuthReaderBinding))
+		steps = append(steps, Step{"auth-reader binding", AuthReaderBinding(o.Namespace, o.AuthReaderBinding)})
 	}
-	fs = append(fs,
-		Images(o.Images),
-		Patches(o.Patches, o.ReadFile),
-		APIVersions(o.APIVersions, o.Warn),
+	steps = append(steps,
+		Step{"images", Images(o.Images)},
+		Step{"patches", Patches(o.Patches, o.ReadFile)},
+		Step{"API versions", APIVersions(o.APIVersions, o.Warn)},
 	)
-	keys := make([]string, 0, len(o.Annotations))
-	for k := range o.Annotations {
-		keys = append(keys, k)
+	for _, k := range slices.Sorted(maps.Keys(o.Annotations)) {
+		steps = append(steps, Step{"annotations", Annotate(k, o.Annotations[k])})
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		fs = append(fs, Annotate(k, o.Annotations[k]))
-	}
-	return append(fs, SyncWaves(o.Waves, o.KeepCRDs), Sort())
+	return append(steps, Step{"sync waves", SyncWaves(o.Waves, o.KeepCRDs)}, Step{"sort", Sort()})
 }
 
 // Apply runs filters over nodes in order and returns the result.

@@ -7,7 +7,6 @@ package convert
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -38,49 +37,81 @@ type Options struct {
 	DeploymentConfig *v1alpha1.SubscriptionConfig
 }
 
-// Generator emits one family of objects for a validated bundle. Options passed
-// to a generator are already resolved: TargetNamespaces is never empty.
-type Generator func(b *bundle.Bundle, o Options) ([]*yaml.RNode, error)
+// Validator reports why OLM would refuse a bundle (nothing when it would not).
+type Validator func(b *bundle.Bundle) []error
 
-// Validators reproduce OLM v1's BundleValidator (the first thirteen, in OLM's
-// order) followed by the checks OLM v1 makes elsewhere or that we add to fail
-// early with a clear message instead of emitting objects the API server rejects.
-// A test asserts every Check* function of this package is listed.
-var Validators = []func(*bundle.Bundle) []error{
-	CheckDeploymentSpecUniqueness,
-	CheckDeploymentNameIsDNS1123SubDomain,
-	CheckCRDResourceUniqueness,
-	CheckOwnedCRDExistence,
-	CheckPackageNameNotEmpty,
-	CheckConversionWebhookSupport,
-	CheckWebhookDeploymentReferentialIntegrity,
-	CheckWebhookNameUniqueness,
-	CheckWebhookNameIsDNS1123SubDomain,
-	CheckConversionWebhookCRDReferenceUniqueness,
-	CheckConversionWebhooksReferenceOwnedCRDs,
-	CheckWebhookRules,
-	CheckObjectSupport,
-	// Not in OLM v1's BundleValidator:
-	CheckNoAPIServiceDefinitions,
-	CheckInstallStrategy,
-	CheckAdmissionWebhookFields,
-	CheckCRDVersion,
+// GenerateFunc emits one family of objects for a validated bundle. Options
+// passed to it are already resolved: TargetNamespaces is never empty.
+type GenerateFunc func(b *bundle.Bundle, o Options) ([]*yaml.RNode, error)
+
+// Generator is one entry of a Renderer's list.
+type Generator struct {
+	Generate GenerateFunc
+	// CopiesBundleObjects marks generators whose objects are copies of
+	// objects the bundle ships (CRDs, other manifests) rather than objects
+	// built from the CSV: when both produce one identity, the CSV's wins.
+	CopiesBundleObjects bool
 }
 
-// Generators reproduce OLM v1's ResourceGenerators, in its order. A test
-// asserts every Generate* function of this package is listed.
-var Generators = []Generator{
-	GenerateServiceAccounts,
-	GeneratePermissions,
-	GenerateClusterPermissions,
-	GenerateCRDs,
-	GenerateAdditionalResources,
-	GenerateDeployments,
-	GenerateValidatingWebhookConfigurations,
-	GenerateMutatingWebhookConfigurations,
-	GenerateWebhookServices,
-	GenerateCertProviderObjects,
+// Renderer is OLM v1's registry+v1 renderer as a value: its BundleValidator
+// and its ResourceGenerators. Adding a behaviour is adding one function and
+// one entry; a test fails when a Check*/Generate* function of this package is
+// in neither list.
+type Renderer struct {
+	Validators []Validator
+	Generators []Generator
 }
+
+// DefaultRenderer is the renderer olm-cmp uses. Validators reproduce OLM
+// v1's BundleValidator (the first thirteen, in OLM's order) followed by the
+// checks OLM v1 makes elsewhere or that we add to fail early with a clear
+// message instead of emitting objects the API server rejects. Generators
+// reproduce OLM v1's ResourceGenerators, in its order. Each call returns new
+// lists, so no caller can change another's.
+func DefaultRenderer() Renderer {
+	return Renderer{
+		Validators: []Validator{
+			CheckDeploymentSpecUniqueness,
+			CheckDeploymentNameIsDNS1123SubDomain,
+			CheckCRDResourceUniqueness,
+			CheckOwnedCRDExistence,
+			CheckPackageNameNotEmpty,
+			CheckConversionWebhookSupport,
+			CheckWebhookDeploymentReferentialIntegrity,
+			CheckWebhookNameUniqueness,
+			CheckWebhookNameIsDNS1123SubDomain,
+			CheckConversionWebhookCRDReferenceUniqueness,
+			CheckConversionWebhooksReferenceOwnedCRDs,
+			CheckWebhookRules,
+			CheckObjectSupport,
+			// Not in OLM v1's BundleValidator:
+			CheckNoAPIServiceDefinitions,
+			CheckInstallStrategy,
+			CheckAdmissionWebhookFields,
+			CheckCRDVersion,
+		},
+		Generators: []Generator{
+			{Generate: GenerateServiceAccounts},
+			{Generate: GeneratePermissions},
+			{Generate: GenerateClusterPermissions},
+			{Generate: GenerateCRDs, CopiesBundleObjects: true},
+			{Generate: GenerateAdditionalResources, CopiesBundleObjects: true},
+			{Generate: GenerateDeployments},
+			{Generate: GenerateValidatingWebhookConfigurations},
+			{Generate: GenerateMutatingWebhookConfigurations},
+			{Generate: GenerateWebhookServices},
+			{Generate: GenerateCertProviderObjects},
+		},
+	}
+}
+
+// Convert is DefaultRenderer().Convert.
+func Convert(b *bundle.Bundle, o Options) ([]*yaml.RNode, error) {
+	return DefaultRenderer().Convert(b, o)
+}
+
+// Validate is DefaultRenderer().Validate.
+func Validate(b *bundle.Bundle) error { return DefaultRenderer().Validate(b) }
 
 // Convert validates b, resolves o (target namespaces defaulted from the CSV's
 // install modes) and runs every generator. The result is de-duplicated by
@@ -88,11 +119,8 @@ var Generators = []Generator{
 // object the bundle ships under the same identity (e.g. a ServiceAccount).
 // Bundle-shipped objects are copies of the original nodes, never round-tripped
 // through typed structs.
-func Convert(b *bundle.Bundle, o Options) ([]*yaml.RNode, error) {
-	if b == nil || b.CSV == nil {
-		return nil, errors.New("bundle has no ClusterServiceVersion in manifests/")
-	}
-	if err := Validate(b); err != nil {
+func (r Renderer) Convert(b *bundle.Bundle, o Options) ([]*yaml.RNode, error) {
+	if err := r.Validate(b); err != nil {
 		return nil, err
 	}
 	resolved, err := ResolveOptions(b, o)
@@ -101,15 +129,14 @@ func Convert(b *bundle.Bundle, o Options) ([]*yaml.RNode, error) {
 	}
 	var out []*yaml.RNode
 	var fromBundle []bool
-	for _, gen := range Generators {
-		objs, err := gen(b, resolved)
+	for _, g := range r.Generators {
+		objs, err := g.Generate(b, resolved)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, objs...)
-		copies := copiesBundleObjects(gen)
 		for range objs {
-			fromBundle = append(fromBundle, copies)
+			fromBundle = append(fromBundle, g.CopiesBundleObjects)
 		}
 	}
 	return dedupe(out, fromBundle), nil
@@ -117,12 +144,12 @@ func Convert(b *bundle.Bundle, o Options) ([]*yaml.RNode, error) {
 
 // Validate runs every validator and joins all their errors, so a user sees
 // every problem of the bundle at once.
-func Validate(b *bundle.Bundle) error {
+func (r Renderer) Validate(b *bundle.Bundle) error {
 	if b == nil || b.CSV == nil {
 		return errors.New("bundle has no ClusterServiceVersion in manifests/")
 	}
 	var errs []error
-	for _, v := range Validators {
+	for _, v := range r.Validators {
 		errs = append(errs, v(b)...)
 	}
 	if len(errs) > 0 {
@@ -170,20 +197,6 @@ func keyOf(n *yaml.RNode) objectKey {
 		group = "" // core group: "v1"
 	}
 	return objectKey{group: group, kind: n.GetKind(), namespace: n.GetNamespace(), name: n.GetName()}
-}
-
-// bundleCopies names the generators whose objects are copies of objects the
-// bundle ships (as opposed to objects built from the CSV).
-var bundleCopies = []Generator{GenerateCRDs, GenerateAdditionalResources}
-
-func copiesBundleObjects(g Generator) bool {
-	p := reflect.ValueOf(g).Pointer()
-	for _, c := range bundleCopies {
-		if reflect.ValueOf(c).Pointer() == p {
-			return true
-		}
-	}
-	return false
 }
 
 // dedupe keeps one object per identity. OLM v1 would apply both copies (the

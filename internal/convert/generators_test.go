@@ -32,7 +32,7 @@ func resolved(t testing.TB, b *bundle.Bundle, o Options) Options {
 	return r
 }
 
-func generate(t testing.TB, g Generator, b *bundle.Bundle, o Options) []object {
+func generate(t testing.TB, g GenerateFunc, b *bundle.Bundle, o Options) []object {
 	t.Helper()
 	nodes, err := g(b, resolved(t, b, o))
 	if err != nil {

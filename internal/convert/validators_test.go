@@ -49,11 +49,12 @@ func TestListsAreComplete(t *testing.T) {
 		return full[strings.LastIndex(full, ".")+1:]
 	}
 	var listed = map[string][]string{}
-	for _, v := range Validators {
+	r := DefaultRenderer()
+	for _, v := range r.Validators {
 		listed["Check"] = append(listed["Check"], funcName(v))
 	}
-	for _, g := range Generators {
-		listed["Generate"] = append(listed["Generate"], funcName(g))
+	for _, g := range r.Generators {
+		listed["Generate"] = append(listed["Generate"], funcName(g.Generate))
 	}
 	for prefix, names := range declared {
 		slices.Sort(names)
@@ -62,8 +63,13 @@ func TestListsAreComplete(t *testing.T) {
 			t.Errorf("%s* functions %v, but the list holds %v", prefix, names, got)
 		}
 	}
-	if len(Validators) != 17 || len(Generators) != 10 {
-		t.Errorf("got %d validators and %d generators, want 17 and 10", len(Validators), len(Generators))
+	if len(r.Validators) != 17 || len(r.Generators) != 10 {
+		t.Errorf("got %d validators and %d generators, want 17 and 10", len(r.Validators), len(r.Generators))
+	}
+	// The lists are values: changing one renderer's changes no other's.
+	r.Validators[0], r.Generators[0].CopiesBundleObjects = nil, true
+	if d := DefaultRenderer(); d.Validators[0] == nil || d.Generators[0].CopiesBundleObjects {
+		t.Error("DefaultRenderer shares its lists")
 	}
 }
 
@@ -193,12 +199,13 @@ func TestConvertBadInputNeverPanics(t *testing.T) {
 	}
 	// Every generator and validator on an empty CSV: no panic.
 	empty := &bundle.Bundle{CSV: &v1alpha1.ClusterServiceVersion{}, Others: []bundle.Object{{File: "f"}}, CRDs: []bundle.Object{{File: "g"}}}
-	for _, v := range Validators {
+	r := DefaultRenderer()
+	for _, v := range r.Validators {
 		v(empty)
 		v(&bundle.Bundle{})
 	}
-	for _, g := range Generators {
-		_, _ = g(empty, Options{InstallNamespace: "x", TargetNamespaces: []string{""}})
+	for _, g := range r.Generators {
+		_, _ = g.Generate(empty, Options{InstallNamespace: "x", TargetNamespaces: []string{""}})
 	}
 }
 

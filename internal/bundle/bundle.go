@@ -6,6 +6,7 @@ package bundle
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -23,7 +24,10 @@ type Bundle struct {
 	Package string
 	// Annotations are the entries of metadata/annotations.yaml.
 	Annotations map[string]string
-	// CSV is the ClusterServiceVersion, decoded into OLM's own types.
+	// CSV is the ClusterServiceVersion, decoded into OLM's own types. It is
+	// never nil in a loaded bundle: the loader refuses a bundle without one
+	// (convert.Validate and render's pipeline check it at their boundaries,
+	// for Bundles built by hand).
 	CSV *v1alpha1.ClusterServiceVersion
 	// CSVFile is the manifests/ file the CSV came from (for error messages).
 	CSVFile string
@@ -65,4 +69,16 @@ type Origin struct {
 	Digest string
 	// Dir is the local directory the bundle files were read from.
 	Dir string
+}
+
+// ObjectID names an object the way the API server tells objects apart: kind,
+// API group, namespace and name, as "Kind.group namespace/name" ("Kind. name"
+// for a cluster-scoped object of the core group). Every de-duplication and
+// every message about two objects being one uses it.
+func ObjectID(n *yaml.RNode) string {
+	group, _, found := strings.Cut(n.GetApiVersion(), "/")
+	if !found {
+		group = "" // core group: "v1"
+	}
+	return n.GetKind() + "." + group + " " + strings.TrimPrefix(n.GetNamespace()+"/"+n.GetName(), "/")
 }

@@ -3,6 +3,8 @@ package cmpserver
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -191,14 +193,14 @@ func paramVars(env map[string]string) []spec.Override {
 	}
 	var out []spec.Override
 	known := func(name string) bool { _, ok := spec.FindParam(looseParamName(name)); return ok }
-	for _, name := range sortedKeys(strs) {
+	for _, name := range slices.Sorted(maps.Keys(strs)) {
 		v := strs[name]
 		if !known(name) {
 			continue
 		}
 		out = append(out, spec.Override{Name: looseParamName(name), Source: "parameter env " + EnvParamPrefix + name, String: &v})
 	}
-	for _, name := range sortedKeys(arrays) {
+	for _, name := range slices.Sorted(maps.Keys(arrays)) {
 		items := arrays[name]
 		if !known(name) {
 			continue
@@ -215,13 +217,4 @@ func paramVars(env map[string]string) []spec.Override {
 		out = append(out, spec.Override{Name: looseParamName(name), Source: "parameter env " + EnvParamPrefix + name + "_*", Array: list})
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -7,21 +7,22 @@ package convert
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
 // CertProvider names who issues the serving certificates of webhooks.
 type CertProvider string
 
+// The providers are spec.certificateProvider's values, named once, in spec.
 const (
-	CertManager    CertProvider = "cert-manager"
-	ServiceCA      CertProvider = "service-ca"
-	NoCertProvider CertProvider = "none"
+	CertManager    CertProvider = spec.CertProviderCertManager
+	ServiceCA      CertProvider = spec.CertProviderServiceCA
+	NoCertProvider CertProvider = spec.CertProviderNone
 )
 
 // Options are the install-time choices OLM takes from a ClusterExtension/Subscription.
@@ -113,7 +114,8 @@ func Convert(b *bundle.Bundle, o Options) ([]*yaml.RNode, error) {
 // Validate is DefaultRenderer().Validate.
 func Validate(b *bundle.Bundle) error { return DefaultRenderer().Validate(b) }
 
-// Convert validates b, resolves o (target namespaces defaulted from the CSV's
+// Convert validates b (a loaded bundle: its CSV is never nil; render checks
+// that once, at the pipeline's boundary), resolves o (target namespaces defaulted from the CSV's
 // install modes) and runs every generator. The result is de-duplicated by
 // apiVersion group, kind, namespace and name; a generated object wins over an
 // object the bundle ships under the same identity (e.g. a ServiceAccount).
@@ -161,9 +163,6 @@ func (r Renderer) Validate(b *bundle.Bundle) error {
 // ResolveOptions checks o and fills the target namespaces in from the CSV's
 // install modes, the way OLM v1's renderer defaults them.
 func ResolveOptions(b *bundle.Bundle, o Options) (Options, error) {
-	if b == nil || b.CSV == nil {
-		return o, errors.New("bundle has no ClusterServiceVersion in manifests/")
-	}
 	if o.InstallNamespace == "" {
 		return o, errors.New("install namespace is required")
 	}
@@ -188,26 +187,15 @@ func bundleName(b *bundle.Bundle) string {
 	return fmt.Sprintf("of package %q", b.Package)
 }
 
-// objectKey identifies an object the way the API server does.
-type objectKey struct{ group, kind, namespace, name string }
-
-func keyOf(n *yaml.RNode) objectKey {
-	group, _, found := strings.Cut(n.GetApiVersion(), "/")
-	if !found {
-		group = "" // core group: "v1"
-	}
-	return objectKey{group: group, kind: n.GetKind(), namespace: n.GetNamespace(), name: n.GetName()}
-}
-
 // dedupe keeps one object per identity. OLM v1 would apply both copies (the
 // later silently overwriting the earlier); we keep the one generated from the
 // CSV because it is what OLM's own logic asks for, and otherwise the first.
 func dedupe(objs []*yaml.RNode, fromBundle []bool) []*yaml.RNode {
-	index := map[objectKey]int{}
+	index := map[string]int{}
 	out := make([]*yaml.RNode, 0, len(objs))
 	outFromBundle := make([]bool, 0, len(objs))
 	for i, n := range objs {
-		k := keyOf(n)
+		k := bundle.ObjectID(n)
 		j, seen := index[k]
 		switch {
 		case !seen:

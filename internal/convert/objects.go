@@ -3,6 +3,7 @@ package convert
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -88,19 +89,10 @@ func toRNodes[T any](objs []T) ([]*yaml.RNode, error) {
 
 // setAnnotations adds annotations to a node's metadata, keeping existing order.
 func setAnnotations(n *yaml.RNode, kv map[string]string) error {
-	for _, k := range sortedKeys(kv) {
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
 		if err := n.PipeE(yaml.SetAnnotation(k, kv[k])); err != nil {
 			return fmt.Errorf("annotate %s %q: %w", n.GetKind(), n.GetName(), err)
 		}
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -139,10 +139,5 @@ func saSubject(p v1alpha1.StrategyDeploymentPermissions, o Options) rbacv1.Subje
 	return rbacv1.Subject{Kind: "ServiceAccount", Namespace: o.InstallNamespace, Name: saName(p)}
 }
 
-// csvMetaName is the CSV's metadata.name, "" without CSV.
-func csvMetaName(b *bundle.Bundle) string {
-	if b == nil || b.CSV == nil {
-		return ""
-	}
-	return b.CSV.Name
-}
+// csvMetaName is the CSV's metadata.name.
+func csvMetaName(b *bundle.Bundle) string { return b.CSV.Name }

@@ -17,14 +17,8 @@ import (
 // validators) unless its comment says otherwise. Messages keep OLM's wording
 // and add where the problem is: the CSV file and field, or the object's file.
 
-// csvSpec returns the CSV spec, or an empty one so validators never panic on a
-// bundle without CSV (Convert reports that case itself).
-func csvSpec(b *bundle.Bundle) *v1alpha1.ClusterServiceVersionSpec {
-	if b == nil || b.CSV == nil {
-		return &v1alpha1.ClusterServiceVersionSpec{}
-	}
-	return &b.CSV.Spec
-}
+// csvSpec returns the CSV spec (a loaded bundle always has a CSV).
+func csvSpec(b *bundle.Bundle) *v1alpha1.ClusterServiceVersionSpec { return &b.CSV.Spec }
 
 // csvErr prefixes a CSV problem with the CSV's file and the field path.
 func csvErr(b *bundle.Bundle, field, format string, a ...any) error {

@@ -202,7 +202,6 @@ func TestConvertBadInputNeverPanics(t *testing.T) {
 	r := DefaultRenderer()
 	for _, v := range r.Validators {
 		v(empty)
-		v(&bundle.Bundle{})
 	}
 	for _, g := range r.Generators {
 		_, _ = g.Generate(empty, Options{InstallNamespace: "x", TargetNamespaces: []string{""}})

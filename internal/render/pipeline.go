@@ -308,11 +308,7 @@ func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 func checkUnique(nodes []*yaml.RNode) error {
 	seen := make(map[string]bool, len(nodes))
 	for _, n := range nodes {
-		group, _, found := strings.Cut(n.GetApiVersion(), "/")
-		if !found {
-			group = ""
-		}
-		id := n.GetKind() + "." + group + " " + strings.TrimPrefix(n.GetNamespace()+"/"+n.GetName(), "/")
+		id := bundle.ObjectID(n)
 		if seen[id] {
 			return fmt.Errorf("%s is rendered twice (from the bundle, spec.examples or an extra manifest): remove one, e.g. with spec.exclude", id)
 		}

@@ -255,13 +255,8 @@ func RenderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, 
 // cert-manager when the bundle has webhooks (the one provider that works on
 // any cluster), else none.
 func certProvider(s spec.Spec, b *bundle.Bundle) convert.CertProvider {
-	switch s.CertificateProvider {
-	case spec.CertProviderCertManager:
-		return convert.CertManager
-	case spec.CertProviderServiceCA:
-		return convert.ServiceCA
-	case spec.CertProviderNone:
-		return convert.NoCertProvider
+	if s.CertificateProvider != "" {
+		return convert.CertProvider(s.CertificateProvider)
 	}
 	if len(b.CSV.Spec.WebhookDefinitions) > 0 {
 		return convert.CertManager

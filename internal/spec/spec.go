@@ -307,10 +307,10 @@ func ValidateSelector(sel string) error {
 // render the same output encode the same (used as a cache key).
 func (s *Spec) Normalized() []byte {
 	c := *s
-	c.WatchNamespaces = sortedUnique(c.WatchNamespaces)
-	c.ImagePullSecrets = sortedUnique(c.ImagePullSecrets)
-	c.ServiceAccounts = sortedUnique(c.ServiceAccounts)
-	c.Examples = sortedUnique(c.Examples)
+	c.WatchNamespaces = sortedSet(c.WatchNamespaces)
+	c.ImagePullSecrets = sortedSet(c.ImagePullSecrets)
+	c.ServiceAccounts = sortedSet(c.ServiceAccounts)
+	c.Examples = sortedSet(c.Examples)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -318,7 +318,10 @@ func (s *Spec) Normalized() []byte {
 	return buf.Bytes()
 }
 
-func sortedUnique(in []string) []string {
+// sortedSet returns the distinct values of in, sorted, keeping "" (which in
+// watchNamespaces means all namespaces): a set's order must not change the
+// cache key.
+func sortedSet(in []string) []string {
 	if len(in) == 0 {
 		return nil
 	}

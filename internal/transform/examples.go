@@ -29,7 +29,7 @@ import (
 // cluster can hold only one. The first is the CSV's default; a user who wants
 // another variant commits it as an extra manifest.
 func Examples(almExamples string, kinds []string, installNs string, crds []*yaml.RNode, warn func(string)) ([]*yaml.RNode, error) {
-	kinds = sortedUnique(kinds)
+	kinds = sortedNames(kinds)
 	if len(kinds) == 0 {
 		return nil, nil
 	}

@@ -49,7 +49,7 @@ type serviceAccountsFilter struct {
 // ServiceAccounts an operator creates later: created first, they carry the pull
 // secrets. Names are de-duplicated and sorted.
 func ServiceAccounts(namespace string, names, pullSecrets []string) kio.Filter {
-	return serviceAccountsFilter{namespace, sortedUnique(names), sortedUnique(pullSecrets)}
+	return serviceAccountsFilter{namespace, sortedNames(names), sortedNames(pullSecrets)}
 }
 
 func (f serviceAccountsFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
@@ -86,7 +86,7 @@ type imagePullSecretsFilter struct{ names []string }
 // has. Only Secret names are handled, never their content. Names are
 // de-duplicated and added in sorted order.
 func ImagePullSecrets(names []string) kio.Filter {
-	return imagePullSecretsFilter{sortedUnique(names)}
+	return imagePullSecretsFilter{sortedNames(names)}
 }
 
 func (f imagePullSecretsFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
@@ -188,7 +188,7 @@ func (f authReaderFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 		}
 		sas = append(sas, sa)
 	}
-	sas = sortedUnique(sas)
+	sas = sortedNames(sas)
 	if len(sas) == 0 {
 		return nodes, nil
 	}

@@ -214,9 +214,9 @@ func isCRD(n *yaml.RNode) bool {
 	return gkOf(n) == groupKind{groupAPIExtensions, "CustomResourceDefinition"}
 }
 
-// sortedUnique returns the distinct non-empty values of in, sorted: inputs that
+// sortedNames returns the distinct non-empty names of in, sorted: inputs that
 // spec.Normalized treats as sets must render the same whatever their order.
-func sortedUnique(in []string) []string {
+func sortedNames(in []string) []string {
 	var out []string
 	for _, s := range in {
 		if s = strings.TrimSpace(s); s != "" {

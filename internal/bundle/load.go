@@ -256,35 +256,7 @@ func ParseDocuments(data []byte) ([]*yaml.Node, error) {
 			return docs, nil
 		}
 	}
-	if err := yamlsafe.PreScan(data); err != nil {
-		return nil, err
-	}
-	var docs []*yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for i := 1; ; i++ {
-		var doc yaml.Node
-		if err := dec.Decode(&doc); err != nil {
-			if errors.Is(err, io.EOF) {
-				return docs, nil
-			}
-			return nil, fmt.Errorf("document %d: %w", i, err)
-		}
-		if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-			docs = append(docs, nil) // keep document numbering stable for errors
-			continue
-		}
-		n := doc.Content[0]
-		// Before anything walks the nodes: no alias cycle, no alias bomb,
-		// nothing absurdly deep (see yamlsafe).
-		if err := yamlsafe.Check(n, yamlsafe.DefaultLimits); err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
-		}
-		// A leading comment lives on the document node; keep it with the object.
-		if doc.HeadComment != "" && n.HeadComment == "" {
-			n.HeadComment = doc.HeadComment
-		}
-		docs = append(docs, n)
-	}
+	return yamlsafe.Parse(data)
 }
 
 func parseJSONStream(data []byte) ([]*yaml.Node, error) {

@@ -122,7 +122,9 @@ func PreScan(data []byte) error {
 }
 
 // Parse parses every document of data and checks each with DefaultLimits.
-// An empty document is returned as nil, keeping document numbers stable.
+// It returns each document's root node (a comment leading the document is
+// kept on it); an empty document is nil, so document numbers stay stable
+// for error messages.
 func Parse(data []byte) ([]*yaml.Node, error) {
 	if err := PreScan(data); err != nil {
 		return nil, err
@@ -141,9 +143,13 @@ func Parse(data []byte) ([]*yaml.Node, error) {
 			docs = append(docs, nil)
 			continue
 		}
-		if err := Check(doc.Content[0], DefaultLimits); err != nil {
+		n := doc.Content[0]
+		if doc.HeadComment != "" && n.HeadComment == "" {
+			n.HeadComment = doc.HeadComment
+		}
+		if err := Check(n, DefaultLimits); err != nil {
 			return nil, fmt.Errorf("document %d: %w", i, err)
 		}
-		docs = append(docs, &doc)
+		docs = append(docs, n)
 	}
 }

@@ -30,7 +30,7 @@ func TestParseKeepsHonestAliases(t *testing.T) {
 	if len(docs) != 3 {
 		t.Fatalf("documents: %v", docs)
 	}
-	n, err := DeAnchor(docs[0].Content[0], DefaultLimits)
+	n, err := DeAnchor(docs[0], DefaultLimits)
 	if err != nil || HasAliases(n) {
 		t.Fatalf("de-anchored: %v, aliases left %v", err, n != nil && HasAliases(n))
 	}

@@ -154,7 +154,7 @@ type bundleFiles struct {
 
 func readFiles(fsys fs.FS) (*bundleFiles, error) {
 	files := &bundleFiles{all: map[string][]byte{}}
-	annotations, err := fs.ReadFile(fsys, AnnotationsFile)
+	annotations, err := readBundleFile(fsys, AnnotationsFile)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s not found: a registry+v1 bundle needs it to name its package", AnnotationsFile)
@@ -163,7 +163,7 @@ func readFiles(fsys fs.FS) (*bundleFiles, error) {
 	}
 	files.all[AnnotationsFile] = annotations
 	for _, name := range []string{PropertiesFile, DependenciesFile} { // optional
-		data, err := fs.ReadFile(fsys, name)
+		data, err := readBundleFile(fsys, name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -176,6 +176,27 @@ func readFiles(fsys fs.FS) (*bundleFiles, error) {
 		return nil, err
 	}
 	return files, nil
+}
+
+// MaxFileBytes caps one bundle file. The API server stores no object over
+// 1.5 MiB (etcd's request limit) and the largest real bundle file, a CRD, is
+// 2 MB of YAML; a bigger file is a mistake or an attempt to exhaust memory.
+const MaxFileBytes = 16 << 20
+
+// readBundleFile reads a regular file of at most MaxFileBytes: a FIFO or a
+// device would block or never end, a huge file exhaust memory.
+func readBundleFile(fsys fs.FS, name string) ([]byte, error) {
+	fi, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s): a bundle holds only files and directories", fi.Mode().Type())
+	}
+	if fi.Size() > MaxFileBytes {
+		return nil, fmt.Errorf("%d bytes, over the %d-byte limit for one bundle file", fi.Size(), MaxFileBytes)
+	}
+	return fs.ReadFile(fsys, name)
 }
 
 // manifestFile is one file of manifests/ and the objects parsed from it.
@@ -203,7 +224,7 @@ func readManifests(fsys fs.FS, read map[string][]byte) ([]*manifestFile, error) 
 		if e.IsDir() {
 			return nil, fmt.Errorf("%s: subdirectories are not allowed in %s/ of a registry+v1 bundle", name, ManifestsDir)
 		}
-		data, err := fs.ReadFile(fsys, name)
+		data, err := readBundleFile(fsys, name)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", name, err)
 		}

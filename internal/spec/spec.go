@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -166,6 +167,14 @@ func Parse(name string, data []byte) (*File, error) {
 // Load reads dir/olm-cmp.yaml.
 func Load(dir string) (*File, error) {
 	p := filepath.Join(dir, FileName)
+	// A regular file of a spec's size: a FIFO would block, a huge file cost
+	// memory and time for nothing a spec needs.
+	if fi, err := os.Stat(p); err == nil && (!fi.Mode().IsRegular() || fi.Size() > MaxFileBytes) {
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: not a regular file", p)
+		}
+		return nil, fmt.Errorf("%s: %d bytes, over the %d-byte limit for %s", p, fi.Size(), MaxFileBytes, FileName)
+	}
 	data, err := os.ReadFile(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -182,13 +191,43 @@ func Load(dir string) (*File, error) {
 func DecodeStrict(data []byte, v any) error {
 	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return fmt.Errorf("not valid YAML: %s", strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "))
+		return fmt.Errorf("not valid YAML: %s", oneLine(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")))
 	}
 	strictErrs, err := kjson.UnmarshalStrict(js, v)
 	if err != nil {
-		return err
+		return errors.New(plainTypeError(err.Error()))
 	}
 	return errors.Join(strictErrs...)
+}
+
+// MaxFileBytes caps olm-cmp.yaml: a spec is a few hundred bytes.
+const MaxFileBytes = 1 << 20
+
+// oneLine folds the YAML parser's multi-line messages ("unmarshal errors:\n
+// line 7: key ... already set") into one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, ":\n", ": ")), " ")
+}
+
+var typeErrorRE = regexp.MustCompile(`json: cannot unmarshal (\w+) into Go struct field \S*?\.((?:spec|metadata)\.\S+) of type (\S+)`)
+
+// plainTypeError rewrites the JSON decoder's Go wording ("cannot unmarshal
+// array into Go struct field Spec.spec.namespace of type string") in the
+// words of the file: "spec.namespace: expected a string, got an array".
+func plainTypeError(msg string) string {
+	m := typeErrorRE.FindStringSubmatch(msg)
+	if m == nil {
+		return strings.TrimPrefix(msg, "json: ")
+	}
+	got := map[string]string{"array": "a list", "object": "a map", "string": "a string", "number": "a number", "bool": "true or false"}[m[1]]
+	if got == "" {
+		got = m[1]
+	}
+	want := map[string]string{"string": "a string", "[]string": "a list of strings", "bool": "true or false", "*bool": "true or false", "int": "a whole number", "map[string]string": "a map of strings"}[m[3]]
+	if want == "" {
+		want = "another type"
+	}
+	return fmt.Sprintf("%s: expected %s, got %s (quote a value that should be a string)", m[2], want, got)
 }
 
 // Validate checks the spec after CLI/plugin overrides and reports every

@@ -1,0 +1,304 @@
+package main
+
+// The bad-input corpus (issue 8): every way a user's repository, spec or
+// registry can be wrong, run through the real CLI. Each case asserts the
+// exact error (one line, naming the file, field or object and the fix), a
+// failing exit, nothing on stdout, and a bounded time.
+//
+// Static cases live in test/testdata/bad/<case>/: the files there are laid
+// over a copy of examples/demo (olm-cmp.yaml, bundle/, extra manifests; a
+// file "remove" lists paths to delete), and error.txt holds the expected
+// error, with $DIR for the case's directory. Cases that need a symlink, a
+// FIFO, tens of megabytes or a registry are built below at run time; nothing
+// big is committed. `go test -run TestBadInput -update` rewrites error.txt
+// files (review every change: each must read as a clear, actionable line).
+
+import (
+	"archive/tar"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+)
+
+var update = flag.Bool("update", false, "rewrite test/testdata/bad/*/error.txt")
+
+const badDir = "../../test/testdata/bad"
+
+// caseTimeout bounds every case: a stall, a bomb or a hang fails the test
+// instead of the CI run.
+const caseTimeout = 30 * time.Second
+
+type badCase struct {
+	name string
+	// setup prepares dir (a copy of examples/demo) and returns extra CLI
+	// arguments; nil for static cases.
+	setup func(t *testing.T, dir string) []string
+	// want is the expected error for runtime cases ($DIR, $HOST replaced).
+	want string
+	// contains, when set, is checked instead of an exact match (errors that
+	// embed ports or digests).
+	contains []string
+}
+
+func TestBadInput(t *testing.T) {
+	entries, err := os.ReadDir(badDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []badCase
+	for _, e := range entries {
+		if e.IsDir() {
+			cases = append(cases, badCase{name: e.Name()})
+		}
+	}
+	cases = append(cases, runtimeCases(t)...)
+	if len(cases) < 40 {
+		t.Errorf("%d cases; the corpus promises at least 40", len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "app")
+			copyDir(t, "../../examples/demo", dir)
+			var args []string
+			static := c.setup == nil
+			if static {
+				overlay(t, filepath.Join(badDir, c.name), dir)
+			} else {
+				args = c.setup(t, dir)
+			}
+			start := time.Now()
+			done := make(chan struct{})
+			var out, stderr string
+			var err error
+			go func() {
+				defer close(done)
+				out, stderr, err = run(t, append([]string{"render", dir, "--timeout", "20s"}, args...)...)
+			}()
+			select {
+			case <-done:
+			case <-time.After(caseTimeout):
+				t.Fatalf("no answer within %s", caseTimeout)
+			}
+			if err == nil {
+				t.Fatalf("rendered (%d bytes) instead of failing", len(out))
+			}
+			if out != "" {
+				t.Errorf("a failed render wrote to stdout: %.200q", out)
+			}
+			msg := strings.ReplaceAll(err.Error(), dir, "$DIR")
+			msg = strings.ReplaceAll(msg, filepath.Dir(dir), "$TMP")
+			// One line per problem: several problems of one bundle are
+			// reported at once, each on its own line, none indented.
+			for _, line := range strings.Split(msg, "\n") {
+				if line == "" || strings.TrimLeft(line, " \t") != line {
+					t.Errorf("a problem spreads over several lines: %q", msg)
+				}
+			}
+			if strings.Contains(msg, "panic") || strings.Contains(msg, "runtime error") || strings.Contains(msg, "goroutine") {
+				t.Errorf("the error reads like a crash: %s", msg)
+			}
+			_ = stderr
+			switch {
+			case static:
+				golden := filepath.Join(badDir, c.name, "error.txt")
+				if *update {
+					os.WriteFile(golden, []byte(msg+"\n"), 0o644)
+					return
+				}
+				want, rerr := os.ReadFile(golden)
+				if rerr != nil {
+					t.Fatalf("%v (run with -update to create it)", rerr)
+				}
+				if msg != strings.TrimSuffix(string(want), "\n") {
+					t.Errorf("error:\n  %s\nwant:\n  %s", msg, want)
+				}
+			case len(c.contains) > 0:
+				for _, w := range c.contains {
+					if !strings.Contains(msg, w) {
+						t.Errorf("error %q lacks %q", msg, w)
+					}
+				}
+			default:
+				if msg != c.want {
+					t.Errorf("error:\n  %s\nwant:\n  %s", msg, c.want)
+				}
+			}
+			if d := time.Since(start); d > caseTimeout {
+				t.Errorf("took %s", d)
+			}
+		})
+	}
+}
+
+// runtimeCases are the cases that cannot be committed as files.
+func runtimeCases(t *testing.T) []badCase {
+	write := func(t *testing.T, p string, data []byte) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	specFor := func(t *testing.T, dir, bundleRef string) {
+		write(t, filepath.Join(dir, "olm-cmp.yaml"), fmt.Appendf(nil, "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  bundle: %s\n  namespace: greeter-system\n", bundleRef))
+	}
+	cases := []badCase{
+		{name: "runtime/huge-spec-file", setup: func(t *testing.T, dir string) []string {
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  namespace: x\n  bundle: ./bundle\n  exclude:\n"+strings.Repeat("  - Kind/name-that-is-long-enough\n", 400000)))
+			return nil
+		}, contains: []string{"$DIR/olm-cmp.yaml", "over the 1048576-byte limit"}},
+		{name: "runtime/manifest-50MB", setup: func(t *testing.T, dir string) []string {
+			write(t, filepath.Join(dir, "bundle", "manifests", "huge.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: huge}\ndata:\n  a: \""+strings.Repeat("x", 50<<20)+"\"\n"))
+			return nil
+		}, contains: []string{"manifests/huge.yaml", "over the 16777216-byte limit for one bundle file"}},
+		{name: "runtime/extra-manifest-50MB", setup: func(t *testing.T, dir string) []string {
+			write(t, filepath.Join(dir, "huge.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: huge}\ndata:\n  a: \""+strings.Repeat("x", 50<<20)+"\"\n"))
+			return nil
+		}, want: "extra manifest huge.yaml: 52428868 bytes: larger than the 8388608-byte limit for extra manifests"},
+		{name: "runtime/million-scalars", setup: func(t *testing.T, dir string) []string {
+			write(t, filepath.Join(dir, "many.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\nbinaryData:\n  x:\n"+strings.Repeat("  - 1\n", 600000)))
+			return nil
+		}, contains: []string{"extra manifest many.yaml", "YAML items"}},
+		{name: "runtime/symlink-to-etc-passwd", setup: func(t *testing.T, dir string) []string {
+			if err := os.Symlink("/etc/passwd", filepath.Join(dir, "bundle", "manifests", "passwd.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			return nil
+		}, contains: []string{"passwd.yaml"}},
+		{name: "runtime/fifo-in-bundle", setup: func(t *testing.T, dir string) []string {
+			if err := syscall.Mkfifo(filepath.Join(dir, "bundle", "manifests", "pipe.yaml"), 0o644); err != nil {
+				t.Skip("no FIFOs here:", err)
+			}
+			return nil
+		}, contains: []string{"manifests/pipe.yaml", "not a regular file"}},
+		{name: "runtime/symlinked-bundle-leaves-dir", setup: func(t *testing.T, dir string) []string {
+			outside := filepath.Join(filepath.Dir(dir), "outside")
+			os.Rename(filepath.Join(dir, "bundle"), outside)
+			if err := os.Symlink(outside, filepath.Join(dir, "bundle")); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(filepath.Join(dir, "bundle", "manifests", "greeter-operator.clusterserviceversion.yaml"))
+			return nil
+		}, contains: []string{"bundle"}},
+	}
+
+	// Registry faults: the demo bundle on a fault-injecting registry.
+	type fault struct {
+		name  string
+		where bundletest.Where
+		f     bundletest.Fault
+		want  []string
+		args  []string
+	}
+	tag := bundletest.Where{Path: bundletest.TagPath("v1")}
+	for _, f := range []fault{
+		{"401-with-www-authenticate", tag, bundletest.Fault{Status: 401, Header: http.Header{"Www-Authenticate": {`Basic realm="registry"`}}}, []string{"401 Unauthorized", "log in to the registry"}, nil},
+		{"401-without-www-authenticate", tag, bundletest.Fault{Status: 401}, []string{"401 Unauthorized"}, nil},
+		{"403", tag, bundletest.Fault{Status: 403}, []string{"403 Forbidden"}, nil},
+		{"404-tag", tag, bundletest.Fault{Status: 404}, []string{"404 Not Found", "check the image reference"}, nil},
+		{"429-retry-after", tag, bundletest.Fault{Status: 429, Header: http.Header{"Retry-After": {"3600"}}}, []string{"429", "wait"}, nil},
+		{"500", tag, bundletest.Fault{Status: 500}, []string{"500 Internal Server Error"}, nil},
+		{"connection-reset", tag, bundletest.Fault{Reset: true}, []string{"closed the connection"}, nil},
+		{"stall", tag, bundletest.Fault{Stall: true}, []string{"did not answer within 300ms", "--registry-timeout"}, []string{"--registry-timeout", "300ms"}},
+		{"manifest-digest-mismatch", bundletest.Where{Path: bundletest.ManifestsPath + "sha256:"}, bundletest.Fault{Tamper: func(b []byte) []byte { return append(b, ' ') }}, []string{"sha256"}, nil},
+		{"layer-reset-midway", bundletest.Where{Path: `/blobs/sha256:`}, bundletest.Fault{Reset: true, AfterBytes: 10}, []string{"closed the connection while fetching blob sha256:"}, nil},
+	} {
+		cases = append(cases, badCase{name: "registry/" + f.name, contains: f.want, setup: func(t *testing.T, dir string) []string {
+			fr := bundletest.NewFaultRegistry(t, bundletest.FaultOptions{})
+			fr.PushDir(t, "tiny", "v1", filepath.Join(dir, "bundle"))
+			fr.Inject(f.where, f.f, -1)
+			specFor(t, dir, fr.Host+"/tiny:v1")
+			return append([]string{"--insecure-registry", fr.Host}, f.args...)
+		}})
+	}
+
+	// Hostile images: layers no honest bundle builder writes.
+	layerCase := func(name string, want []string, entries ...bundletest.Entry) badCase {
+		return badCase{name: "image/" + name, contains: want, setup: func(t *testing.T, dir string) []string {
+			fr := bundletest.NewFaultRegistry(t, bundletest.FaultOptions{})
+			fr.Push(t, "evil", "v1", bundletest.Image(t, bundletest.Layer(t, entries...)))
+			specFor(t, dir, fr.Host+"/evil:v1")
+			return []string{"--insecure-registry", fr.Host}
+		}}
+	}
+	ann := bundletest.File("metadata/annotations.yaml", "annotations:\n  operators.operatorframework.io.bundle.package.v1: evil\n")
+	cases = append(cases,
+		layerCase("dotdot-entry", []string{"../escape"}, ann, bundletest.File("../escape", "x")),
+		layerCase("absolute-entry", []string{"/etc/evil"}, ann, bundletest.File("/etc/evil", "x")),
+		layerCase("escaping-symlink", []string{"manifests/link.yaml"}, ann, bundletest.Symlink("manifests/link.yaml", "../../../etc/passwd")),
+		layerCase("hard-link", []string{"manifests/hard.yaml"}, ann, bundletest.File("manifests/a.yaml", "x"), bundletest.Entry{Name: "manifests/hard.yaml", Type: tar.TypeLink, Linkname: "manifests/a.yaml"}),
+		layerCase("no-manifests-dir", []string{"manifests"}, ann),
+		badCase{name: "image/layer-not-gzip", contains: []string{"layer"}, setup: func(t *testing.T, dir string) []string {
+			fr := bundletest.NewFaultRegistry(t, bundletest.FaultOptions{})
+			fr.Push(t, "junk", "v1", bundletest.Image(t, static.NewLayer([]byte("this is not a tarball at all"), types.DockerLayer)))
+			specFor(t, dir, fr.Host+"/junk:v1")
+			return []string{"--insecure-registry", fr.Host}
+		}},
+		badCase{name: "image/allow-list", contains: []string{"registry not allowed", "--allowed-registries"}, setup: func(t *testing.T, dir string) []string {
+			specFor(t, dir, "evil.example.com/operators/evil-bundle:v1")
+			return []string{"--allowed-registries", "quay.io"}
+		}},
+	)
+	return cases
+}
+
+// overlay lays src's files over dst and deletes what src/remove lists.
+func overlay(t *testing.T, src, dst string) {
+	t.Helper()
+	filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		switch rel {
+		case "error.txt":
+			return nil
+		case "remove":
+			data, _ := os.ReadFile(p)
+			for _, r := range strings.Fields(string(data)) {
+				if err := os.Remove(filepath.Join(dst, r)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		os.MkdirAll(filepath.Join(dst, filepath.Dir(rel)), 0o755)
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+}
+
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

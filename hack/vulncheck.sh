@@ -7,12 +7,15 @@
 # proxy into the per-user tool directory, as internal/cmpserver/generate.sh
 # installs its tools.
 #
+# When the live database cannot be reached (CI here reaches only the module
+# proxy), the check runs against hack/vulndb, an offline snapshot of the
+# database's entries for the modules we build (hack/vulndb/SOURCE says from
+# which commit and date; hack/vulndb-snapshot.sh refreshes it). The result says
+# which database it used. VULNCHECK_STRICT=1 refuses the fallback.
+#
 # Exit status: 0 when no vulnerability affects the code; 3 (govulncheck's own)
-# when one does: fix it, or explain it in docs/operations.md. When the
-# database cannot be reached (a sandbox that only reaches the module proxy),
-# nothing was checked: this says so plainly and exits 0, unless
-# VULNCHECK_STRICT=1 (CI with network access), which makes it a failure. Any
-# other error fails.
+# when one does: fix it, or explain it in docs/operations.md. Any other error
+# fails.
 set -euo pipefail
 
 GOVULNCHECK_VERSION=v1.9.0
@@ -28,21 +31,28 @@ if [[ ! -x "$bin/govulncheck" || ! -f "$stamp" || "$(cat "$stamp")" != "$pkg" ]]
 	echo "$pkg" >"$stamp"
 fi
 
+snapshot="$root/hack/vulndb"
 db="${GOVULNDB:-https://vuln.go.dev}"
 errlog="$(mktemp)"
 trap 'rm -f "$errlog"' EXIT
 cd "$root"
-set +e
-"$bin/govulncheck" -db "$db" ./... 2> >(tee "$errlog" >&2)
-rc=$?
-set -e
-wait # for tee
+
+run() {
+	set +e
+	"$bin/govulncheck" -db "$1" ./... 2> >(tee "$errlog" >&2)
+	rc=$?
+	set -e
+	wait # for tee
+}
+
+run "$db"
 if ((rc == 1)) && grep -q 'fetching vulnerabilities' "$errlog"; then
-	echo "vulncheck: NOT CHECKED: the vulnerability database $db cannot be reached from here." >&2
-	echo "vulncheck: run 'make vulncheck' where it can be, or point GOVULNDB at a mirror." >&2
+	echo "vulncheck: the vulnerability database $db cannot be reached from here." >&2
 	if [[ ${VULNCHECK_STRICT:-} == 1 ]]; then
+		echo "vulncheck: VULNCHECK_STRICT=1: not falling back to the snapshot." >&2
 		exit 1
 	fi
-	exit 0
+	echo "vulncheck: checking against the offline snapshot hack/vulndb ($(grep -E '^(date|commit):' "$snapshot/SOURCE" | tr '\n' ' '))." >&2
+	run "file://$snapshot"
 fi
 exit $rc

@@ -12,6 +12,11 @@ package main
 // FIFO, tens of megabytes or a registry are built below at run time; nothing
 // big is committed. `go test -run TestBadInput -update` rewrites error.txt
 // files (review every change: each must read as a clear, actionable line).
+//
+// internal/cmpserver's TestBadInputThroughThePlugin streams the same static
+// cases to the plugin and expects the same messages, with paths relative to
+// the repository; it adds what only the stream and the plugin's env and
+// parameters can get wrong.
 
 import (
 	"archive/tar"
@@ -28,6 +33,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/olm-cmp/olm-cmp/internal/badinput"
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
 )
 
@@ -52,15 +58,9 @@ type badCase struct {
 }
 
 func TestBadInput(t *testing.T) {
-	entries, err := os.ReadDir(badDir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cases []badCase
-	for _, e := range entries {
-		if e.IsDir() {
-			cases = append(cases, badCase{name: e.Name()})
-		}
+	for _, c := range badinput.Cases(t, badDir) {
+		cases = append(cases, badCase{name: c.Name})
 	}
 	cases = append(cases, runtimeCases(t)...)
 	if len(cases) < 40 {
@@ -69,12 +69,12 @@ func TestBadInput(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "app")
-			copyDir(t, "../../examples/demo", dir)
 			var args []string
 			static := c.setup == nil
 			if static {
-				overlay(t, filepath.Join(badDir, c.name), dir)
+				badinput.Case{Name: c.name, Dir: filepath.Join(badDir, c.name)}.Prepare(t, "../../examples/demo", dir)
 			} else {
+				badinput.CopyDir(t, "../../examples/demo", dir)
 				args = c.setup(t, dir)
 			}
 			start := time.Now()
@@ -251,54 +251,4 @@ func runtimeCases(t *testing.T) []badCase {
 		}},
 	)
 	return cases
-}
-
-// overlay lays src's files over dst and deletes what src/remove lists.
-func overlay(t *testing.T, src, dst string) {
-	t.Helper()
-	filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		switch rel {
-		case "error.txt":
-			return nil
-		case "remove":
-			data, _ := os.ReadFile(p)
-			for _, r := range strings.Fields(string(data)) {
-				if err := os.Remove(filepath.Join(dst, r)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		os.MkdirAll(filepath.Join(dst, filepath.Dir(rel)), 0o755)
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-}
-
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

@@ -73,6 +73,9 @@ func scanRepo(ctx context.Context, stream streamReceiver, lim Limits, m *engine.
 // consume while hashing them, and compares the checksum once the stream ends.
 func receiveStream(ctx context.Context, stream streamReceiver, lim Limits, m *engine.Metrics, consume func(io.Reader) error) (*pluginpb.ManifestRequestMetadata, error) {
 	first, err := stream.Recv()
+	if errors.Is(err, io.EOF) {
+		return nil, errors.New("the request stream ended before its metadata message: the repo-server sent no repository (retry the refresh; if it persists, check the repo-server's log)")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("receiving the stream header: %w", err)
 	}
@@ -146,6 +149,10 @@ func receiveStream(ctx context.Context, stream streamReceiver, lim Limits, m *en
 		return nil, exErr
 	case recvErr != nil:
 		return nil, recvErr
+	case meta.GetSize() > 0 && total < meta.GetSize():
+		// Fewer bytes than announced: the stream was cut, which says more
+		// than the checksum mismatch that necessarily follows.
+		return nil, fmt.Errorf("the repository tarball ended after %d of the %d bytes its metadata announced (the stream was cut short: retry the refresh)", total, meta.GetSize())
 	case hex.EncodeToString(h.Sum(nil)) != strings.ToLower(meta.GetChecksum()):
 		// Checked before the extractor's other errors: a corrupted stream
 		// makes gzip complain, but the checksum is the real cause.

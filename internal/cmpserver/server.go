@@ -556,7 +556,7 @@ func (sv *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServic
 	}
 	res, info, err := sv.s.o.Renderer.Render(ctx, req)
 	if err != nil {
-		return sv.finish(ctx, r, err, "bundle", req.Spec.Bundle, "digest", info.Digest)
+		return sv.finish(ctx, r, err, "bundle", spec.Redact(req.Spec.Bundle), "digest", info.Digest)
 	}
 	for _, w := range res.Warnings {
 		sv.s.o.Logger.Warn("render warning", append([]any{"warning", w}, r.attrs...)...)

@@ -273,7 +273,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request) {
 	if h.o.Observer != nil {
 		h.o.Observer.ObserveBytesServed("http", len(out))
 	}
-	h.o.Logger.Info("http render", "bundle", req.Spec.Bundle, "digest", res.Origin.Digest, "cache", info.Cache, "objects", len(res.Manifests),
+	h.o.Logger.Info("http render", "bundle", spec.Redact(req.Spec.Bundle), "digest", res.Origin.Digest, "cache", info.Cache, "objects", len(res.Manifests),
 		"bytes", len(out), "duration_ms", float64(time.Since(start).Microseconds())/1000)
 }
 

@@ -192,7 +192,7 @@ func (p Param) value(o Override) (v json.RawMessage, set bool, err error) {
 		}
 	}
 	if o.Array != nil || o.Map != nil {
-		return nil, false, fmt.Errorf("%s takes a %s value", p.Name, p.kindWord())
+		return nil, false, fmt.Errorf("%s takes %s: set the parameter's %s, not %s", p.Name, p.kindWord(), p.entryWord(), given(o))
 	}
 	if o.String == nil || strings.TrimSpace(*o.String) == "" {
 		return nil, false, nil
@@ -263,11 +263,37 @@ func (p Param) value(o Override) (v json.RawMessage, set bool, err error) {
 func (p Param) kindWord() string {
 	switch {
 	case p.Structured:
-		return "JSON or YAML string"
+		return "JSON or YAML text"
 	case p.Bool:
-		return "string (true or false)"
+		return "true or false"
+	case p.Collection == CollectionArray:
+		return "a list"
+	case p.Collection == CollectionMap:
+		return "a map"
 	}
-	return p.Collection
+	return "a single string"
+}
+
+// entryWord names the entry of Argo CD's parameter that carries p's value.
+func (p Param) entryWord() string {
+	switch p.Collection {
+	case CollectionArray:
+		return `"array"`
+	case CollectionMap:
+		return `"map"`
+	}
+	return `"string"`
+}
+
+// given names the entry an override set, for messages.
+func given(o Override) string {
+	switch {
+	case o.Array != nil:
+		return `"array"`
+	case o.Map != nil:
+		return `"map"`
+	}
+	return `"string"`
 }
 
 // Current is the field's value in s in the form a parameter carries it:

@@ -232,9 +232,44 @@ func plainTypeError(msg string) string {
 
 // Validate checks the spec after CLI/plugin overrides and reports every
 // problem at once, each naming its field.
+// hasUserinfo reports whether ref starts with user:password@ (or user@), the
+// URL way of writing a credential: an "@" in the registry part, before the
+// first "/". An image reference's only "@" introduces its digest, after the
+// last "/" ("busybox@sha256:…" has no "/" at all), and a local path starts
+// with "." or "/".
+func hasUserinfo(ref string) bool {
+	ref = strings.TrimPrefix(strings.TrimPrefix(ref, "https://"), "http://")
+	head, rest, found := strings.Cut(ref, "/")
+	return found && rest != "" && strings.Contains(head, "@")
+}
+
+// Redact returns ref with a credential (user:password@) replaced by "***@",
+// for log lines, which record what a request named even when it was refused.
+func Redact(ref string) string {
+	if !hasUserinfo(ref) {
+		return ref
+	}
+	scheme := ""
+	for _, p := range []string{"https://", "http://"} {
+		if strings.HasPrefix(ref, p) {
+			scheme, ref = p, strings.TrimPrefix(ref, p)
+		}
+	}
+	head, rest, _ := strings.Cut(ref, "/")
+	return scheme + "***@" + head[strings.LastIndex(head, "@")+1:] + "/" + rest
+}
+
 func (s *Spec) Validate() error {
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	// A reference with user:password@ carries a credential in Git. It is
+	// refused before anything else reads it, and never repeated: every later
+	// message would print it.
+	for field, ref := range map[string]string{"spec.bundle": s.Bundle, "spec.catalog": s.Catalog} {
+		if hasUserinfo(ref) {
+			return fmt.Errorf("%s holds a credential (user:password@ before the registry): remove it; registry credentials belong in the sidecar's docker config (docs/operations.md)", field)
+		}
+	}
 	switch {
 	case strings.TrimSpace(s.Catalog) != "":
 		if s.Bundle != "" {

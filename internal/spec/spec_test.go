@@ -211,3 +211,30 @@ spec:
 		t.Errorf("Package: accepted or badly reported: %v", err)
 	}
 }
+
+func TestCredentialInReferenceRefusedUnrepeated(t *testing.T) {
+	const secret = "CANARY-pass"
+	for _, ref := range []string{"user:" + secret + "@quay.io/org/bundle:v1", "https://user:" + secret + "@quay.io/org/bundle:v1", secret + "@registry.example.com/b@sha256:" + strings.Repeat("a", 64)} {
+		for _, field := range []string{"bundle", "catalog"} {
+			s := Spec{Namespace: "ns", Package: "p"}
+			if field == "bundle" {
+				s.Bundle = ref
+			} else {
+				s.Catalog = ref
+			}
+			if r := Redact(ref); strings.Contains(r, secret) || !strings.Contains(r, "***@") {
+				t.Errorf("Redact(%q) = %q", ref, r)
+			}
+			err := s.Validate()
+			if err == nil || !strings.Contains(err.Error(), "spec."+field+" holds a credential") || strings.Contains(err.Error(), secret) {
+				t.Errorf("%s %q: got %v", field, ref, err)
+			}
+		}
+	}
+	// Digests and paths are not credentials.
+	for _, ref := range []string{"busybox@sha256:" + strings.Repeat("a", 64), "quay.io/org/b@sha256:" + strings.Repeat("a", 64), "quay.io/org/b:v1@sha256:" + strings.Repeat("a", 64), "./bundle", "../x@y/bundle"} {
+		if hasUserinfo(ref) || Redact(ref) != ref {
+			t.Errorf("%q taken for a credential", ref)
+		}
+	}
+}

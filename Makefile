@@ -19,7 +19,7 @@ build:
 demo:
 	$(GO) run ./cmd/olm-cmp render examples/demo
 
-## test: lint + unit/integration tests + the Argo CD client suites (v2.14 and v3)
+## test: lint + unit/integration tests + the Argo CD client suites (v2.14.21 and v3.6.1)
 test: lint test-unit test-argocd
 
 test-unit:

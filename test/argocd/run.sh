@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Runs the Argo CD client tests: test/argocd (Argo CD v2.14) and
-# test/argocd-v3 (Argo CD v3.2), each a separate Go module, against a fresh
-# build of ./cmd/olm-cmp.
+# Runs the Argo CD client tests: test/argocd (Argo CD v2.14.21) and
+# test/argocd-v3 (Argo CD v3.6.1, plus the health checks under deploy/argocd run
+# through Argo CD's own Lua engine), each a separate Go module, against a fresh
+# build of ./cmd/olm-cmp. A module whose go directive is newer than the local
+# Go is built with that toolchain (GOTOOLCHAIN=goX.Y.Z, from the module proxy):
+# argocd-v3 needs Go 1.27, the main module does not.
 #
 #   test/argocd/run.sh                 # go test -count=1 ./... in both modules
 #   test/argocd/run.sh test -run TestNative -v
@@ -45,12 +48,26 @@ bench)
 	;;
 esac
 
+# toolchain GOMOD: "local" when the local Go satisfies the module's go directive,
+# else that exact toolchain.
+toolchain() {
+	local want have
+	want=$(awk '$1 == "go" {print $2; exit}' "$1")
+	have=$(GOTOOLCHAIN=local go env GOVERSION)
+	have=${have#go}
+	if [[ $(printf '%s\n%s\n' "$want" "$have" | sort -V | head -1) == "$want" ]]; then
+		echo local
+	else
+		echo "go$want"
+	fi
+}
+
 status=0
 summary=()
 for mod in $modules; do
 	echo "=== $mod: go test ${args[*]}"
 	start=$(date +%s)
-	if (cd "$testdir/$mod" && go test "${args[@]}"); then
+	if (cd "$testdir/$mod" && GOTOOLCHAIN=$(toolchain "$testdir/$mod/go.mod") go test "${args[@]}"); then
 		result=ok
 	else
 		result=FAIL

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 )
@@ -42,8 +43,8 @@ func loadDeploy(t *testing.T) filesys.FileSystem {
 	return fs
 }
 
-// buildExample renders deploy/kustomize/examples/<name> against the stand-in.
-func buildExample(t *testing.T, name string) map[string]any {
+// renderExample renders deploy/kustomize/examples/<name> against the stand-in.
+func renderExample(t *testing.T, name string) resmap.ResMap {
 	t.Helper()
 	fs := loadDeploy(t)
 	kpath := "/deploy/kustomize/examples/" + name + "/kustomization.yaml"
@@ -62,8 +63,15 @@ func buildExample(t *testing.T, name string) map[string]any {
 	if err != nil {
 		t.Fatalf("kustomize build %s: %v", name, err)
 	}
+	return res
+}
+
+// buildExample renders deploy/kustomize/examples/<name> against the stand-in and returns its
+// argocd-repo-server Deployment.
+func buildExample(t *testing.T, name string) map[string]any {
+	t.Helper()
 	var dep map[string]any
-	for _, r := range res.Resources() {
+	for _, r := range renderExample(t, name).Resources() {
 		if r.GetKind() == "Deployment" && r.GetName() == "argocd-repo-server" {
 			m, err := r.Map()
 			if err != nil {

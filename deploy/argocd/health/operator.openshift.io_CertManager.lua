@@ -1,0 +1,97 @@
+-- Health of cert-manager-operator's CertManager (operator.openshift.io/v1alpha1), for
+-- deploy/argocd/resource-customizations.yaml (generated from this file).
+--
+-- status is openshift/api operator/v1 OperatorStatus. The operator runs library-go controllers
+-- that each write their own conditions, named after the controller
+-- (openshift/cert-manager-operator pkg/controller/certmanager/*.go, library-go
+-- deploymentcontroller and staticresourcecontroller):
+--   cert-manager-<c>-deploymentAvailable    True once the Deployment has an available replica
+--   cert-manager-<c>-deploymentProgressing  True while the Deployment rolls out
+--   cert-manager-<c>-deploymentDegraded     True (SyncError) when the controller's sync fails,
+--                                           e.g. invalid overrides, or progressing too long
+--   cert-manager-<c>-static-resources-Degraded  True when applying <c>'s static objects fails
+-- for <c> in controller, webhook, cainjector (and networkpolicy for static resources only).
+-- The operator never sets status.observedGeneration: a spec change is not visible here until
+-- the conditions change.
+--
+-- Argo CD runs argocd-cm scripts without Lua's string library (unless useOpenLibs is set), so
+-- condition types are matched by their full names, not by suffix.
+local hs = {}
+local components = {"controller", "webhook", "cainjector"}
+local staticResources = {"controller", "webhook", "cainjector", "networkpolicy"}
+
+if obj.status == nil or obj.status.conditions == nil or #obj.status.conditions == 0 then
+  hs.status = "Progressing"
+  hs.message = "Waiting for cert-manager-operator to report status"
+  return hs
+end
+
+-- OperatorStatus has observedGeneration; honour it should a later operator set it.
+local generation = obj.metadata.generation
+local observed = obj.status.observedGeneration
+if generation ~= nil and observed ~= nil and observed < generation then
+  hs.status = "Progressing"
+  hs.message = "Waiting for cert-manager-operator to observe generation " .. generation ..
+    " (status is for generation " .. observed .. ")"
+  return hs
+end
+
+local byType = {}
+for _, c in ipairs(obj.status.conditions) do
+  if c.type ~= nil then
+    byType[c.type] = c
+  end
+end
+
+local function detail(c)
+  if c.message ~= nil and c.message ~= "" then
+    return c.type .. ": " .. c.message
+  end
+  if c.reason ~= nil and c.reason ~= "" then
+    return c.type .. ": " .. c.reason
+  end
+  return c.type .. " is " .. tostring(c.status)
+end
+
+-- Degraded first: a failing sync outranks a rollout in progress.
+local degraded = {}
+for _, c in ipairs(components) do
+  table.insert(degraded, "cert-manager-" .. c .. "-deploymentDegraded")
+end
+for _, c in ipairs(staticResources) do
+  table.insert(degraded, "cert-manager-" .. c .. "-static-resources-Degraded")
+end
+for _, t in ipairs(degraded) do
+  local c = byType[t]
+  if c ~= nil and c.status == "True" then
+    hs.status = "Degraded"
+    hs.message = detail(c)
+    return hs
+  end
+end
+
+-- cert-manager works only when all three Deployments are available and settled.
+for _, name in ipairs(components) do
+  local prefix = "cert-manager-" .. name .. "-deployment"
+  local available = byType[prefix .. "Available"]
+  if available == nil then
+    hs.status = "Progressing"
+    hs.message = "Waiting for condition " .. prefix .. "Available"
+    return hs
+  end
+  if available.status ~= "True" then
+    hs.status = "Progressing"
+    hs.message = detail(available)
+    return hs
+  end
+  local progressing = byType[prefix .. "Progressing"]
+  if progressing ~= nil and progressing.status == "True" then
+    hs.status = "Progressing"
+    hs.message = detail(progressing)
+    return hs
+  end
+end
+
+hs.status = "Healthy"
+hs.message = "cert-manager controller, webhook and cainjector Deployments are available"
+return hs

@@ -152,12 +152,14 @@ func (p *pipeline) serialize(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 
 func (p *pipeline) transformOptions() transform.Options {
 	s := p.req.Spec
+	// objects olm-cmp adds are named after the spec (metadata.name), else the package
+	base := p.b.Package
+	if p.req.Name != "" {
+		base = p.req.Name
+	}
 	authReader := ""
 	if s.AuthReaderBinding {
-		authReader = p.b.Package
-		if p.req.Name != "" {
-			authReader = p.req.Name
-		}
+		authReader = base
 	}
 	return transform.Options{
 		Namespace:         s.Namespace,
@@ -173,6 +175,7 @@ func (p *pipeline) transformOptions() transform.Options {
 		Annotations:       p.annotations(),
 		Waves:             s.SyncWaves.Effective(),
 		KeepCRDs:          s.KeepsCRDs(),
+		SettleHook:        base + "-sync-settled",
 		Warn:              p.warn,
 	}
 }

@@ -98,9 +98,19 @@ func TestDemoRendersWhatUsersNeed(t *testing.T) {
 		t.Errorf("waves out of order: ns=%d crd=%d sa=%d dep=%d webhook=%d cr=%d extra=%d",
 			wave(t, ns), wave(t, crd), wave(t, sa), wave(t, dep), wave(t, vwc), wave(t, example), wave(t, extra))
 	}
-	// Stream order follows the waves.
+	// Stream order follows the waves; the settle hook comes last, with no wave (it runs in the
+	// PostSync phase, after every wave).
+	hook := nodes[len(nodes)-1]
+	if hook.GetKind() != "ConfigMap" || hook.GetName() != "greeter-operator-sync-settled" ||
+		hook.GetAnnotations()["argocd.argoproj.io/hook"] != "PostSync" || hook.GetNamespace() != "greeter-system" {
+		t.Errorf("the last object is %s/%s in %q (hook %q), want the PostSync hook ConfigMap greeter-operator-sync-settled in greeter-system",
+			hook.GetKind(), hook.GetName(), hook.GetNamespace(), hook.GetAnnotations()["argocd.argoproj.io/hook"])
+	}
+	if _, ok := hook.GetAnnotations()["argocd.argoproj.io/sync-wave"]; ok {
+		t.Error("the settle hook has a sync wave")
+	}
 	last := -1 << 31
-	for _, n := range nodes {
+	for _, n := range nodes[:len(nodes)-1] {
 		if w := wave(t, n); w < last {
 			t.Errorf("%s/%s (wave %d) after wave %d", n.GetKind(), n.GetName(), w, last)
 		} else {

@@ -54,12 +54,15 @@ func Wave(n *yaml.RNode) int {
 type sortFilter struct{}
 
 // Sort orders objects as Argo CD applies them, so the output reads in apply
-// order and is the same whatever the input order: by wave, then Argo CD's kind
-// order (unknown kinds last, by kind name), then namespace, name, group and
-// version. Objects equal in all of these are ordered by their YAML.
+// order and is the same whatever the input order: resource hooks after every
+// other object (they run in a hook phase after the sync waves), then by wave,
+// then Argo CD's kind order (unknown kinds last, by kind name), then
+// namespace, name, group and version. Objects equal in all of these are
+// ordered by their YAML.
 func Sort() kio.Filter { return sortFilter{} }
 
 type sortKey struct {
+	hook                              bool
 	wave, rank                        int
 	kind, ns, name, group, version, s string
 	n                                 *yaml.RNode
@@ -70,7 +73,7 @@ func (sortFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	for i, n := range nodes {
 		g, v := resid.ParseGroupVersion(n.GetApiVersion())
 		keys[i] = &sortKey{
-			wave: Wave(n), rank: kindRank(n.GetKind()), kind: n.GetKind(),
+			hook: isHook(n), wave: Wave(n), rank: kindRank(n.GetKind()), kind: n.GetKind(),
 			ns: n.GetNamespace(), name: n.GetName(), group: g, version: v, n: n,
 		}
 	}
@@ -82,7 +85,7 @@ func (sortFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	}
 	slices.SortStableFunc(keys, func(a, b *sortKey) int {
 		if c := cmp.Or(
-			cmp.Compare(a.wave, b.wave), cmp.Compare(a.rank, b.rank), cmp.Compare(a.kind, b.kind),
+			compareBool(a.hook, b.hook), cmp.Compare(a.wave, b.wave), cmp.Compare(a.rank, b.rank), cmp.Compare(a.kind, b.kind),
 			cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name),
 			cmp.Compare(a.group, b.group), cmp.Compare(a.version, b.version),
 		); c != 0 {
@@ -95,6 +98,17 @@ func (sortFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 		out[i] = keys[i].n
 	}
 	return out, nil
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // Serialize returns one YAML document per object (kyaml's encoding: stable

@@ -350,6 +350,7 @@ spec:
 		Annotations: map[string]string{"olm-cmp.dev/bundle": "etcd@1.0.0", "olm-cmp.dev/bundle-image": "quay.io/org/etcd-bundle@sha256:00"},
 		Waves:       testWaves,
 		KeepCRDs:    true,
+		SettleHook:  "etcd-sync-settled",
 		Warn:        warn,
 	}
 }
@@ -519,6 +520,19 @@ metadata:
     olm-cmp.dev/bundle: 'etcd@1.0.0'
     olm-cmp.dev/bundle-image: 'quay.io/org/etcd-bundle@sha256:00'
     argocd.argoproj.io/sync-wave: '0'
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: etcd-sync-settled
+  namespace: ops
+  annotations:
+    argocd.argoproj.io/hook: 'PostSync'
+    argocd.argoproj.io/hook-delete-policy: 'HookSucceeded,BeforeHookCreation'
+    olm-cmp.dev/bundle: 'etcd@1.0.0'
+    olm-cmp.dev/bundle-image: 'quay.io/org/etcd-bundle@sha256:00'
+data:
+  purpose: 'Argo CD PostSync hook of olm-cmp: it holds the end of a sync until Argo CD has seen every object the sync applied, so that the Application is Synced at once. Argo CD deletes it when the hook succeeds.'
 `
 	diff(t, first, want)
 }
@@ -533,8 +547,9 @@ func TestFiltersOrder(t *testing.T) {
 	want := []string{
 		"transform.excludeFilter", "transform.namespaceFilter", "transform.serviceAccountsFilter",
 		"transform.imagePullSecretsFilter", "transform.authReaderFilter", "transform.imagesFilter",
-		"transform.patchesFilter", "transform.apiVersionsFilter", "transform.annotateFilter",
-		"transform.annotateFilter", "transform.syncWavesFilter", "transform.sortFilter",
+		"transform.patchesFilter", "transform.apiVersionsFilter", "transform.liveFormFilter",
+		"transform.settleHookFilter", "transform.annotateFilter", "transform.annotateFilter",
+		"transform.syncWavesFilter", "transform.sortFilter",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("filters\n%v\nwant\n%v", got, want)

@@ -22,13 +22,19 @@
 //     the cluster.
 //  4. APIVersions: drops what the cluster does not serve; after Patches, so
 //     whether a patch matches never depends on the cluster.
-//  5. Annotate: source annotations.
-//  6. SyncWaves: last before Sort, because it measures each object's final
+//  5. LiveForm: what the cluster drops or owns (empty CRD fields the API
+//     server does not store, aggregated ClusterRoles' rules) is left out,
+//     after Patches so that it also covers what a patch or an extra manifest
+//     brings, and before SyncWaves, which measures the final size.
+//  6. SettleHook: olm-cmp's Argo CD PostSync hook (SyncWaves gives hooks no
+//     wave or option: they run after the waves).
+//  7. Annotate: source annotations.
+//  8. SyncWaves: last before Sort, because it measures each object's final
 //     size to decide on ServerSideApply. It keeps a sync-wave annotation that
 //     is already there, so a user overrides a wave by patching
 //     metadata.annotations["argocd.argoproj.io/sync-wave"]; sync options set by
 //     a patch win over ours key by key.
-//  7. Sort.
+//  9. Sort: hooks last.
 //
 // Examples (the CSV's alm-examples) and the user's extra manifests are not
 // filters: the caller appends them to the objects before running Filters, and
@@ -76,6 +82,9 @@ type Options struct {
 	// Waves and KeepCRDs configure SyncWaves.
 	Waves    spec.Waves
 	KeepCRDs bool
+	// SettleHook, when not empty, names the PostSync hook ConfigMap (see
+	// SettleHook), in Namespace.
+	SettleHook string
 	// Warn receives warnings; nil drops them.
 	Warn func(string)
 }
@@ -107,7 +116,11 @@ func Steps(o Options) []Step {
 		Step{"images", Images(o.Images)},
 		Step{"patches", Patches(o.Patches, o.ReadFile)},
 		Step{"API versions", APIVersions(o.APIVersions, o.Warn)},
+		Step{"live form", LiveForm(o.Warn)},
 	)
+	if o.SettleHook != "" {
+		steps = append(steps, Step{"settle hook", SettleHook(o.Namespace, o.SettleHook)})
+	}
 	for _, k := range slices.Sorted(maps.Keys(o.Annotations)) {
 		steps = append(steps, Step{"annotations", Annotate(k, o.Annotations[k])})
 	}

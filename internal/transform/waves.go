@@ -110,6 +110,9 @@ func SyncWaves(w spec.Waves, keepCRDs bool) kio.Filter { return syncWavesFilter{
 func (f syncWavesFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	defined := crdKinds(nodes)
 	for _, n := range nodes {
+		if isHook(n) { // a resource hook runs in its hook phase, after the waves
+			continue
+		}
 		if err := f.annotate(n, defined); err != nil {
 			return nil, fmt.Errorf("sync waves: %s: %w", describe(n), err)
 		}

@@ -1,0 +1,366 @@
+package transform
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	k8syaml "sigs.k8s.io/yaml"
+)
+
+// liveFormFilter leaves out of the render what the cluster would not keep.
+type liveFormFilter struct{ warn func(string) }
+
+// LiveForm removes the fields that the live object will never have, so that
+// comparing the render with the cluster (Argo CD's diff) finds them equal
+// after a sync. Argo CD 3.x compares a CustomResourceDefinition as plain data
+// (apiextensions is not among the types it knows), so a field the API server
+// drops on write keeps the Application OutOfSync forever. Two cases:
+//
+//   - CustomResourceDefinitions (apiextensions.k8s.io/v1): keys holding an
+//     empty value (false, 0, "", null, {} or []) that the typed
+//     apiextensions.k8s.io/v1 object leaves out when it is encoded — e.g.
+//     spec.preserveUnknownFields: false, properties: {}, nullable: false,
+//     metadata.creationTimestamp: null. The API server stores a CRD through
+//     that type, and OLM v1 renders bundle CRDs through it too, so this is
+//     also what OLM v1 produces. Every other key stays, even one the type does
+//     not know when it holds something (the API server refuses it, and the
+//     user should see why), and so does preserveUnknownFields: true (kept by
+//     the server where it is allowed, refused with its own message where it
+//     is not).
+//   - ClusterRoles with an aggregationRule: their rules. Kubernetes'
+//     aggregation controller owns them and overwrites whatever was applied,
+//     so rendered rules never match; non-empty ones are dropped with a
+//     warning, since they would never have been granted.
+//
+// Nothing else is touched: key order, comments and styles of what stays are
+// kept.
+func LiveForm(warn func(string)) kio.Filter { return liveFormFilter{warn} }
+
+func (f liveFormFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+	for _, n := range nodes {
+		var err error
+		switch {
+		case gkOf(n) == groupKind{groupAPIExtensions, "CustomResourceDefinition"} && n.GetApiVersion() == "apiextensions.k8s.io/v1":
+			err = dropUnstoredCRDFields(n)
+		case gkOf(n) == groupKind{groupRBAC, "ClusterRole"}:
+			err = f.dropAggregatedRules(n)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", describe(n), err)
+		}
+	}
+	return nodes, nil
+}
+
+// dropAggregatedRules removes rules from a ClusterRole that has an
+// aggregationRule.
+func (f liveFormFilter) dropAggregatedRules(n *yaml.RNode) error {
+	agg, err := n.Pipe(yaml.Lookup("aggregationRule"))
+	if err != nil {
+		return err
+	}
+	if agg == nil || agg.IsNilOrEmpty() {
+		return nil
+	}
+	rules, err := n.Pipe(yaml.Lookup("rules"))
+	if err != nil || rules == nil {
+		return err
+	}
+	if !rules.IsNilOrEmpty() {
+		warnf(f.warn, "%s: dropped its rules: it has an aggregationRule, so Kubernetes replaces its rules with those of the ClusterRoles it selects", describe(n))
+	}
+	return n.PipeE(yaml.Clear("rules"))
+}
+
+// dropUnstoredCRDFields removes from the CRD n every key whose value is empty
+// and that apiextensions.k8s.io/v1's Go type does not encode: the keys
+// encoding/json leaves out under omitempty/omitzero, or does not know. The
+// node is walked along the type (no decoding: multi-megabyte CRDs would cost
+// more than the rest of the render), reading each value as the Argo CD
+// repo-server reads the printed YAML. Tests check the result against a real
+// decode and encode through the type.
+func dropUnstoredCRDFields(n *yaml.RNode) error {
+	return (&typeWalker{}).walk(n.YNode(), crdType)
+}
+
+var (
+	crdType         = reflect.TypeFor[apiextensionsv1.CustomResourceDefinition]()
+	schemaPropsType = reflect.TypeFor[apiextensionsv1.JSONSchemaProps]()
+	// Types with their own JSON encoding:
+	rawJSONType       = reflect.TypeFor[apiextensionsv1.JSON]()                         // defaults, examples, enums: data, not fields
+	orBoolType        = reflect.TypeFor[apiextensionsv1.JSONSchemaPropsOrBool]()        // a schema or true/false
+	orArrayType       = reflect.TypeFor[apiextensionsv1.JSONSchemaPropsOrArray]()       // a schema or a list of schemas
+	orStringArrayType = reflect.TypeFor[apiextensionsv1.JSONSchemaPropsOrStringArray]() // a schema or a list of names
+	timeType          = reflect.TypeFor[metav1.Time]()                                  // a timestamp string or null
+)
+
+// typeWalker walks YAML along a Go type. Its jsonWriter only remembers which
+// plain scalars YAML 1.1 reads as something else than a string.
+type typeWalker struct{ w jsonWriter }
+
+func (tw *typeWalker) walk(n *yaml.Node, t reflect.Type) error {
+	for n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t {
+	case rawJSONType, timeType:
+		return nil
+	case orBoolType, orStringArrayType:
+		if n.Kind == yaml.MappingNode {
+			return tw.walk(n, schemaPropsType)
+		}
+		return nil
+	case orArrayType:
+		switch n.Kind {
+		case yaml.MappingNode:
+			return tw.walk(n, schemaPropsType)
+		case yaml.SequenceNode:
+			for _, c := range n.Content {
+				if err := tw.walk(c, schemaPropsType); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	switch {
+	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+		fields := jsonFields(t)
+		kept := n.Content[:0]
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			f, known := fields[k.Value]
+			drop, err := tw.dropped(f, known, v)
+			if err != nil {
+				return err
+			}
+			if drop {
+				continue
+			}
+			if known {
+				if err := tw.walk(v, f.typ); err != nil {
+					return err
+				}
+			}
+			kept = append(kept, k, v)
+		}
+		n.Content = kept
+	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
+		for _, c := range n.Content {
+			if err := tw.walk(c, t.Elem()); err != nil {
+				return err
+			}
+		}
+	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
+		// Map entries are data: encoding/json keeps them all, empty or not.
+		for i := 1; i < len(n.Content); i += 2 {
+			if err := tw.walk(n.Content[i], t.Elem()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// dropped says whether encoding/json leaves the struct field f (unknown when
+// !known) out once v is decoded into it: unknown fields are never decoded, so
+// they vanish; known ones only under omitempty when empty, or omitzero when
+// zero. Only empty values are ever dropped: an unknown key that holds
+// something stays, for the API server to refuse with its own message.
+func (tw *typeWalker) dropped(f jsonField, known bool, v *yaml.Node) (bool, error) {
+	val, err := tw.read(v)
+	if err != nil {
+		return false, err
+	}
+	if !isEmptyJSON(val) {
+		return false, nil
+	}
+	if !known {
+		return true, nil
+	}
+	t := f.typ
+	isNull := val == nil
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		// A pointer is nil only when the value is null: `x: false` into *bool
+		// is a pointer to false, which omitempty keeps.
+		return isNull && (f.omitEmpty || f.omitZero), nil
+	case reflect.Map, reflect.Slice:
+		// {} or [] decodes to an empty non-nil value: omitempty drops it,
+		// omitzero only drops nil.
+		return f.omitEmpty || (f.omitZero && isNull), nil
+	case reflect.Struct:
+		// omitempty never drops a struct; omitzero drops the zero value,
+		// which null decodes to.
+		return f.omitZero && isNull, nil
+	case reflect.String:
+		_, isString := val.(string)
+		return (f.omitEmpty || f.omitZero) && (isNull || isString), nil
+	case reflect.Bool:
+		_, isBool := val.(bool)
+		return (f.omitEmpty || f.omitZero) && (isNull || isBool), nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		_, isNumber := val.(json.Number)
+		return (f.omitEmpty || f.omitZero) && (isNull || isNumber), nil
+	}
+	return false, nil
+}
+
+// read returns v as the repo-server reads it, far enough to tell whether it
+// is empty: null, bool, json.Number, string, or an empty map or list (any
+// other map or list is returned as a one-element stand-in). Scalars are read
+// as the printer will write them (printedAs); the few whose reading under
+// YAML 1.1 differs are printed and converted the way the repo-server does.
+func (tw *typeWalker) read(v *yaml.Node) (any, error) {
+	if v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	switch v.Kind {
+	case yaml.MappingNode:
+		if len(v.Content) == 0 {
+			return map[string]any{}, nil
+		}
+		return map[string]any{"": nil}, nil
+	case yaml.SequenceNode:
+		if len(v.Content) == 0 {
+			return []any{}, nil
+		}
+		return []any{nil}, nil
+	case yaml.ScalarNode:
+	default:
+		return struct{}{}, nil
+	}
+	tag, quoted, explicit := printedAs(v)
+	switch {
+	case explicit:
+	case quoted && tag == yaml.NodeTagString:
+		return v.Value, nil
+	case quoted:
+	case tag == yaml.NodeTagNull:
+		return nil, nil
+	case tag == yaml.NodeTagBool && (v.Value == "true" || v.Value == "false"):
+		return v.Value == "true", nil
+	case (tag == yaml.NodeTagInt || tag == yaml.NodeTagFloat) && jsonNumber.MatchString(v.Value):
+		return json.Number(v.Value), nil
+	case tag == yaml.NodeTagString && !tw.w.yaml11NonString(v.Value):
+		return v.Value, nil
+	}
+	return readPrinted(v)
+}
+
+// readPrinted prints the scalar v and reads it back as the repo-server does
+// (sigs.k8s.io/yaml, YAML 1.1).
+func readPrinted(v *yaml.Node) (any, error) {
+	printed, err := yaml.NewRNode(v).String()
+	if err != nil {
+		return nil, err
+	}
+	js, err := k8syaml.YAMLToJSON([]byte(printed))
+	if err != nil {
+		return nil, err
+	}
+	var val any
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	if err := dec.Decode(&val); err != nil {
+		return nil, err
+	}
+	return val, nil
+}
+
+// isEmptyJSON reports whether v is null, false, 0, "", {} or [].
+func isEmptyJSON(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !t
+	case string:
+		return t == ""
+	case json.Number:
+		f, err := strconv.ParseFloat(t.String(), 64)
+		return err == nil && f == 0
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	}
+	return false
+}
+
+// jsonField is what encoding/json needs to know of a struct field.
+type jsonField struct {
+	typ                 reflect.Type
+	omitEmpty, omitZero bool
+}
+
+var fieldCache sync.Map // reflect.Type -> map[string]jsonField
+
+// jsonFields maps the JSON names of t's fields, embedded structs without a
+// name of their own (metav1.TypeMeta, `json:",inline"`) included, as
+// encoding/json does.
+func jsonFields(t reflect.Type) map[string]jsonField {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(map[string]jsonField)
+	}
+	m := map[string]jsonField{}
+	addJSONFields(t, m)
+	fieldCache.Store(t, m)
+	return m
+}
+
+func addJSONFields(t reflect.Type, m map[string]jsonField) {
+	var embedded []reflect.Type
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				embedded = append(embedded, ft)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		jf := jsonField{typ: f.Type}
+		for o := range strings.SplitSeq(opts, ",") {
+			jf.omitEmpty = jf.omitEmpty || o == "omitempty"
+			jf.omitZero = jf.omitZero || o == "omitzero"
+		}
+		m[name] = jf
+	}
+	// A field of the struct itself hides a promoted one of the same name.
+	for _, et := range embedded {
+		for name, jf := range jsonFields(et) {
+			if _, ok := m[name]; !ok {
+				m[name] = jf
+			}
+		}
+	}
+}

@@ -23,7 +23,7 @@ type liveFormFilter struct{ warn func(string) }
 // comparing the render with the cluster (Argo CD's diff) finds them equal
 // after a sync. Argo CD 3.x compares a CustomResourceDefinition as plain data
 // (apiextensions is not among the types it knows), so a field the API server
-// drops on write keeps the Application OutOfSync forever. Two cases:
+// drops on write keeps the Application OutOfSync forever. Three cases:
 //
 //   - CustomResourceDefinitions (apiextensions.k8s.io/v1): keys holding an
 //     empty value (false, 0, "", null, {} or []) that the typed
@@ -36,6 +36,8 @@ type liveFormFilter struct{ warn func(string) }
 //     user should see why), and so does preserveUnknownFields: true (kept by
 //     the server where it is allowed, refused with its own message where it
 //     is not).
+//   - Objects of a kind that a CRD of the render defines as cluster-scoped:
+//     their metadata.namespace, which the API server ignores.
 //   - ClusterRoles with an aggregationRule: their rules. Kubernetes'
 //     aggregation controller owns them and overwrites whatever was applied,
 //     so rendered rules never match; non-empty ones are dropped with a
@@ -46,9 +48,12 @@ type liveFormFilter struct{ warn func(string) }
 func LiveForm(warn func(string)) kio.Filter { return liveFormFilter{warn} }
 
 func (f liveFormFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+	clusterScoped := clusterScopedKinds(nodes)
 	for _, n := range nodes {
 		var err error
 		switch {
+		case clusterScoped[gkOf(n)] && n.GetNamespace() != "":
+			err = setNamespace(n, "")
 		case gkOf(n) == groupKind{groupAPIExtensions, "CustomResourceDefinition"} && n.GetApiVersion() == "apiextensions.k8s.io/v1":
 			err = dropUnstoredCRDFields(n)
 		case gkOf(n) == groupKind{groupRBAC, "ClusterRole"}:
@@ -59,6 +64,25 @@ func (f liveFormFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 		}
 	}
 	return nodes, nil
+}
+
+// clusterScopedKinds are the kinds that a CRD of the render defines with
+// scope Cluster. The API server ignores metadata.namespace on their objects
+// (alm-examples set one: kubevirt's AAQ and CDI), and Argo CD tracks them
+// without one, so the render drops it too.
+func clusterScopedKinds(nodes []*yaml.RNode) map[groupKind]bool {
+	out := map[groupKind]bool{}
+	for _, n := range nodes {
+		if !isCRD(n) {
+			continue
+		}
+		group, _ := n.GetString("spec.group")
+		kind, _ := n.GetString("spec.names.kind")
+		if scope, _ := n.GetString("spec.scope"); scope == "Cluster" && kind != "" {
+			out[groupKind{group, kind}] = true
+		}
+	}
+	return out
 }
 
 // dropAggregatedRules removes rules from a ClusterRole that has an

@@ -427,3 +427,55 @@ spec:
 `
 	diff(t, run(t, LiveForm(nil), in), want)
 }
+
+// A custom resource of a cluster-scoped CRD of the render loses metadata.namespace (an
+// alm-example may carry one; the API server ignores it); a namespaced one keeps it, and so does
+// an object whose CRD is not in the render.
+func TestLiveFormClusterScopedCRs(t *testing.T) {
+	in := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: aaqs.aaq.kubevirt.io
+spec:
+  group: aaq.kubevirt.io
+  scope: Cluster
+  names: {kind: AAQ, plural: aaqs}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: things.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: Thing, plural: things}
+---
+apiVersion: aaq.kubevirt.io/v1alpha1
+kind: AAQ
+metadata:
+  name: aaq
+  namespace: aaq
+---
+apiVersion: example.com/v1
+kind: Thing
+metadata:
+  name: t
+  namespace: ns
+---
+apiVersion: other.example.com/v1
+kind: AAQ
+metadata:
+  name: x
+  namespace: ns
+`
+	out, err := LiveForm(nil).Filter(parse(t, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"aaq": "", "t": "ns", "x": "ns"}
+	for _, n := range out[2:] {
+		if got := n.GetNamespace(); got != want[n.GetName()] {
+			t.Errorf("%s/%s: namespace %q, want %q", n.GetKind(), n.GetName(), got, want[n.GetName()])
+		}
+	}
+}

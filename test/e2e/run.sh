@@ -2,12 +2,14 @@
 # run.sh - the whole end-to-end run (`make e2e`):
 #   1. outside any namespace (needs the Go module proxy / apt): build the control plane
 #      (build.sh, cached), olm-cmp from this checkout, the e2e test binary, and, for the Argo CD
-#      suite, Argo CD + redis-server (test/argocd/build-argocd.sh);
+#      suites, Argo CD + redis-server (test/argocd/build-argocd.sh v3, and v2 for argocd-v2);
 #   2. re-executes itself under `unshare -n` (a private network namespace with only loopback),
 #      and there, for each suite, starts a fresh control plane (up.sh), runs the suite's Go tests,
 #      and always tears the cluster down (trap -> down.sh).
 #
-#   E2E_SUITES="upgrade corpus argocd"  suites to run (each on its own fresh cluster)
+#   E2E_SUITES="upgrade corpus argocd"  suites to run (each on its own fresh cluster); also
+#                     argocd-v2 (optional, not in the default: the lws-operator sync, a bump and
+#                     classic mode on Argo CD 2.14.21, which costs a second Argo CD build)
 #   E2E_KEEP=1        keep the work dir (logs, rendered streams) even on success
 #   E2E_TEST_ARGS     extra args for the test binary (e.g. "-test.run TestCorpus/flux")
 set -euo pipefail
@@ -16,7 +18,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 CACHE=${OLM_CMP_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/olm-cmp/e2e}
 export OLM_CMP_E2E_CACHE=$CACHE
 export E2E_BIN=${E2E_BIN:-$CACHE/bin}
-export ARGOCD_BIN=${ARGOCD_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/olm-cmp/argocd/bin}
+export ARGOCD_BIN=${ARGOCD_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/olm-cmp/argocd-v3/bin}
+export ARGOCD_V2_BIN=${ARGOCD_V2_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/olm-cmp/argocd/bin}
 SUITES=${E2E_SUITES:-upgrade corpus argocd}
 
 if [[ ${1:-} != --in-netns ]]; then
@@ -31,11 +34,10 @@ if [[ ${1:-} != --in-netns ]]; then
   echo "== go test -c (test/e2e)"
   (cd "$HERE" && go test -c -o "$WORK/bin/e2e.test" .)
   if [[ " $SUITES " == *" argocd "* ]]; then
-    if [[ -x $ROOT/test/argocd/build-argocd.sh ]]; then
-      "$ROOT/test/argocd/build-argocd.sh"
-    else
-      echo "== argocd suite: test/argocd/build-argocd.sh missing, suite will skip"
-    fi
+    ARGOCD_BIN=$ARGOCD_BIN "$ROOT/test/argocd/build-argocd.sh" v3
+  fi
+  if [[ " $SUITES " == *" argocd-v2 "* ]]; then
+    ARGOCD_BIN=$ARGOCD_V2_BIN "$ROOT/test/argocd/build-argocd.sh" v2
   fi
   echo "== builds done in $((SECONDS - t0)) s"
   if [[ $(id -u) == 0 ]]; then NS=(unshare -n); else NS=(unshare -r -n); fi
@@ -62,10 +64,10 @@ teardown() {
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpus$' [argocd]='^TestArgoCD$')
+declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpus$' [argocd]='^TestArgoCD$' [argocd-v2]='^TestArgoCDV2$')
 failed=()
 for suite in $SUITES; do
-  [[ -n ${RUNPAT[$suite]:-} ]] || { echo "unknown suite $suite (upgrade corpus argocd)"; exit 2; }
+  [[ -n ${RUNPAT[$suite]:-} ]] || { echo "unknown suite $suite (upgrade corpus argocd argocd-v2)"; exit 2; }
   s0=$SECONDS
   RUN=$WORK/run-$suite
   echo "== suite $suite: fresh control plane"

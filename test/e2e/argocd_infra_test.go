@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,70 +28,84 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// TestArgoCD runs a real Argo CD (application-controller + repo-server from Argo CD's own
-// code, built by test/argocd/build-argocd.sh) with redis-server and `olm-cmp serve` as local
-// processes against the e2e control plane. The Git repository is a local file:// repository
-// holding examples/lws-operator, its bundle served as an image by an in-process registry on
-// loopback. It asserts the Application goes Synced + Healthy with the sync applied in our wave
-// order, then commits a version bump and asserts the re-sync to the new version.
-func TestArgoCD(t *testing.T) {
-	e := setup(t)
-	argoBin := os.Getenv("ARGOCD_BIN")
-	if argoBin == "" {
-		argoBin = filepath.Join(os.Getenv("HOME"), ".cache", "olm-cmp", "argocd", "bin")
-	}
-	if _, err := os.Stat(filepath.Join(argoBin, "argocd")); err != nil {
+// argoCD is one running Argo CD (application-controller + repo-server from Argo CD's own code,
+// built by test/argocd/build-argocd.sh), with redis-server and `olm-cmp serve` as local
+// processes, an in-process registry on loopback and a file:// Git repository.
+type argoCD struct {
+	t       *testing.T
+	e       env
+	bin     string // Argo CD binaries (argocd-* symlinks, crds/, git-verify-wrapper.sh for 3.x)
+	reg     string // registry host:port
+	sockDir string // plugin sockets
+	plugin  string // the plugin name Applications give (socket name)
+	git     string // the Git work tree behind file://
+	home    string
+	env     []string // Argo CD's environment
+	runDir  string   // pids here are stopped by down.sh even if the test dies
+	stop    func()   // stops olm-cmp serve
+}
+
+// argoOptions are what differs between the Argo CD lines.
+type argoOptions struct {
+	v3 bool              // Argo CD 3.x flags and PATH
+	cm map[string]string // extra argocd-cm data (resource customizations)
+}
+
+// startArgoCD starts everything but the Applications; processes stop at test cleanup.
+func startArgoCD(t *testing.T, e env, bin string, opt argoOptions) *argoCD {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(bin, "argocd")); err != nil {
 		t.Skipf("Argo CD not built (%v): run test/argocd/build-argocd.sh", err)
 	}
 	redis, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Skip("redis-server not installed (test/argocd/build-argocd.sh installs it)")
 	}
-	bundleDir := filepath.Join(e.shared, "bundles", "leader-worker-set-1.0.0")
-	if _, err := os.Stat(bundleDir); err != nil {
-		t.Skipf("%s missing: the Argo CD suite uses the shared lws-operator bundle", bundleDir)
-	}
+	a := &argoCD{t: t, e: e, bin: bin, runDir: os.Getenv("E2E_RUN")}
 	w := e.work
-	runDir := os.Getenv("E2E_RUN") // pids here are stopped by down.sh even if this test dies
-
-	// ---- registry with lws-operator-bundle:1.0 and :1.0.1 (a synthetic bump of 1.0.0)
-	regAddr := serveRegistry(t)
-	repo := regAddr + "/leader-worker-set/lws-operator-bundle"
-	pushBundle(t, bundleDir, repo+":1.0", "1.0.0")
-	pushBundle(t, bundleDir, repo+":1.0.1", "1.0.1")
+	a.reg = serveRegistry(t)
 
 	// ---- olm-cmp serve
-	sockDir := filepath.Join(w, "plugins")
-	must(t, os.MkdirAll(sockDir, 0o755))
+	a.sockDir = filepath.Join(w, "plugins")
+	must(t, os.MkdirAll(a.sockDir, 0o755))
 	// the loopback registry speaks plain HTTP: olm-cmp refuses that unless told (opt-in)
-	serveArgs := []string{"serve", "--socket-dir", sockDir, "--cache-dir", filepath.Join(w, "olm-cmp-cache"),
-		"--http-addr", "127.0.0.1:18080", "--insecure-registry", regAddr}
+	serveArgs := []string{"serve", "--socket-dir", a.sockDir, "--cache-dir", filepath.Join(w, "olm-cmp-cache"),
+		"--http-addr", "127.0.0.1:18080", "--insecure-registry", a.reg}
 	if _, err := os.Stat(filepath.Join(e.repo, "plugin.yaml")); err == nil {
 		serveArgs = append(serveArgs, "--config", filepath.Join(e.repo, "plugin.yaml"))
 	}
-	stopServe := startProc(t, runDir, "olm-cmp", nil, e.olmCmp, serveArgs...)
+	a.stop = startProc(t, a.runDir, "olm-cmp", nil, e.olmCmp, serveArgs...)
 	waitHTTP(t, "http://127.0.0.1:18080/readyz", time.Minute)
-	plugin := pluginName(t, sockDir)
-	t.Logf("olm-cmp serve ready, plugin socket %s.sock", plugin)
+	a.plugin = pluginName(t, a.sockDir)
+	t.Logf("olm-cmp serve ready, plugin socket %s.sock", a.plugin)
 
 	// ---- redis, repo-server, application-controller
-	startProc(t, runDir, "redis-server", nil, redis, "--bind", "127.0.0.1", "--port", "6379", "--save", "", "--appendonly", "no")
+	startProc(t, a.runDir, "redis-server", nil, redis, "--bind", "127.0.0.1", "--port", "6379", "--save", "", "--appendonly", "no")
 	waitTCP(t, "127.0.0.1:6379", 30*time.Second)
-	home := filepath.Join(w, "argocd-home")
+	a.home = filepath.Join(w, "argocd-home")
 	for _, d := range []string{"tls", "ssh", "gpg"} {
-		must(t, os.MkdirAll(filepath.Join(home, d), 0o700))
+		must(t, os.MkdirAll(filepath.Join(a.home, d), 0o700))
 	}
-	argoEnv := []string{"HOME=" + home, "ARGOCD_PLUGINSOCKFILEPATH=" + sockDir, "ARGOCD_GPG_ENABLED=false",
-		"ARGOCD_TLS_DATA_PATH=" + filepath.Join(home, "tls"), "ARGOCD_SSH_DATA_PATH=" + filepath.Join(home, "ssh"),
-		"ARGOCD_GNUPGHOME=" + filepath.Join(home, "gpg"), "ARGOCD_SYNC_WAVE_DELAY=1",
+	a.env = []string{"HOME=" + a.home, "ARGOCD_PLUGINSOCKFILEPATH=" + a.sockDir, "ARGOCD_GPG_ENABLED=false",
+		"ARGOCD_TLS_DATA_PATH=" + filepath.Join(a.home, "tls"), "ARGOCD_SSH_DATA_PATH=" + filepath.Join(a.home, "ssh"),
+		"ARGOCD_GNUPGHOME=" + filepath.Join(a.home, "gpg"), "ARGOCD_SYNC_WAVE_DELAY=1",
 		// the in-cluster destination (https://kubernetes.default.svc) from $KUBECONFIG: Argo CD's
 		// own switch for running its components outside a pod
 		"ARGOCD_FAKE_IN_CLUSTER=true"}
-	startProc(t, runDir, "argocd-repo-server", argoEnv, filepath.Join(argoBin, "argocd-repo-server"),
-		"--address", "127.0.0.1", "--port", "8081", "--metrics-address", "127.0.0.1", "--metrics-port", "8084", "--redis", "127.0.0.1:6379", "--disable-tls", "--loglevel", "info")
+	repoArgs := []string{"--address", "127.0.0.1", "--port", "8081", "--metrics-address", "127.0.0.1", "--metrics-port", "8084",
+		"--redis", "127.0.0.1:6379", "--disable-tls", "--loglevel", "info"}
+	repoEnv := a.env
+	if opt.v3 {
+		// what Argo CD 3.x's image gives its repo-server: git-verify-wrapper.sh on PATH (it runs
+		// for every revision), and no client CA when TLS is off (3.x refuses the default path
+		// together with --disable-tls)
+		repoArgs = append(repoArgs, "--client-ca-path", "")
+		repoEnv = append(append([]string{}, a.env...), "PATH="+bin+":"+os.Getenv("PATH"))
+	}
+	startProc(t, a.runDir, "argocd-repo-server", repoEnv, filepath.Join(bin, "argocd-repo-server"), repoArgs...)
 	waitTCP(t, "127.0.0.1:8081", time.Minute)
 
-	mustKubectl(t, "apply", "--server-side", "-f", filepath.Join(argoBin, "crds"))
+	mustKubectl(t, "apply", "--server-side", "-f", filepath.Join(bin, "crds"))
 	waitEstablished(t, "applications.argoproj.io")
 	waitEstablished(t, "appprojects.argoproj.io")
 	secret := make([]byte, 16)
@@ -98,105 +113,67 @@ func TestArgoCD(t *testing.T) {
 	base := filepath.Join(w, "argocd-base.yaml")
 	must(t, os.WriteFile(base, []byte(fmt.Sprintf(argoBase, hex.EncodeToString(secret))), 0o644))
 	mustKubectl(t, "apply", "--server-side", "-f", base)
-	startProc(t, runDir, "argocd-application-controller", argoEnv, filepath.Join(argoBin, "argocd-application-controller"),
+	if len(opt.cm) > 0 {
+		patch, err := json.Marshal(map[string]any{"data": opt.cm})
+		must(t, err)
+		mustKubectl(t, "-n", "argocd", "patch", "configmap", "argocd-cm", "--type=merge", "-p", string(patch))
+	}
+	startProc(t, a.runDir, "argocd-application-controller", a.env, filepath.Join(bin, "argocd-application-controller"),
 		"--kubeconfig", os.Getenv("KUBECONFIG"), "--namespace", "argocd",
 		"--repo-server", "127.0.0.1:8081", "--repo-server-plaintext", "--redis", "127.0.0.1:6379",
-		"--status-processors", "2", "--operation-processors", "2", "--app-resync", "30",
+		"--status-processors", "4", "--operation-processors", "4", "--app-resync", strconv.Itoa(appResync), "--app-resync-jitter", "0",
 		"--metrics-port", "8082", "--loglevel", "info")
 
-	// ---- Git repository: examples/lws-operator, pointed at the loopback registry
-	git := filepath.Join(w, "git")
-	appDir := filepath.Join(git, "examples", "lws-operator")
-	copyDir(t, filepath.Join(e.repo, "examples", "lws-operator"), appDir)
-	specPath := filepath.Join(appDir, "olm-cmp.yaml")
-	setSpec(t, specPath, map[string]string{"bundle": repo, "version": "1.0"})
-	gitRun(t, git, "init", "-q", "-b", "main")
-	gitRun(t, git, "add", "-A")
-	gitRun(t, git, "commit", "-q", "-m", "lws-operator 1.0")
-	rev1 := strings.TrimSpace(gitRun(t, git, "rev-parse", "HEAD"))
+	a.git = filepath.Join(w, "git")
+	must(t, os.MkdirAll(a.git, 0o755))
+	gitRun(t, a.git, "init", "-q", "-b", "main")
+	return a
+}
 
-	// rendered waves, to check Argo CD's order against
-	renderWaves := func() map[string]int {
-		m := map[string]int{}
-		for _, d := range e.render(t, appDir, "--insecure-registry", regAddr, "--cache-dir", filepath.Join(w, "render-cache")) {
-			m[d.Group()+"/"+d.Kind+"/"+d.Namespace+"/"+d.Name] = d.Wave
-		}
-		return m
-	}
-	wantWave := renderWaves()
+// appResync is the controller's --app-resync (seconds): the periodic comparison a stable
+// Application must survive.
+const appResync = 30
 
-	// ---- the Application from examples/, pointed at the file:// repository
+// commit commits everything in the Git work tree and returns the revision.
+func (a *argoCD) commit(msg string) string {
+	gitRun(a.t, a.git, "add", "-A")
+	gitRun(a.t, a.git, "commit", "-q", "--allow-empty", "-m", msg)
+	return strings.TrimSpace(gitRun(a.t, a.git, "rev-parse", "HEAD"))
+}
+
+// application writes and applies the Application from examples/<example>/argocd/application.yaml
+// (or, when example is "", one made the same way), pointed at path in the file:// repository.
+func (a *argoCD) application(name, example, path, namespace string) {
+	t := a.t
 	var app map[string]any
-	b, err := os.ReadFile(filepath.Join(e.repo, "examples", "lws-operator", "argocd", "application.yaml"))
-	must(t, err)
-	must(t, yaml.Unmarshal(b, &app))
+	if example != "" {
+		b, err := os.ReadFile(filepath.Join(a.e.repo, "examples", example, "argocd", "application.yaml"))
+		must(t, err)
+		must(t, yaml.Unmarshal(b, &app))
+	} else {
+		app = map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+			"metadata": map[string]any{"name": name, "namespace": "argocd"},
+			"spec": map[string]any{"project": "default", "source": map[string]any{"targetRevision": "main"},
+				"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": namespace},
+				"syncPolicy": map[string]any{"automated": map[string]any{"prune": true, "selfHeal": true},
+					"retry": map[string]any{"limit": 5, "backoff": map[string]any{"duration": "10s", "factor": 2, "maxDuration": "3m"}}}}}
+	}
+	app["metadata"].(map[string]any)["name"] = name
 	src := app["spec"].(map[string]any)["source"].(map[string]any)
-	src["repoURL"] = "file://" + git
-	src["plugin"] = map[string]any{"name": plugin}
+	src["repoURL"] = "file://" + a.git
+	src["path"] = path
+	src["plugin"] = map[string]any{"name": a.plugin}
 	delete(app["metadata"].(map[string]any), "finalizers")
-	ab, _ := yaml.Marshal(app)
-	appFile := filepath.Join(w, "application.yaml")
-	must(t, os.WriteFile(appFile, ab, 0o644))
-	start := time.Now()
-	mustKubectl(t, "apply", "-f", appFile)
-
-	st := waitApp(t, "lws-operator", rev1, 6*time.Minute)
-	t.Logf("lws-operator 1.0: Synced + Healthy at %s in %v", rev1[:8], time.Since(start).Round(time.Second))
-	checkSyncOrder(t, st, wantWave)
-
-	// ---- version bump in Git -> re-sync to the new version
-	setSpec(t, specPath, map[string]string{"version": "1.0.1"})
-	gitRun(t, git, "commit", "-q", "-am", "lws-operator 1.0.1")
-	rev2 := strings.TrimSpace(gitRun(t, git, "rev-parse", "HEAD"))
-	start = time.Now()
-	mustKubectl(t, "-n", "argocd", "annotate", "application", "lws-operator", "argocd.argoproj.io/refresh=normal", "--overwrite")
-	st = waitApp(t, "lws-operator", rev2, 6*time.Minute)
-	t.Logf("lws-operator 1.0.1: re-synced + Healthy at %s in %v", rev2[:8], time.Since(start).Round(time.Second))
-	checkSyncOrder(t, st, renderWaves())
-	img := strings.TrimSpace(string(mustKubectl(t, "-n", "openshift-lws-operator", "get", "deploy", "-o", "jsonpath={.items[*].spec.template.spec.containers[*].image}")))
-	if !strings.Contains(img, ":1.0.1") {
-		t.Errorf("after the bump the operator runs %q, want the 1.0.1 image", img)
-	}
-
-	// ---- classic mode, once: Argo CD's own argocd-cmp-server on the same socket name runs
-	// plugin.yaml's `olm-cmp generate`; a Git change (back to 1.0) must sync through it.
-	stopServe()
-	if _, err := os.Stat(filepath.Join(sockDir, plugin+".sock")); err == nil {
-		t.Fatalf("olm-cmp serve left its socket behind after SIGTERM")
-	}
-	cfgDir := filepath.Join(w, "cmp-config")
-	must(t, os.MkdirAll(cfgDir, 0o755))
-	// the repository's plugin.yaml, plus the opt-in for the plain-HTTP loopback registry
-	pb, err := os.ReadFile(filepath.Join(e.repo, "plugin.yaml"))
+	ab, err := yaml.Marshal(app)
 	must(t, err)
-	var pcfg map[string]any
-	must(t, yaml.Unmarshal(pb, &pcfg))
-	gen := pcfg["spec"].(map[string]any)["generate"].(map[string]any)
-	args, _ := gen["args"].([]any)
-	gen["args"] = append(args, "--insecure-registry", regAddr, "--cache-dir", filepath.Join(w, "classic-cache"))
-	pb, err = yaml.Marshal(pcfg)
-	must(t, err)
-	must(t, os.WriteFile(filepath.Join(cfgDir, "plugin.yaml"), pb, 0o644))
-	cmpWork := filepath.Join(w, "cmp-work")
-	must(t, os.MkdirAll(cmpWork, 0o755))
-	startProc(t, runDir, "argocd-cmp-server", []string{"ARGOCD_PLUGINSOCKFILEPATH=" + sockDir, "ARGOCD_CMP_WORKDIR=" + cmpWork,
-		"HOME=" + home, "PATH=" + filepath.Dir(e.olmCmp) + ":" + os.Getenv("PATH")},
-		filepath.Join(argoBin, "argocd-cmp-server"), "--config-dir-path", cfgDir, "--loglevel", "info")
-	if got := pluginName(t, sockDir); got != plugin {
-		t.Fatalf("argocd-cmp-server listens as %q, olm-cmp serve as %q: plugin.yaml and serve disagree", got, plugin)
-	}
-	setSpec(t, specPath, map[string]string{"version": "1.0"})
-	gitRun(t, git, "commit", "-q", "-am", "lws-operator back to 1.0 (classic mode)")
-	rev3 := strings.TrimSpace(gitRun(t, git, "rev-parse", "HEAD"))
-	start = time.Now()
-	mustKubectl(t, "-n", "argocd", "annotate", "application", "lws-operator", "argocd.argoproj.io/refresh=normal", "--overwrite")
-	st = waitApp(t, "lws-operator", rev3, 6*time.Minute)
-	t.Logf("classic mode: synced + Healthy at %s in %v", rev3[:8], time.Since(start).Round(time.Second))
-	img = strings.TrimSpace(string(mustKubectl(t, "-n", "openshift-lws-operator", "get", "deploy", "-o", "jsonpath={.items[*].spec.template.spec.containers[*].image}")))
-	if !strings.Contains(img, ":1.0.0") {
-		t.Errorf("classic mode: operator runs %q, want the 1.0.0 image", img)
-	}
-	checkSyncOrder(t, st, wantWave)
+	f := filepath.Join(a.e.work, "application-"+name+".yaml")
+	must(t, os.WriteFile(f, ab, 0o644))
+	mustKubectl(t, "apply", "-f", f)
+}
+
+// refresh asks Argo CD to compare again (normal) or to regenerate the manifests too (hard).
+func refresh(t *testing.T, name, kind string) {
+	mustKubectl(t, "-n", "argocd", "annotate", "application", name, "argocd.argoproj.io/refresh="+kind, "--overwrite")
 }
 
 const argoBase = `apiVersion: v1
@@ -241,6 +218,9 @@ spec:
 `
 
 type appState struct {
+	Metadata struct {
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
 	Status struct {
 		Sync struct {
 			Status   string `json:"status"`
@@ -249,17 +229,29 @@ type appState struct {
 		Health struct {
 			Status string `json:"status"`
 		} `json:"health"`
+		ReconciledAt string `json:"reconciledAt"`
+		Resources    []struct {
+			Group, Kind, Namespace, Name string
+			Status                       string `json:"status"`
+		} `json:"resources"`
+		History    []json.RawMessage `json:"history"`
 		Conditions []struct {
 			Type, Message string
 		} `json:"conditions"`
 		OperationState struct {
-			Phase      string `json:"phase"`
-			Message    string `json:"message"`
+			Phase     string `json:"phase"`
+			Message   string `json:"message"`
+			StartedAt string `json:"startedAt"`
+			Operation struct {
+				Sync struct {
+					Resources []struct{ Kind, Name string } `json:"resources"`
+				} `json:"sync"`
+			} `json:"operation"`
 			SyncResult struct {
 				Revision  string `json:"revision"`
 				Resources []struct {
 					Group, Version, Kind, Namespace, Name string
-					Status, Message, SyncPhase            string
+					Status, Message, SyncPhase, HookPhase string
 				} `json:"resources"`
 			} `json:"syncResult"`
 		} `json:"operationState"`
@@ -286,6 +278,9 @@ func waitApp(t *testing.T, name, rev string, timeout time.Duration) appState {
 			}
 			if s.Sync.Status == "Synced" && s.Health.Status == "Healthy" && s.Sync.Revision == rev &&
 				s.OperationState.Phase == "Succeeded" && s.OperationState.SyncResult.Revision == rev {
+				if run := os.Getenv("E2E_RUN"); run != "" { // for the post-mortem of a kept work dir
+					_ = os.WriteFile(filepath.Join(run, "logs", fmt.Sprintf("application-%s-%.8s.json", name, rev)), out, 0o644)
+				}
 				return st
 			}
 			for _, c := range s.Conditions {
@@ -306,9 +301,26 @@ func waitApp(t *testing.T, name, rev string, timeout time.Duration) appState {
 func checkSyncOrder(t *testing.T, st appState, want map[string]int) {
 	t.Helper()
 	prev, seen := -1<<31, map[int]int{}
-	var order []string
+	var order, hooks, pruned []string
 	for _, r := range st.Status.OperationState.SyncResult.Resources {
 		k := r.Group + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name
+		if r.SyncPhase != "" && r.SyncPhase != "Sync" { // a resource hook: it runs after the waves
+			if r.HookPhase != "Succeeded" {
+				t.Errorf("%s hook %s: %s %s", r.SyncPhase, k, r.HookPhase, r.Message)
+			}
+			hooks = append(hooks, r.SyncPhase+":"+r.Kind+"/"+r.Name)
+			continue
+		}
+		if len(hooks) > 0 {
+			t.Errorf("%s synced after the hooks %v", k, hooks)
+		}
+		if r.Status == "Pruned" { // an object of the previous render (a bump renames hashed RBAC)
+			if _, kept := want[k]; kept {
+				t.Errorf("%s pruned, but the render has it", k)
+			}
+			pruned = append(pruned, r.Kind+"/"+r.Name)
+			continue
+		}
 		wv, ok := want[k]
 		if !ok {
 			k2 := r.Group + "/" + r.Kind + "//" + r.Name // cluster-scoped objects may carry a namespace in results
@@ -327,7 +339,7 @@ func checkSyncOrder(t *testing.T, st appState, want map[string]int) {
 		seen[wv]++
 		order = append(order, fmt.Sprintf("%d:%s/%s", wv, r.Kind, r.Name))
 	}
-	t.Logf("sync order (wave:kind/name): %s", strings.Join(order, " "))
+	t.Logf("sync order of %d results (wave:kind/name): %s, then hooks %v; pruned %v", len(st.Status.OperationState.SyncResult.Resources), strings.Join(order, " "), hooks, pruned)
 	for k, wv := range want {
 		if seen[wv] == 0 {
 			t.Errorf("wave %d (e.g. %s) missing from the sync result", wv, k)
@@ -347,10 +359,10 @@ func serveRegistry(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// pushBundle pushes a registry+v1 bundle image (manifests/ + metadata/ in one layer, the bundle
-// labels on the config). version != the CSV's rewrites the CSV's version and the operator image
-// tags, making a synthetic newer bundle.
-func pushBundle(t *testing.T, dir, ref, version string) {
+// pushBundle pushes a registry+v1 bundle image: manifests/ + metadata/ in one layer, and the
+// bundle's metadata/annotations.yaml as the image's labels (as a bundle image is built).
+// rewrite, if not nil, edits the CSV's text first (a synthetic version, substituted images).
+func pushBundle(t *testing.T, dir, ref string, rewrite func(csv string) string) {
 	t.Helper()
 	files := map[string][]byte{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -365,30 +377,26 @@ func pushBundle(t *testing.T, dir, ref, version string) {
 		if err != nil {
 			return err
 		}
-		if strings.Contains(string(b), "kind: ClusterServiceVersion") {
-			s := string(b)
-			s = regexp.MustCompile(`(?m)^(\s*version:\s*)1\.0\.0\s*$`).ReplaceAllString(s, "${1}"+version)
-			s = strings.ReplaceAll(s, "leader-worker-set.v1.0.0", "leader-worker-set.v"+version)
-			// the git bundle has image placeholders that the real image build substitutes
-			s = strings.ReplaceAll(s, "${OPERATOR_IMAGE}", "registry.redhat.io/leader-worker-set/lws-rhel9-operator:"+version)
-			s = strings.ReplaceAll(s, "${OPERAND_IMAGE}", "registry.redhat.io/leader-worker-set/lws-rhel9:"+version)
-			b = []byte(s)
+		if rewrite != nil && strings.Contains(string(b), "kind: ClusterServiceVersion") {
+			b = []byte(rewrite(string(b)))
 		}
 		files[rel] = b
 		return nil
 	})
 	must(t, err)
+	var meta struct {
+		Annotations map[string]string `json:"annotations"`
+	}
+	must(t, yaml.Unmarshal(files["metadata/annotations.yaml"], &meta))
+	if len(meta.Annotations) == 0 {
+		t.Fatalf("%s: metadata/annotations.yaml has no annotations", dir)
+	}
 	img, err := crane.Image(files)
 	must(t, err)
 	cf, err := img.ConfigFile()
 	must(t, err)
 	cf = cf.DeepCopy()
-	cf.Config.Labels = map[string]string{
-		"operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
-		"operators.operatorframework.io.bundle.manifests.v1": "manifests/",
-		"operators.operatorframework.io.bundle.metadata.v1":  "metadata/",
-		"operators.operatorframework.io.bundle.package.v1":   "leader-worker-set",
-	}
+	cf.Config.Labels = meta.Annotations
 	cf.OS, cf.Architecture = "linux", "amd64"
 	var cimg v1.Image
 	cimg, err = mutate.ConfigFile(img, cf)
@@ -396,6 +404,17 @@ func pushBundle(t *testing.T, dir, ref, version string) {
 	must(t, crane.Push(cimg, ref))
 	d, _ := cimg.Digest()
 	t.Logf("pushed %s (%s)", ref, d)
+}
+
+// lwsAt makes the lws-operator 1.0.0 bundle from Git what its published image at version is:
+// the CSV's version and name, and the image placeholders the image build substitutes.
+func lwsAt(version string) func(string) string {
+	return func(s string) string {
+		s = regexp.MustCompile(`(?m)^(\s*version:\s*)1\.0\.0\s*$`).ReplaceAllString(s, "${1}"+version)
+		s = strings.ReplaceAll(s, "leader-worker-set.v1.0.0", "leader-worker-set.v"+version)
+		s = strings.ReplaceAll(s, "${OPERATOR_IMAGE}", "registry.redhat.io/leader-worker-set/lws-rhel9-operator:"+version)
+		return strings.ReplaceAll(s, "${OPERAND_IMAGE}", "registry.redhat.io/leader-worker-set/lws-rhel9:"+version)
+	}
 }
 
 // ---------------------------------------------------------------- processes

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -13,7 +14,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The health checks' source of truth is deploy/argocd/health/<group>_<Kind>.lua. Everything
+// The health checks' source of truth is deploy/argocd/health/<group>_<Kind>.lua (with the shared
+// _<family>.lua parts they include). Everything
 // below is generated from those files and must match them byte for byte; after editing a
 // script run
 //
@@ -43,8 +45,32 @@ type healthScript struct {
 	lua  string
 }
 
-// healthScripts reads deploy/argocd/health/*.lua, sorted by name, and checks each can be inlined
-// as a YAML literal block that reads back as the identical string.
+// includeLine puts a shared part (_<family>.lua beside the scripts) in place: Argo CD runs each
+// argocd-cm script on its own, with nothing to load, so what checks of one operator family share
+// is written once and copied into each script here.
+var includeLine = regexp.MustCompile(`(?m)^-- #include (_[a-z]+\.lua)\n`)
+
+// expandIncludes replaces each include line of a script with the named file (one level: a
+// shared part includes nothing).
+func expandIncludes(t *testing.T, file, s string) string {
+	t.Helper()
+	return includeLine.ReplaceAllStringFunc(s, func(line string) string {
+		name := includeLine.FindStringSubmatch(line)[1]
+		b, err := os.ReadFile(filepath.Join(healthDir, name))
+		if err != nil {
+			t.Errorf("%s: %v", file, err)
+			return line
+		}
+		if includeLine.Match(b) {
+			t.Errorf("%s: a shared part must not include another", name)
+		}
+		return string(b)
+	})
+}
+
+// healthScripts reads deploy/argocd/health/*.lua (not the shared _*.lua parts), sorted by name,
+// with their includes in place, and checks each can be inlined as a YAML literal block that
+// reads back as the identical string.
 func healthScripts(t *testing.T) []healthScript {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(healthDir, "*.lua"))
@@ -58,6 +84,9 @@ func healthScripts(t *testing.T) []healthScript {
 	var out []healthScript
 	for _, f := range files {
 		base := strings.TrimSuffix(filepath.Base(f), ".lua")
+		if strings.HasPrefix(base, "_") { // a shared part, included by the scripts
+			continue
+		}
 		group, kind, ok := strings.Cut(base, "_")
 		if !ok || group == "" || kind == "" || strings.Contains(kind, "_") || !strings.Contains(group, ".") {
 			t.Errorf("%s: want <group>_<Kind>.lua with a dotted API group", f)
@@ -67,7 +96,7 @@ func healthScripts(t *testing.T) []healthScript {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := string(b)
+		s := expandIncludes(t, f, string(b))
 		// A literal block keeps every line as is and, with default chomping, exactly one final
 		// newline; a leading space would need an indentation indicator; tabs and CRs do not
 		// survive every YAML reader.

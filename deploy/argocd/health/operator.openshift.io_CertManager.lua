@@ -16,42 +16,11 @@
 --
 -- Argo CD runs argocd-cm scripts without Lua's string library (unless useOpenLibs is set), so
 -- condition types are matched by their full names, not by suffix.
-local hs = {}
+local operator = "cert-manager-operator"
+-- #include _openshift.lua
+
 local components = {"controller", "webhook", "cainjector"}
 local staticResources = {"controller", "webhook", "cainjector", "networkpolicy"}
-
-if obj.status == nil or obj.status.conditions == nil or #obj.status.conditions == 0 then
-  hs.status = "Progressing"
-  hs.message = "Waiting for cert-manager-operator to report status"
-  return hs
-end
-
--- OperatorStatus has observedGeneration; honour it should a later operator set it.
-local generation = obj.metadata.generation
-local observed = obj.status.observedGeneration
-if generation ~= nil and observed ~= nil and observed < generation then
-  hs.status = "Progressing"
-  hs.message = "Waiting for cert-manager-operator to observe generation " .. generation ..
-    " (status is for generation " .. observed .. ")"
-  return hs
-end
-
-local byType = {}
-for _, c in ipairs(obj.status.conditions) do
-  if c.type ~= nil then
-    byType[c.type] = c
-  end
-end
-
-local function detail(c)
-  if c.message ~= nil and c.message ~= "" then
-    return c.type .. ": " .. c.message
-  end
-  if c.reason ~= nil and c.reason ~= "" then
-    return c.type .. ": " .. c.reason
-  end
-  return c.type .. " is " .. tostring(c.status)
-end
 
 -- Degraded first: a failing sync outranks a rollout in progress.
 local degraded = {}

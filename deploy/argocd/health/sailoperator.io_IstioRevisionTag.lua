@@ -12,43 +12,16 @@
 --               status.state reports NotReferencedByAnything for an unused tag
 -- A tag has no Ready condition: it is a set of webhooks and services pointing at a revision.
 -- status.observedGeneration is set on every status update.
-local hs = {}
+-- #include _sail.lua
 
-if obj.status == nil or obj.status.conditions == nil or #obj.status.conditions == 0 then
-  hs.status = "Progressing"
-  hs.message = "Waiting for sail-operator to reconcile the IstioRevisionTag"
-  return hs
-end
-
-local generation = obj.metadata.generation
-local observed = obj.status.observedGeneration
-if generation ~= nil and (observed == nil or observed < generation) then
-  hs.status = "Progressing"
-  hs.message = "Waiting for sail-operator to observe generation " .. generation ..
-    " (status is for generation " .. tostring(observed) .. ")"
-  return hs
-end
-
-local reconciled = nil
-for _, c in ipairs(obj.status.conditions) do
-  if c.type == "Reconciled" then
-    reconciled = c
-  end
-end
-
+local reconciled = byType["Reconciled"]
 if reconciled == nil then
   hs.status = "Progressing"
   hs.message = "Waiting for condition Reconciled"
   return hs
 end
 
-local msg = "Reconciled is " .. tostring(reconciled.status)
-if reconciled.reason ~= nil and reconciled.reason ~= "" then
-  msg = msg .. " (" .. reconciled.reason .. ")"
-end
-if reconciled.message ~= nil and reconciled.message ~= "" then
-  msg = msg .. ": " .. reconciled.message
-end
+local msg = detail(reconciled)
 
 -- Waiting for the referenced Istio (or its first revision) is not a failure: the operator
 -- retries, and the Istio may be created in the same sync. Argo CD runs argocd-cm scripts

@@ -96,6 +96,13 @@ type Spec struct {
 	SyncWaves SyncWaves `json:"syncWaves,omitempty"`
 	// KeepCRDs protects CRDs from deletion by Argo CD (default true).
 	KeepCRDs *bool `json:"keepCRDs,omitempty"`
+	// Strict turns the requirements report's findings and upgrade-graph
+	// warnings into errors.
+	Strict bool `json:"strict,omitempty"`
+	// UpgradeFrom, when set, is the version the cluster runs today: the render
+	// fails if the upgrade from it to this spec's bundle is unsafe (CRD
+	// upgrade safety as OLM v1 checks it).
+	UpgradeFrom string `json:"upgradeFrom,omitempty"`
 }
 
 // SyncWaves holds one wave per group; nil means the default. Strict order

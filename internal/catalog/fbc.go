@@ -131,6 +131,7 @@ type fbcPackage struct {
 	found      bool
 	bundles    []fbcBundle
 	channels   map[string][]string // channel → bundle names
+	edges      map[string][]Entry  // channel → entries with their upgrade edges
 	deprecated map[string]bool     // bundle names
 }
 
@@ -141,7 +142,10 @@ type fbcObject struct {
 	Package string `yaml:"package"`
 	Image   string `yaml:"image"`
 	Entries []struct {
-		Name      string `yaml:"name"`
+		Name      string   `yaml:"name"`
+		Replaces  string   `yaml:"replaces"`
+		Skips     []string `yaml:"skips"`
+		SkipRange string   `yaml:"skipRange"`
 		Reference struct {
 			Schema string `yaml:"schema"`
 			Name   string `yaml:"name"`
@@ -154,7 +158,7 @@ type fbcObject struct {
 }
 
 func readCatalog(fsys fs.FS, pkg string) (*fbcPackage, error) {
-	cat := &fbcPackage{channels: map[string][]string{}, deprecated: map[string]bool{}}
+	cat := &fbcPackage{channels: map[string][]string{}, edges: map[string][]Entry{}, deprecated: map[string]bool{}}
 	ignores := map[string][]string{} // directory → .indexignore patterns
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -221,6 +225,7 @@ func (c *fbcPackage) add(o fbcObject) error {
 	case "olm.channel":
 		for _, e := range o.Entries {
 			c.channels[o.Name] = append(c.channels[o.Name], e.Name)
+			c.edges[o.Name] = append(c.edges[o.Name], Entry{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange})
 		}
 	case "olm.deprecations":
 		for _, e := range o.Entries {

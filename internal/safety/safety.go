@@ -4,7 +4,11 @@
 package safety
 
 import (
+	"cmp"
+	"fmt"
 	"io/fs"
+	"slices"
+	"strings"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 )
@@ -41,10 +45,62 @@ type Options struct {
 	// Catalog, when not nil, is the file-based catalog the spec names; the
 	// upgrade edge is then judged from it, otherwise from the two CSVs.
 	Catalog fs.FS
+	// Package and Channel say where in Catalog to look: the spec's package
+	// (empty: TO's bundle package) and channels (comma-separated; empty:
+	// every channel).
+	Package, Channel string
 }
 
-// Check compares FROM, what the cluster runs, with TO.
-// TODO(issue 11): crdify rules and the upgrade graph.
+// String is the finding on one line: "error: scope: CRD widgets.example.com
+// version v1 path .spec.size: message".
+func (f Finding) String() string {
+	var where []string
+	if f.CRD != "" {
+		where = append(where, "CRD "+f.CRD)
+	}
+	if f.Version != "" {
+		where = append(where, "version "+f.Version)
+	}
+	if f.Path != "" {
+		where = append(where, "path "+f.Path)
+	}
+	s := string(f.Severity) + ": " + f.Rule + ": "
+	if len(where) > 0 {
+		s += strings.Join(where, " ") + ": "
+	}
+	return s + f.Message
+}
+
+// HasErrors reports whether any finding is an error.
+func HasErrors(fs []Finding) bool {
+	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Severity == Error })
+}
+
+// Check compares FROM, what the cluster runs, with TO: every CRD of FROM
+// with its counterpart in TO (see checkCRDs), and the upgrade edge (see
+// checkEdge). Findings are sorted: errors first, then by CRD, version, path,
+// rule and message.
 func Check(from, to *bundle.Bundle, o Options) ([]Finding, error) {
-	return nil, nil
+	if from == nil || to == nil || from.CSV == nil || to.CSV == nil {
+		return nil, fmt.Errorf("internal error: safety.Check needs two loaded bundles")
+	}
+	out, err := checkCRDs(from, to, o.KeepCRDs)
+	if err != nil {
+		return nil, err
+	}
+	edge, err := checkEdge(from, to, o)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, edge...)
+	slices.SortFunc(out, func(a, b Finding) int {
+		if a.Severity != b.Severity {
+			if a.Severity == Error {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(a.CRD, b.CRD), cmp.Compare(a.Version, b.Version), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Message, b.Message))
+	})
+	return slices.Compact(out), nil
 }

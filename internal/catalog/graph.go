@@ -1,0 +1,124 @@
+package catalog
+
+import (
+	"fmt"
+	"io/fs"
+	"maps"
+	"slices"
+	"strings"
+
+	bsemver "github.com/blang/semver/v4"
+)
+
+// Entry is one olm.channel entry: a bundle and the bundles it upgrades from.
+type Entry struct {
+	Name      string
+	Replaces  string
+	Skips     []string
+	SkipRange string // blang semver range, as OLM reads olm.skipRange
+}
+
+// Graph is the upgrade graph of one package of a file-based catalog, in the
+// channels asked for.
+type Graph struct {
+	Package string
+	// Channels maps each channel to its entries, in file order.
+	Channels map[string][]Entry
+	// Versions maps bundle names to their olm.package versions.
+	Versions map[string]bsemver.Version
+}
+
+// ReadGraph reads the upgrade graph of pkg from the catalog in fsys, in the
+// channels named by channel (comma-separated; empty means every channel).
+func ReadGraph(fsys fs.FS, pkg, channel string) (*Graph, error) {
+	cat, err := readCatalog(fsys, pkg)
+	if err != nil {
+		return nil, err
+	}
+	if !cat.found {
+		return nil, fmt.Errorf("catalog: package %q not found", pkg)
+	}
+	g := &Graph{Package: pkg, Channels: map[string][]Entry{}, Versions: map[string]bsemver.Version{}}
+	for _, b := range cat.bundles {
+		g.Versions[b.name] = b.version
+	}
+	if channel == "" {
+		g.Channels = cat.edges
+		return g, nil
+	}
+	for _, c := range strings.Split(channel, ",") {
+		if c = strings.TrimSpace(c); c == "" {
+			continue
+		}
+		entries, ok := cat.edges[c]
+		if !ok {
+			return nil, fmt.Errorf("catalog: package %q has no channel %q (channels: %s)", pkg, c, strings.Join(slices.Sorted(maps.Keys(cat.edges)), ", "))
+		}
+		g.Channels[c] = entries
+	}
+	return g, nil
+}
+
+// Named returns the bundles of version v, sorted.
+func (g *Graph) Named(v bsemver.Version) []string {
+	var names []string
+	for n, bv := range g.Versions {
+		if bv.Equals(v) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Path finds a way from the bundle from to the bundle to through the edges
+// OLM follows, one channel at a time (channels in name order): an entry
+// upgrades from the bundle it replaces, the bundles it skips, and every
+// bundle whose version its skipRange includes. It returns the channel and
+// the bundles on the way (from first, to last), or "" and nil.
+func (g *Graph) Path(from, to string) (channel string, path []string) {
+	for _, ch := range slices.Sorted(maps.Keys(g.Channels)) {
+		if p := g.pathIn(g.Channels[ch], from, to); p != nil {
+			return ch, p
+		}
+	}
+	return "", nil
+}
+
+// pathIn is a breadth-first search, so the path is a shortest one.
+func (g *Graph) pathIn(entries []Entry, from, to string) []string {
+	prev := map[string]string{from: ""}
+	queue := []string{from}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		if cur == to {
+			var p []string
+			for n := to; n != ""; n = prev[n] {
+				p = append(p, n)
+			}
+			slices.Reverse(p)
+			return p
+		}
+		for _, e := range entries {
+			if _, seen := prev[e.Name]; !seen && g.upgradesFrom(e, cur) {
+				prev[e.Name] = cur
+				queue = append(queue, e.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// upgradesFrom reports whether entry e is an upgrade of the bundle name.
+func (g *Graph) upgradesFrom(e Entry, name string) bool {
+	if e.Replaces == name || slices.Contains(e.Skips, name) {
+		return true
+	}
+	v, ok := g.Versions[name]
+	if !ok || e.SkipRange == "" {
+		return false
+	}
+	r, err := bsemver.ParseRange(e.SkipRange)
+	return err == nil && r(v)
+}

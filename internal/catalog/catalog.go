@@ -92,6 +92,13 @@ func FromImage(ctx context.Context, p Puller, ref string, q Query) (*Choice, err
 	return choose(fsys, &Choice{Ref: ref, Image: o.Image}, q)
 }
 
+// FromFS chooses from the file-based catalog in fsys, read by the caller;
+// ref is the catalog as the spec names it, image the catalog image pinned by
+// digest (empty for a directory).
+func FromFS(ref, image string, fsys fs.FS, q Query) (*Choice, error) {
+	return choose(fsys, &Choice{Ref: ref, Image: image}, q)
+}
+
 func choose(fsys fs.FS, c *Choice, q Query) (*Choice, error) {
 	image, version, err := Choose(fsys, q)
 	if err != nil {

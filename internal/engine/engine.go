@@ -133,8 +133,15 @@ func (e *Engine) Render(ctx context.Context, req render.Request) (*render.Result
 func (e *Engine) render(ctx context.Context, rv render.Resolved) (*render.Result, error) {
 	b, err := e.r.Load(ctx, rv)
 	var res *render.Result
+	var upgradeWarnings []string
+	if err == nil {
+		upgradeWarnings, err = e.r.CheckUpgradeFrom(ctx, rv, b)
+	}
 	if err == nil {
 		res, err = render.RenderBundle(ctx, rv, b)
+	}
+	if err == nil && res != nil {
+		res.Warnings = append(upgradeWarnings, res.Warnings...)
 	}
 	if err == nil && res == nil {
 		err = errors.New("internal error: the renderer returned no result and no error")
@@ -182,12 +189,18 @@ func key(rv render.Resolved) (string, error) {
 		// choosing the same bundle.
 		cat = c.Image + " " + c.Bundle + " " + c.Version
 	}
+	// spec.upgradeFrom's bundle decides whether the render fails: its tag
+	// can move like TO's, so its pinned digest is part of the key.
+	var from string
+	if f := rv.UpgradeFrom; f != nil {
+		from = f.Origin.Digest + " " + f.Origin.Image
+	}
 	apis := slices.Clone(req.APIVersions)
 	slices.Sort(apis)
 	apis = slices.Compact(apis)
 	h := sha256.New()
 	// Fields are length-prefixed so no two different inputs hash alike.
-	for _, part := range []string{o.Digest, o.Image, o.Ref, cat, string(req.Spec.Normalized()), req.Name, fmt.Sprint(req.APIVersions != nil), strings.Join(apis, ","), src} {
+	for _, part := range []string{o.Digest, o.Image, o.Ref, cat, from, string(req.Spec.Normalized()), req.Name, fmt.Sprint(req.APIVersions != nil), strings.Join(apis, ","), src} {
 		fmt.Fprintf(h, "%d:%s;", len(part), part)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

@@ -30,8 +30,8 @@ func renderViaRegistry(t *testing.T, dir string, req Request) (*Result, *bundlet
 	return res, requests
 }
 
-// sameExceptSource compares two renders; only the source annotation (which
-// names the image or the directory) may differ.
+// sameExceptSource compares two renders; only the source and digest
+// annotations (which name the image or the directory) may differ.
 func sameExceptSource(t *testing.T, fromDir, fromImage *Result) {
 	t.Helper()
 	if len(fromDir.Manifests) != len(fromImage.Manifests) {
@@ -42,7 +42,9 @@ func sameExceptSource(t *testing.T, fromDir, fromImage *Result) {
 		if src == "" {
 			src = r.Origin.Ref
 		}
-		return strings.ReplaceAll(s, src, "SOURCE")
+		// The digest annotation differs too: an image's manifest digest, a
+		// directory's content digest.
+		return strings.ReplaceAll(strings.ReplaceAll(s, src, "SOURCE"), r.Origin.Digest, "DIGEST")
 	}
 	for i := range fromDir.Manifests {
 		a, b := strip(fromDir.Manifests[i], fromDir), strip(fromImage.Manifests[i], fromImage)

@@ -25,6 +25,7 @@ const (
 	AnnotationBundle  = "olm-cmp.dev/bundle"  // <csv name>, e.g. lws-operator.v1.0.0
 	AnnotationPackage = "olm-cmp.dev/package" // <package>@<version>
 	AnnotationSource  = "olm-cmp.dev/source"  // image@digest, or the directory as the spec names it
+	AnnotationDigest  = "olm-cmp.dev/digest"  // the image's manifest digest, or a directory's content digest (bundle.DirDigest)
 )
 
 // maxExtraManifestBytes caps one extra manifest file; they are hand-written
@@ -189,6 +190,7 @@ func (p *pipeline) annotations() map[string]string {
 		AnnotationBundle:  p.b.CSV.Name,
 		AnnotationPackage: p.b.Package + "@" + p.b.CSV.Spec.Version.String(),
 		AnnotationSource:  src,
+		AnnotationDigest:  p.b.Origin.Digest,
 	}
 }
 

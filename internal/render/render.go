@@ -101,6 +101,9 @@ type Resolved struct {
 	Origin bundle.Origin
 	// Catalog says which bundle spec.catalog chose; nil without a catalog.
 	Catalog *catalog.Choice
+	// UpgradeFrom is the bundle of spec.upgradeFrom, resolved the same way;
+	// nil without it (see CheckUpgradeFrom).
+	UpgradeFrom *Resolved
 }
 
 // Render runs the whole pipeline. It returns either the complete output or an
@@ -114,13 +117,22 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return RenderBundle(ctx, rv, b)
+	upgradeWarnings, err := r.CheckUpgradeFrom(ctx, rv, b)
+	if err != nil {
+		return nil, err
+	}
+	res, err := RenderBundle(ctx, rv, b)
+	if err != nil {
+		return nil, err
+	}
+	res.Warnings = append(upgradeWarnings, res.Warnings...)
+	return res, nil
 }
 
-// Resolve validates the spec and pins its bundle: a directory is located
-// (and kept inside RootDir) and digested, an image tag is resolved to a
-// digest, a catalog is read and the bundle it chooses resolved.
-func (r *Renderer) Resolve(ctx context.Context, req Request) (Resolved, error) {
+// resolveBundle validates the spec and pins its bundle: a directory is
+// located (and kept inside RootDir) and digested, an image tag is resolved to
+// a digest, a catalog is read and the bundle it chooses resolved.
+func (r *Renderer) resolveBundle(ctx context.Context, req Request) (Resolved, error) {
 	s := req.Spec
 	if err := s.Validate(); err != nil {
 		return Resolved{}, err
@@ -168,21 +180,12 @@ func (r *Renderer) Resolve(ctx context.Context, req Request) (Resolved, error) {
 func (r *Renderer) chooseBundle(ctx context.Context, req Request) (*catalog.Choice, error) {
 	s := req.Spec
 	q := catalog.Query{Package: s.Package, Channel: s.Channel, Range: s.Version}
-	var c *catalog.Choice
-	var err error
-	if IsDirRef(s.Catalog) {
-		dir, derr := localDir(req, "spec.catalog", s.Catalog, "give the directory of a file-based catalog (the one an index image's configs label names)")
-		if derr != nil {
-			return nil, derr
-		}
-		c, err = catalog.FromDir(s.Catalog, dir, q)
-	} else {
-		p, ok := r.Loader.(catalog.Puller)
-		if !ok {
-			return nil, fmt.Errorf("spec.catalog %q is an image reference, but this renderer has no registry access configured", s.Catalog)
-		}
-		c, err = catalog.FromImage(ctx, p, s.Catalog, q)
+	fsys, image, done, err := r.openCatalog(ctx, req)
+	if err != nil {
+		return nil, err
 	}
+	defer done()
+	c, err := catalog.FromFS(s.Catalog, image, fsys, q)
 	if err != nil {
 		return nil, fmt.Errorf("spec.catalog %q: %w", s.Catalog, err)
 	}

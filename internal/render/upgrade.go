@@ -2,14 +2,129 @@ package render
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/safety"
 )
 
+// Resolve validates the spec and pins its bundle (see resolveBundle) and,
+// when the spec names upgradeFrom, the bundle of that version too: a tag can
+// move and a catalog can change, so what FROM is belongs to the resolved
+// request (a cache keys on it) as much as TO.
+func (r *Renderer) Resolve(ctx context.Context, req Request) (Resolved, error) {
+	rv, err := r.resolveBundle(ctx, req)
+	if err != nil || req.Spec.UpgradeFrom == "" {
+		return rv, err
+	}
+	fromReq, err := upgradeFromRequest(req)
+	if err != nil {
+		return Resolved{}, err
+	}
+	from, err := r.resolveBundle(ctx, fromReq)
+	if err != nil {
+		return Resolved{}, fmt.Errorf("spec.upgradeFrom %q: %w", req.Spec.UpgradeFrom, err)
+	}
+	rv.UpgradeFrom = &from
+	return rv, nil
+}
+
+// upgradeFromRequest is the request of the bundle spec.upgradeFrom names: the
+// same spec with the image tag, or the catalog version, set to it. A catalog
+// bundle is looked up in every channel: the cluster may run it from another.
+func upgradeFromRequest(req Request) (Request, error) {
+	s := req.Spec
+	v := s.UpgradeFrom
+	from := req
+	from.Spec.UpgradeFrom = ""
+	switch {
+	case s.Catalog != "":
+		from.Spec.Version = v // a Masterminds constraint of one version: exactly it
+		from.Spec.Channel = ""
+	case IsDirRef(s.Bundle):
+		return Request{}, fmt.Errorf("spec.upgradeFrom %q needs an image or catalog bundle: spec.bundle %q is a directory, which holds one version only (compare two directories with olm-cmp diff)", v, s.Bundle)
+	default:
+		ref, err := name.ParseReference(s.Bundle, name.WithDefaultTag(""))
+		if err != nil {
+			return Request{}, fmt.Errorf("spec.bundle %q is neither a directory (write ./path) nor an image reference (registry/repository:tag or @sha256:digest): %w", s.Bundle, err)
+		}
+		from.Spec.Bundle = ref.Context().String()
+		from.Spec.Version = v
+	}
+	return from, nil
+}
+
+// CheckUpgradeFrom runs the safety checks from the bundle of spec.upgradeFrom
+// (rv.UpgradeFrom) to to, the bundle rv resolved to. Errors fail the render:
+// the error lists every finding, one per line (Argo CD shows it as is);
+// warnings are returned as render warnings. Without upgradeFrom it does
+// nothing.
+func (r *Renderer) CheckUpgradeFrom(ctx context.Context, rv Resolved, to *bundle.Bundle) (warnings []string, err error) {
+	if rv.UpgradeFrom == nil {
+		return nil, nil
+	}
+	v := rv.Request.Spec.UpgradeFrom
+	from, err := r.Load(ctx, *rv.UpgradeFrom)
+	if err != nil {
+		return nil, fmt.Errorf("spec.upgradeFrom %q: %w", v, err)
+	}
+	fs, err := r.check(ctx, rv.Request, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("spec.upgradeFrom %q: %w", v, err)
+	}
+	what := fmt.Sprintf("the upgrade from %s to %s", from.CSV.Name, to.CSV.Name)
+	if safety.HasErrors(fs) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "spec.upgradeFrom %q: %s is unsafe; fix the bundle or the spec, or remove upgradeFrom once you have judged the findings yourself:", v, what)
+		for _, f := range fs {
+			b.WriteString("\n" + f.String())
+		}
+		return nil, fmt.Errorf("%s", b.String())
+	}
+	for _, f := range fs {
+		warnings = append(warnings, what+": "+f.String())
+	}
+	return warnings, nil
+}
+
 // CheckUpgrade resolves and loads the bundles of two requests, FROM (what the
 // cluster runs) and TO, and returns the safety findings of going from one
-// to the other (see package safety).
-// TODO(issue 11): load both, pass the catalog TO names, call safety.Check.
+// to the other (see package safety), judged with TO's spec: its keepCRDs,
+// strict and catalog. Neither request's upgradeFrom is followed.
 func (r *Renderer) CheckUpgrade(ctx context.Context, from, to Request) ([]safety.Finding, error) {
-	return nil, nil
+	from.Spec.UpgradeFrom, to.Spec.UpgradeFrom = "", ""
+	load := func(req Request) (*bundle.Bundle, error) {
+		rv, err := r.Resolve(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return r.Load(ctx, rv)
+	}
+	fb, err := load(from)
+	if err != nil {
+		return nil, fmt.Errorf("from: %w", err)
+	}
+	tb, err := load(to)
+	if err != nil {
+		return nil, fmt.Errorf("to: %w", err)
+	}
+	return r.check(ctx, to, fb, tb)
+}
+
+// check runs safety.Check with the options TO's spec sets.
+func (r *Renderer) check(ctx context.Context, to Request, from, tb *bundle.Bundle) ([]safety.Finding, error) {
+	s := to.Spec
+	o := safety.Options{KeepCRDs: s.KeepsCRDs(), Strict: s.Strict}
+	if s.Catalog != "" {
+		fsys, _, done, err := r.openCatalog(ctx, to)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+		o.Catalog, o.Package, o.Channel = fsys, s.Package, s.Channel
+	}
+	return safety.Check(from, tb, o)
 }

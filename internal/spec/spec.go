@@ -350,6 +350,12 @@ func (s *Spec) Validate() error {
 			add("spec.patches[%d]: exactly one of patch or path must be set", i)
 		}
 	}
+	if s.UpgradeFrom != "" {
+		// One exact version: it becomes an image tag or a catalog version.
+		if _, err := mmsemver.StrictNewVersion(strings.TrimPrefix(s.UpgradeFrom, "v")); err != nil || strings.Contains(s.UpgradeFrom, "+") {
+			add("spec.upgradeFrom %q: not a version: give the exact version the cluster runs today, e.g. 1.2.3 or v1.2.3 (as the bundle image is tagged)", s.UpgradeFrom)
+		}
+	}
 	w := s.SyncWaves.Effective()
 	order := []struct {
 		name string

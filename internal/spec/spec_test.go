@@ -238,3 +238,22 @@ func TestCredentialInReferenceRefusedUnrepeated(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateUpgradeFrom(t *testing.T) {
+	for _, tc := range []struct {
+		v  string
+		ok bool
+	}{
+		{"1.2.3", true}, {"v1.2.3", true}, {"1.2.3-rc.1", true},
+		{"1.2", false}, {">=1.0.0", false}, {"latest", false}, {"1.2.3+build", false},
+	} {
+		s := Spec{Bundle: "quay.io/x/y", Namespace: "n", UpgradeFrom: tc.v}
+		err := s.Validate()
+		if tc.ok && err != nil {
+			t.Errorf("upgradeFrom %q refused: %v", tc.v, err)
+		}
+		if !tc.ok && (err == nil || !strings.Contains(err.Error(), `spec.upgradeFrom "`+tc.v+`": not a version`)) {
+			t.Errorf("upgradeFrom %q: got %v, want a clear refusal", tc.v, err)
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package render
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+)
+
+// pushDemoVersion pushes the demo bundle as version v (CSV name and version
+// changed, replaces set to replaces) with edits applied to its CRD file, and
+// returns nothing: the tag is "v"+v.
+func pushDemoVersion(t *testing.T, host, v, replaces string, crdEdits ...string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "bundle")
+	copyTree(t, filepath.Join(demoDir, "bundle"), dir)
+	rewrite := func(file string, pairs ...string) {
+		path := filepath.Join(dir, "manifests", file)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := string(data)
+		for i := 0; i < len(pairs); i += 2 {
+			if !strings.Contains(out, pairs[i]) {
+				t.Fatalf("the demo's %s lacks %q: update pushDemoVersion's callers", file, pairs[i])
+			}
+			out = strings.Replace(out, pairs[i], pairs[i+1], 1)
+		}
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewrite("greeter-operator.clusterserviceversion.yaml",
+		"name: greeter-operator.v0.2.0", "name: greeter-operator.v"+v,
+		"version: 0.2.0", "version: "+v,
+		"replaces: greeter-operator.v0.1.0", "replaces: "+replaces)
+	rewrite("greeter.example.com_greeters.yaml", crdEdits...)
+	bundletest.PushDir(t, host, "demo/greeter-bundle", "v"+v, dir)
+}
+
+func TestUpgradeFromImage(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	pushDemoVersion(t, host, "0.1.0", "greeter-operator.v0.0.9")
+	pushDemoVersion(t, host, "0.2.0", "greeter-operator.v0.1.0")
+	// Unsafe: replicas becomes a string and message gains a pattern.
+	pushDemoVersion(t, host, "0.3.0", "greeter-operator.v0.2.0",
+		"replicas:\n                type: integer", "replicas:\n                type: string",
+		"message:\n                type: string", "message:\n                type: string\n                pattern: '^[a-z]+$'")
+	// Safe, but no edge from 0.1.0.
+	pushDemoVersion(t, host, "0.2.1", "greeter-operator.v0.2.0")
+	r := &Renderer{Loader: &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{host}}}
+	request := func(to, from string, strict bool) Request {
+		req := demoRequest(t)
+		req.Spec.Bundle, req.Spec.Version = host+"/demo/greeter-bundle", "v"+to
+		req.Spec.UpgradeFrom, req.Spec.Strict = "v"+from, strict
+		return req
+	}
+	for _, tc := range []struct {
+		name, from, to string
+		strict         bool
+		wantErr        []string // lines the error holds; nil: renders
+		wantWarning    string   // a render warning holding this; "": none from the upgrade
+	}{
+		{name: "safe bump", from: "0.1.0", to: "0.2.0"},
+		{name: "unsafe bump", from: "0.2.0", to: "0.3.0", wantErr: []string{
+			`spec.upgradeFrom "v0.2.0": the upgrade from greeter-operator.v0.2.0 to greeter-operator.v0.3.0 is unsafe`,
+			"\nerror: pattern: CRD greeters.greeter.example.com version v1alpha1 path .spec.message: ",
+			"\nerror: type: CRD greeters.greeter.example.com version v1alpha1 path .spec.replicas: ",
+		}},
+		{name: "no edge", from: "0.1.0", to: "0.2.1", wantWarning: "warning: upgradeEdge: no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v0.2.1"},
+		{name: "no edge, strict", from: "0.1.0", to: "0.2.1", strict: true, wantErr: []string{"\nerror: upgradeEdge: no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v0.2.1"}},
+		{name: "FROM not published", from: "0.0.1", to: "0.2.0", wantErr: []string{`spec.upgradeFrom "v0.0.1": `}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := r.Render(context.Background(), request(tc.to, tc.from, tc.strict))
+			if tc.wantErr != nil {
+				if err == nil {
+					t.Fatal("rendered; want an error")
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error lacks %q:\n%v", w, err)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var upgrade []string
+			for _, w := range res.Warnings {
+				if strings.Contains(w, "the upgrade from") || strings.Contains(w, "upgradeEdge") {
+					upgrade = append(upgrade, w)
+				}
+			}
+			switch {
+			case tc.wantWarning == "" && len(upgrade) > 0:
+				t.Errorf("unexpected upgrade warnings: %q", upgrade)
+			case tc.wantWarning != "" && (len(upgrade) != 1 || !strings.Contains(upgrade[0], tc.wantWarning)):
+				t.Errorf("upgrade warnings %q, want one holding %q", upgrade, tc.wantWarning)
+			}
+			// Provenance: the version and the digest of what was rendered.
+			y := string(res.YAML())
+			if !strings.Contains(y, AnnotationDigest+": '"+res.Origin.Digest+"'") || !strings.Contains(y, AnnotationPackage+": 'greeter-operator@"+tc.to+"'") {
+				t.Errorf("provenance annotations lack digest %s or version %s:\n%s", res.Origin.Digest, tc.to, res.Manifests[0])
+			}
+		})
+	}
+}
+
+func TestUpgradeFromDirectoryBundle(t *testing.T) {
+	req := demoRequest(t)
+	req.Spec.UpgradeFrom = "0.1.0"
+	_, err := (&Renderer{}).Render(context.Background(), req)
+	if err == nil || !strings.Contains(err.Error(), `spec.upgradeFrom "0.1.0" needs an image or catalog bundle: spec.bundle "./bundle" is a directory`) {
+		t.Fatalf("got %v, want the directory refusal", err)
+	}
+}
+
+func TestUpgradeFromCatalog(t *testing.T) {
+	e := newCatalogEnv(t)
+	for _, tc := range []struct {
+		name, from, rng, channel string
+		wantWarning              string
+	}{
+		// stable: 0.1.0 -> 0.2.0 is an edge.
+		{name: "edge in the channel", from: "0.1.0", rng: "0.2.0", channel: "stable"},
+		// FROM loads from any channel, but the edge is judged in TO's
+		// channel: fast lists no 0.1.0.
+		{name: "FROM in another channel", from: "0.1.0", rng: "0.2.0", channel: "fast", wantWarning: "no path from greeter-operator.v0.1.0 to greeter-operator.v0.2.0 through replaces, skips or skipRange in channel fast"},
+		// fast goes 0.2.0 -> 1.0.0, stable never reaches 1.0.0.
+		{name: "no path in one channel", from: "0.1.0", rng: "1.0.0", wantWarning: "no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v1.0.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := e.request(t, "./catalog", tc.rng, tc.channel)
+			req.Spec.UpgradeFrom = tc.from
+			res, err := e.render(t, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range res.Warnings {
+				if strings.Contains(w, "upgradeEdge") {
+					got = append(got, w)
+				}
+			}
+			if tc.wantWarning == "" && len(got) > 0 || tc.wantWarning != "" && (len(got) != 1 || !strings.Contains(got[0], tc.wantWarning)) {
+				t.Errorf("upgrade warnings %q, want %q", got, tc.wantWarning)
+			}
+		})
+	}
+}

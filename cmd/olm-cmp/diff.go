@@ -124,7 +124,7 @@ func byID(manifests []string) (map[string]string, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, k := range []string{render.AnnotationBundle, render.AnnotationPackage, render.AnnotationSource} {
+		for _, k := range []string{render.AnnotationBundle, render.AnnotationPackage, render.AnnotationSource, render.AnnotationDigest} {
 			if err := n.PipeE(yaml.ClearAnnotation(k)); err != nil {
 				return nil, nil, err
 			}

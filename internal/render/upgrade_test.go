@@ -155,3 +155,31 @@ func TestUpgradeFromCatalog(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckUpgradeDirectories judges two directory bundles with TO's spec:
+// its keepCRDs decides whether a dropped CRD is an error.
+func TestCheckUpgradeDirectories(t *testing.T) {
+	src := t.TempDir()
+	copyTree(t, demoDir, filepath.Join(src, "from"))
+	copyTree(t, demoDir, filepath.Join(src, "to"))
+	if err := os.Remove(filepath.Join(src, "to", "bundle", "manifests", "greeter.example.com_greeters.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	from, to := demoRequest(t), demoRequest(t)
+	from.SourceDir, to.SourceDir = filepath.Join(src, "from"), filepath.Join(src, "to")
+	to.Spec.Examples = nil // the examples' CRD is gone
+	for _, keep := range []bool{true, false} {
+		to.Spec.KeepCRDs = &keep
+		got, err := (&Renderer{}).CheckUpgrade(context.Background(), from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "warning: crdRemoved: CRD greeters.greeter.example.com: "
+		if !keep {
+			want = "error: crdRemoved: CRD greeters.greeter.example.com: "
+		}
+		if len(got) != 1 || !strings.HasPrefix(got[0].String(), want) {
+			t.Errorf("keepCRDs %v: got %v, want one finding %q…", keep, got, want)
+		}
+	}
+}

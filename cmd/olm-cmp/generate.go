@@ -16,6 +16,7 @@ func newGenerateCmd() *cobra.Command {
 	var (
 		lf       registryFlags
 		announce bool
+		strict   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "generate [DIR]",
@@ -66,7 +67,12 @@ over its variable.`,
 			defer stop()
 			// Buffer: nothing reaches stdout unless the whole write can.
 			var out bytes.Buffer
-			if err := cmpserver.Generate(ctx, &render.Renderer{Loader: loader}, dir, os.Environ(), &out, cmd.ErrOrStderr()); err != nil {
+			env := os.Environ()
+			if strict {
+				// The plugin env form of spec.strict: a parameter still wins.
+				env = append(env, "ARGOCD_ENV_strict=true")
+			}
+			if err := cmpserver.Generate(ctx, &render.Renderer{Loader: loader}, dir, env, &out, cmd.ErrOrStderr()); err != nil {
 				return err
 			}
 			_, err = cmd.OutOrStdout().Write(out.Bytes())
@@ -75,5 +81,6 @@ over its variable.`,
 	}
 	lf.register(cmd.Flags())
 	cmd.Flags().BoolVar(&announce, "announce", false, "print the parameter announcements (JSON) instead of rendering")
+	cmd.Flags().BoolVar(&strict, "strict", false, "fail on every requirements finding not accepted (as the plugin env strict=true; a strict parameter wins)")
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/requirements"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -39,6 +41,12 @@ type summary struct {
 	Examples       []string          `json:"examples,omitempty"`
 	// Catalog is set when the bundle was chosen from a catalog (--catalog).
 	Catalog *catalogSummary `json:"catalog,omitempty"`
+	// Requirements is the requirements report of the bundle as the spec
+	// (DIR/olm-cmp.yaml, else a default spec) renders it.
+	Requirements []requirements.Finding `json:"requirements"`
+	// RequirementsError says why the report could not be made (the
+	// render failed).
+	RequirementsError string `json:"requirementsError,omitempty"`
 }
 
 // catalogSummary is catalog.Choice for `inspect --catalog`.
@@ -76,6 +84,7 @@ func newInspectCmd() *cobra.Command {
 		rf                              registryFlags
 		output                          string
 		catalog, pkg, channel, versions string
+		strict                          bool
 	)
 	cmd := &cobra.Command{
 		Use:   "inspect REF|DIR | --catalog CATALOG --package P",
@@ -83,7 +92,12 @@ func newInspectCmd() *cobra.Command {
 		Long: `Inspect summarises the bundle image or directory REF. With --catalog (a
 catalog image or ./directory) and --package instead, it first shows which
 bundle the catalog chooses for --channel and --version (a range), as a spec
-naming that catalog would render.`,
+naming that catalog would render.
+
+Requirements lists what the operator needs from a cluster without OLM or
+OpenShift (docs/requirements.md): for a source directory holding olm-cmp.yaml,
+as its spec renders it; otherwise as a default spec would. --strict exits
+non-zero when a finding is not accepted.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if catalog != "" {
 				return cobra.NoArgs(cmd, args)
@@ -97,12 +111,15 @@ naming that catalog would render.`,
 			}
 			var b *bundle.Bundle
 			var cat *catalogSummary
-			if catalog != "" {
+			var rv *render.Resolved
+			switch {
+			case catalog != "":
 				b, cat, err = loadFromCatalog(cmd.Context(), loader, catalog, pkg, channel, versions)
-			} else {
-				if pkg != "" || channel != "" || versions != "" {
-					return fmt.Errorf("--package, --channel and --version need --catalog")
-				}
+			case pkg != "" || channel != "" || versions != "":
+				return fmt.Errorf("--package, --channel and --version need --catalog")
+			case hasSpecFile(args[0]):
+				rv, b, err = loadSpecDir(cmd, loader, args[0])
+			default:
 				b, err = loadAny(cmd.Context(), loader, args[0])
 			}
 			if err != nil {
@@ -113,24 +130,94 @@ naming that catalog would render.`,
 				return err
 			}
 			s.Catalog = cat
-			switch output {
-			case "json":
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(s)
-			case "text", "":
-				return s.writeText(cmd.OutOrStdout())
+			if rv == nil {
+				rv = &render.Resolved{Request: defaultRequest(b), Origin: b.Origin}
 			}
-			return fmt.Errorf("--output %q: use text or json", output)
+			s.addRequirements(cmd.Context(), *rv, b)
+			if err := s.write(cmd.OutOrStdout(), output); err != nil {
+				return err
+			}
+			if pending := requirements.Pending(s.Requirements); strict && len(pending) > 0 {
+				return fmt.Errorf("strict: %d requirement(s) not met (listed above)", len(pending))
+			}
+			if strict && s.RequirementsError != "" {
+				return fmt.Errorf("strict: no requirements report: %s", s.RequirementsError)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit non-zero when a requirements finding is not accepted")
 	cmd.Flags().StringVar(&catalog, "catalog", "", "file-based catalog image or ./directory to choose the bundle from")
 	cmd.Flags().StringVar(&pkg, "package", "", "package to choose from --catalog")
 	cmd.Flags().StringVar(&channel, "channel", "", "channel(s) of --package, comma-separated; default every channel")
 	cmd.Flags().StringVar(&versions, "version", "", "version range for --package (1.2.x, \">=1.0.0 <2\"); default the newest")
 	rf.register(cmd.Flags())
 	return cmd
+}
+
+// write prints the summary as text or JSON.
+func (s *summary) write(out io.Writer, output string) error {
+	switch output {
+	case "json":
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	case "text", "":
+		return s.writeText(out)
+	}
+	return fmt.Errorf("--output %q: use text or json", output)
+}
+
+// hasSpecFile reports whether dir is a source directory (holds olm-cmp.yaml).
+func hasSpecFile(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, spec.FileName))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// loadSpecDir resolves and loads the bundle DIR/olm-cmp.yaml names, as
+// render would.
+func loadSpecDir(cmd *cobra.Command, loader render.Loader, dir string) (*render.Resolved, *bundle.Bundle, error) {
+	req, err := loadRequest(cmd, dir, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &render.Renderer{Loader: loader}
+	rv, err := r.Resolve(cmd.Context(), req)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := r.Load(cmd.Context(), rv)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &rv, b, nil
+}
+
+// defaultRequest is the spec a user would start from: the bundle alone,
+// installed in the CSV's suggested namespace (else one named after the
+// package).
+func defaultRequest(b *bundle.Bundle) render.Request {
+	ns := b.CSV.Annotations["operatorframework.io/suggested-namespace"]
+	if ns == "" {
+		ns = b.Package
+	}
+	return render.Request{Spec: spec.Spec{Bundle: b.Origin.Ref, Namespace: ns}, Name: b.Package}
+}
+
+// addRequirements renders the bundle (never strictly: the report is the
+// point) and keeps its requirements report.
+func (s *summary) addRequirements(ctx context.Context, rv render.Resolved, b *bundle.Bundle) {
+	rv.Request.Spec.Strict = false
+	res, err := render.RenderBundle(ctx, rv, b)
+	if err != nil {
+		s.RequirementsError = err.Error()
+		return
+	}
+	s.Requirements = res.Requirements
+	if s.Requirements == nil {
+		s.Requirements = []requirements.Finding{}
+	}
 }
 
 // loadFromCatalog loads the bundle a spec naming this catalog would render,
@@ -299,5 +386,26 @@ func (s *summary) writeText(out io.Writer) error {
 		row("Catalog range", c.Range)
 		row("Catalog entry", c.Package+" "+c.Version+": "+c.Bundle)
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return s.writeRequirements(out)
+}
+
+// writeRequirements prints the requirements report, one block per finding.
+func (s *summary) writeRequirements(out io.Writer) error {
+	if s.RequirementsError != "" {
+		_, err := fmt.Fprintf(out, "Requirements: not computed: %s\n", s.RequirementsError)
+		return err
+	}
+	accepted := len(s.Requirements) - len(requirements.Pending(s.Requirements))
+	fmt.Fprintf(out, "Requirements (%d, %d accepted):\n", len(s.Requirements), accepted)
+	for _, f := range s.Requirements {
+		mark := string(f.Severity)
+		if f.Accepted {
+			mark = "accepted"
+		}
+		fmt.Fprintf(out, "  %-8s %s\n           from %s\n           %s\n           fix: %s\n", mark, f.Key(), f.Source, f.Message, f.Fix)
+	}
+	return nil
 }

@@ -19,6 +19,7 @@ type specFlags struct {
 	bundle, version, namespace, certProvider string
 	catalog, pkg, channel                    string
 	watchNamespaces, pullSecrets, excludes   []string
+	strict                                   bool
 }
 
 func (f *specFlags) register(fs *pflag.FlagSet) {
@@ -32,6 +33,7 @@ func (f *specFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.pullSecrets, "image-pull-secret", nil, "pull secret name, repeatable (overrides spec.imagePullSecrets)")
 	fs.StringArrayVar(&f.excludes, "exclude", nil, "[group/]Kind[/name] to drop, repeatable (overrides spec.exclude)")
 	fs.StringVar(&f.certProvider, "certificate-provider", "", "cert-manager, service-ca or none (overrides spec.certificateProvider)")
+	fs.BoolVar(&f.strict, "strict", false, "fail on every requirements finding not accepted (overrides spec.strict)")
 }
 
 func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) {
@@ -50,6 +52,7 @@ func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) {
 	set("image-pull-secret", func() { s.ImagePullSecrets = f.pullSecrets })
 	set("exclude", func() { s.Exclude = f.excludes })
 	set("certificate-provider", func() { s.CertificateProvider = f.certProvider })
+	set("strict", func() { s.Strict = f.strict })
 }
 
 // loadRequest reads DIR/olm-cmp.yaml and applies the flags (none when f is nil). Without a spec

@@ -120,3 +120,32 @@ func TestDiff(t *testing.T) {
 		t.Error("--exit-code should fail when the renders differ")
 	}
 }
+
+// The demo bundle has a webhook and the default provider is cert-manager:
+// its report names cert-manager.io/v1, in text and JSON; --strict fails on
+// it after printing, and the demo's source directory (its spec) is reported
+// as the spec renders it.
+func TestInspectRequirements(t *testing.T) {
+	out, _, err := run(t, "inspect", "../../examples/demo/bundle")
+	if err != nil || !strings.Contains(out, "Requirements (") || !strings.Contains(out, "certificates:cert-manager.io/v1") {
+		t.Fatalf("text report lacks certificates:cert-manager.io/v1 (%v):\n%s", err, out)
+	}
+	out, _, err = run(t, "inspect", "../../examples/demo", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s summary
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range s.Requirements {
+		found = found || f.Key() == "certificates:cert-manager.io/v1" && f.Severity == "error" && f.Fix != ""
+	}
+	if !found {
+		t.Errorf("json requirements lack certificates:cert-manager.io/v1: %+v", s.Requirements)
+	}
+	if _, _, err := run(t, "inspect", "../../examples/demo/bundle", "--strict"); err == nil || !strings.Contains(err.Error(), "strict:") {
+		t.Errorf("--strict must fail on a pending finding, got %v", err)
+	}
+}

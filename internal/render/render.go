@@ -12,6 +12,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/catalog"
 	"github.com/olm-cmp/olm-cmp/internal/convert"
+	"github.com/olm-cmp/olm-cmp/internal/requirements"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 	"github.com/olm-cmp/olm-cmp/internal/transform"
 )
@@ -56,6 +57,9 @@ type Result struct {
 	KeptYAML int
 	// Warnings are things the user should know but that did not stop the render.
 	Warnings []string
+	// Requirements are the requirements report's findings (package
+	// requirements), accepted ones included; the others are also Warnings.
+	Requirements []requirements.Finding
 }
 
 // YAML joins the manifests into one multi-document stream.
@@ -240,6 +244,10 @@ func RenderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, 
 	if err != nil {
 		return nil, err
 	}
+	report, reqWarnings, err := checkRequirements(rv.Request, b, nodes)
+	if err != nil {
+		return nil, err
+	}
 	js, kept := transform.SerializeJSON(nodes, manifests)
 	return &Result{
 		Origin:    b.Origin,
@@ -250,7 +258,9 @@ func RenderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, 
 		Manifests: manifests,
 		JSON:      js,
 		KeptYAML:  kept,
-		Warnings:  p.warnings,
+		Warnings:  append(p.warnings, reqWarnings...),
+
+		Requirements: report,
 	}, nil
 }
 

@@ -99,6 +99,14 @@ type Spec struct {
 	// Strict turns the requirements report's findings and upgrade-graph
 	// warnings into errors.
 	Strict bool `json:"strict,omitempty"`
+	// ClusterAPIs are APIs the target cluster serves beyond vanilla
+	// Kubernetes ("cert-manager.io/v1", or a group alone for every version):
+	// the requirements report counts them as served.
+	ClusterAPIs []string `json:"clusterAPIs,omitempty"`
+	// Accept are requirements findings the user accepts knowingly,
+	// "category:subject" with * globs ("api:route.openshift.io"): still
+	// reported, never warned about or failed on.
+	Accept []string `json:"accept,omitempty"`
 	// UpgradeFrom, when set, is the version the cluster runs today: the render
 	// fails if the upgrade from it to this spec's bundle is unsafe (CRD
 	// upgrade safety as OLM v1 checks it).
@@ -356,6 +364,16 @@ func (s *Spec) Validate() error {
 			add("spec.upgradeFrom %q: not a version: give the exact version the cluster runs today, e.g. 1.2.3 or v1.2.3 (as the bundle image is tagged)", s.UpgradeFrom)
 		}
 	}
+	for i, a := range s.ClusterAPIs {
+		if msg := checkClusterAPI(a); msg != "" {
+			add("spec.clusterAPIs[%d] %q: %s", i, a, msg)
+		}
+	}
+	for i, a := range s.Accept {
+		if msg := checkAccept(a); msg != "" {
+			add("spec.accept[%d] %q: %s", i, a, msg)
+		}
+	}
 	w := s.SyncWaves.Effective()
 	order := []struct {
 		name string
@@ -368,6 +386,36 @@ func (s *Spec) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkClusterAPI returns "" for "group/version" or "group", else why not.
+func checkClusterAPI(a string) string {
+	group, version, found := strings.Cut(a, "/")
+	switch {
+	case strings.TrimSpace(a) != a || a == "":
+		return "empty or padded: use group/version (cert-manager.io/v1) or a group (cert-manager.io)"
+	case found && (version == "" || strings.Contains(version, "/")):
+		return "use group/version (cert-manager.io/v1) or a group alone"
+	case dns1123Subdomain(group) != "":
+		return "not an API group: use group/version, e.g. monitoring.coreos.com/v1"
+	}
+	return ""
+}
+
+// acceptCategories are the requirements report's categories (package
+// requirements), which spec.accept entries name.
+var acceptCategories = []string{"image", "api", "openshift", "certificates", "dependency", "*"}
+
+// checkAccept returns "" for "category[:subject]", else why not.
+func checkAccept(a string) string {
+	c, subject, found := strings.Cut(a, ":")
+	if !slices.Contains(acceptCategories, c) {
+		return "use category:subject, the category one of image, api, openshift, certificates, dependency (e.g. api:route.openshift.io)"
+	}
+	if found && strings.TrimSpace(subject) == "" {
+		return "empty subject: name it, or use * for the whole category"
+	}
+	return ""
 }
 
 // ValidateSelector checks an exclude entry of the form [group/]Kind[/name].
@@ -398,6 +446,8 @@ func (s *Spec) Normalized() []byte {
 	c.ImagePullSecrets = sortedSet(c.ImagePullSecrets)
 	c.ServiceAccounts = sortedSet(c.ServiceAccounts)
 	c.Examples = sortedSet(c.Examples)
+	c.ClusterAPIs = sortedSet(c.ClusterAPIs)
+	c.Accept = sortedSet(c.Accept)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

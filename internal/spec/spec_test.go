@@ -257,3 +257,23 @@ func TestValidateUpgradeFrom(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateClusterAPIsAndAccept(t *testing.T) {
+	cases := []struct {
+		s    Spec
+		want string // "" = valid
+	}{
+		{Spec{ClusterAPIs: []string{"cert-manager.io/v1", "monitoring.coreos.com"}, Accept: []string{"api:route.openshift.io", "image:*", "openshift"}}, ""},
+		{Spec{ClusterAPIs: []string{"cert-manager.io/"}}, `spec.clusterAPIs[0] "cert-manager.io/"`},
+		{Spec{ClusterAPIs: []string{"Not A Group/v1"}}, `spec.clusterAPIs[0] "Not A Group/v1": not an API group`},
+		{Spec{Accept: []string{"apis:route.openshift.io"}}, `spec.accept[0] "apis:route.openshift.io": use category:subject`},
+		{Spec{Accept: []string{"api:"}}, `spec.accept[0] "api:": empty subject`},
+	}
+	for _, c := range cases {
+		c.s.Bundle, c.s.Namespace = "quay.io/x/b:1", "ns"
+		err := c.s.Validate()
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: got %v, want %q", c.s, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package requirements
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/convert"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
+)
+
+// OpenShift-only metadata that something on OpenShift acts on, and nothing
+// elsewhere does.
+const (
+	servingCertBeta    = "service.beta.openshift.io/serving-cert-secret-name"
+	servingCertAlpha   = "service.alpha.openshift.io/serving-cert-secret-name"
+	injectCABundle     = "service.beta.openshift.io/inject-cabundle"
+	injectTrustedLabel = "config.openshift.io/inject-trusted-cabundle"
+	sccAnnotation      = "openshift.io/scc"
+	consolePlugins     = "console.openshift.io/plugins"
+)
+
+// openshiftFindings reports OpenShift-only behaviour the render relies on:
+// service-ca annotations, the trusted-CA-bundle label, SCCs, console plugins.
+func openshiftFindings(in Input) []Finding {
+	var out []Finding
+	add := func(subject, source string, sev Severity, msg, fix string) {
+		out = append(out, Finding{Category: OpenShift, Subject: subject, Source: source, Severity: sev, Message: msg, Fix: fix})
+	}
+	acceptFix := func(subject string) string { return fmt.Sprintf("accept %q (spec.accept)", "openshift:"+subject) }
+	serviceCA := effectiveProvider(in) == spec.CertProviderServiceCA
+	webhookServices := webhookServiceNames(in)
+	for _, n := range in.Objects {
+		// With certificateProvider service-ca, the annotations olm-cmp puts
+		// on webhooks, their Services and converted CRDs are the
+		// certificates finding's.
+		ours := serviceCA && (webhookServices[n.GetName()] && n.GetKind() == "Service" ||
+			slices.Contains([]string{"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "CustomResourceDefinition"}, n.GetKind()))
+		ann := n.GetAnnotations()
+		for _, key := range []string{servingCertBeta, servingCertAlpha} {
+			if secret := ann[key]; secret != "" && !ours {
+				add(key, objectName(n)+" annotation", Error,
+					"OpenShift's service-ca writes the serving certificate Secret this annotation names; nothing else will, so whatever mounts it cannot start",
+					fmt.Sprintf("create the Secret yourself (e.g. a cert-manager Certificate with secretName %s as an extra manifest), then %s", secret, acceptFix(key)))
+			}
+		}
+		if ann[injectCABundle] == "true" && !ours {
+			add(injectCABundle, objectName(n)+" annotation", Warning,
+				"OpenShift's service-ca injects its CA bundle here; nothing else will",
+				"inject a CA another way (cert-manager's cert-manager.io/inject-ca-from annotation through spec.patches, or trust-manager), then "+acceptFix(injectCABundle))
+		}
+		if n.GetKind() == "ConfigMap" && n.GetLabels()[injectTrustedLabel] == "true" {
+			add(injectTrustedLabel, objectName(n)+" label", Warning,
+				"OpenShift fills this ConfigMap with the cluster's trusted CA bundle; elsewhere it stays empty and the operator trusts only its image's CAs",
+				"if the operator must trust a private CA, fill the ConfigMap (a spec.patches entry with ca-bundle.crt, or trust-manager); then "+acceptFix(injectTrustedLabel))
+		}
+		if ann[sccAnnotation] != "" || podTemplateAnnotation(n, sccAnnotation) != "" {
+			add(sccAnnotation, objectName(n)+" annotation", Warning,
+				"names an OpenShift SecurityContextConstraints; without OpenShift, Pod Security Admission decides what the pods may do",
+				"label the install namespace with the pod-security.kubernetes.io/enforce level its pods need, then "+acceptFix(sccAnnotation))
+		}
+		if (n.GetKind() == "Role" || n.GetKind() == "ClusterRole") && rulesName(n, "securitycontextconstraints") {
+			add("securitycontextconstraints", objectName(n)+" rules", Warning,
+				"grants use of an OpenShift SecurityContextConstraints; without OpenShift, Pod Security Admission decides what the pods may do",
+				"label the install namespace with the pod-security.kubernetes.io/enforce level its pods need, then "+acceptFix("securitycontextconstraints"))
+		}
+	}
+	if in.Bundle != nil && in.Bundle.CSV != nil && in.Bundle.CSV.Annotations[consolePlugins] != "" {
+		add(consolePlugins, "CSV metadata.annotations", Warning,
+			fmt.Sprintf("OLM on OpenShift enables the console plugins %s; there is no OpenShift console to show them", in.Bundle.CSV.Annotations[consolePlugins]),
+			"nothing to do without the OpenShift console: "+acceptFix(consolePlugins))
+	}
+	return out
+}
+
+// podTemplateAnnotation is an annotation of a workload's pod template.
+func podTemplateAnnotation(n *yaml.RNode, key string) string {
+	path := podSpecPaths[n.GetKind()]
+	if len(path) < 2 {
+		return ""
+	}
+	meta, _ := n.Pipe(yaml.Lookup(append(slices.Clone(path[:len(path)-1]), "metadata", "annotations")...))
+	if meta == nil {
+		return ""
+	}
+	// A key with "/" cannot be a Lookup path segment.
+	if f := meta.Field(key); f != nil {
+		return yaml.GetValue(f.Value)
+	}
+	return ""
+}
+
+// rulesName reports whether a Role's rules name resource.
+func rulesName(n *yaml.RNode, resource string) bool {
+	rules, _ := n.Pipe(yaml.Lookup("rules"))
+	found := false
+	if rules != nil {
+		_ = rules.VisitElements(func(r *yaml.RNode) error {
+			res, _ := r.Pipe(yaml.Lookup("resources"))
+			if res != nil && slices.ContainsFunc(res.Content(), func(y *yaml.Node) bool { return y.Value == resource }) {
+				found = true
+			}
+			return nil
+		})
+	}
+	return found
+}
+
+// effectiveProvider is the certificate provider the render used (render's
+// rule: the spec's, else cert-manager when the bundle has webhooks).
+func effectiveProvider(in Input) string {
+	if in.Spec.CertificateProvider != "" {
+		return in.Spec.CertificateProvider
+	}
+	if in.Bundle != nil && in.Bundle.CSV != nil && len(in.Bundle.CSV.Spec.WebhookDefinitions) > 0 {
+		return spec.CertProviderCertManager
+	}
+	return spec.CertProviderNone
+}
+
+// webhookServiceNames are the Services the conversion makes for webhook
+// Deployments, named as OLM names them (convert.certsFor).
+func webhookServiceNames(in Input) map[string]bool {
+	out := map[string]bool{}
+	if in.Bundle == nil || in.Bundle.CSV == nil {
+		return out
+	}
+	for _, w := range in.Bundle.CSV.Spec.WebhookDefinitions {
+		out[webhookService(w.DeploymentName)] = true
+	}
+	return out
+}
+
+func webhookService(deployment string) string {
+	return convert.ObjectNameForBaseAndSuffix(strings.ReplaceAll(deployment, ".", "-"), "service")
+}

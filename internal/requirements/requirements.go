@@ -1,0 +1,213 @@
+// Package requirements reports what an operator needs from a cluster without
+// OLM or OpenShift: images that cannot be pulled as written, APIs the render
+// uses but neither ships nor finds served, OpenShift-only behaviour nothing
+// will perform, what the webhook certificate provider needs, and packages that
+// must be installed first. It reads the loaded bundle, the effective spec and
+// the final rendered objects; it changes nothing.
+//
+// The report is advice until spec.strict (or --strict) turns it into errors.
+// A user states facts about the cluster with spec.clusterAPIs (APIs served
+// beyond vanilla Kubernetes) and accepts a finding knowingly with spec.accept
+// ("category:subject", globs allowed); accepted findings are still reported,
+// marked as accepted, and never fail a render.
+package requirements
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
+)
+
+// Category groups findings; it is the part before ":" in spec.accept.
+type Category string
+
+const (
+	Image        Category = "image"
+	API          Category = "api"
+	OpenShift    Category = "openshift"
+	Certificates Category = "certificates"
+	Dependency   Category = "dependency"
+)
+
+// Categories lists every category, in report order.
+var Categories = []Category{Image, API, OpenShift, Certificates, Dependency}
+
+// Severity says how sure the operator is to fail without action.
+type Severity string
+
+const (
+	// Error: the operator (or an object of the render) cannot work as
+	// rendered on the cluster described.
+	Error Severity = "error"
+	// Warning: likely to fail or to behave differently, depending on the
+	// cluster (node credentials, an API installed outside the render, …).
+	Warning Severity = "warning"
+)
+
+// Finding is one requirement; its JSON form is the `requirements` list of
+// `olm-cmp inspect -o json`.
+type Finding struct {
+	Category Category `json:"category"`
+	// Subject is what is needed: an image, an API group (or group/version),
+	// an annotation or label, a Secret, a package.
+	Subject string `json:"subject"`
+	// Source says where in the bundle or render it came from: objects and
+	// fields ("Deployment/x container manager"), or a metadata file.
+	Source   string   `json:"source"`
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+	// Fix names the spec field or the action that resolves it.
+	Fix string `json:"fix"`
+	// Accepted is true when spec.accept matches the finding.
+	Accepted bool `json:"accepted,omitempty"`
+}
+
+// Key is "category:subject", what spec.accept entries match.
+func (f Finding) Key() string { return string(f.Category) + ":" + f.Subject }
+
+// Line is the one-line form used for render warnings and errors.
+func (f Finding) Line() string {
+	return fmt.Sprintf("requirement %s (from %s): %s; fix: %s", f.Key(), f.Source, f.Message, f.Fix)
+}
+
+// Input is what a report is computed from.
+type Input struct {
+	Bundle *bundle.Bundle
+	Spec   spec.Spec
+	// Objects are the final rendered objects (after images, pull secrets,
+	// extra manifests, API filtering).
+	Objects []*yaml.RNode
+	// APIVersions, when non-nil, are the group/versions the cluster serves
+	// (Argo CD's KUBE_API_VERSIONS): a missing API is then a fact.
+	APIVersions []string
+}
+
+// Report computes the findings of in, merged (one finding per category,
+// subject and message, its sources listed together), marked accepted where
+// spec.accept matches, and sorted by category, subject and source.
+func Report(in Input) []Finding {
+	var fs []Finding
+	fs = append(fs, imageFindings(in)...)
+	api := newAPIView(in)
+	certs := certificateFindings(in, api)
+	fs = append(fs, api.findings(in, certs)...)
+	fs = append(fs, openshiftFindings(in)...)
+	fs = append(fs, certs...)
+	fs = append(fs, dependencyFindings(in)...)
+	fs = merge(fs)
+	for i := range fs {
+		fs[i].Accepted = Accepts(in.Spec.Accept, fs[i])
+	}
+	return fs
+}
+
+// Pending are the findings not accepted: what strict fails on.
+func Pending(fs []Finding) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		if !f.Accepted {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// maxSources bounds the sources listed on one merged finding, so a group
+// used by forty RBAC rules stays one readable line.
+const maxSources = 4
+
+// merge folds findings with the same category, subject and message into one
+// whose source lists theirs (sorted, deduplicated), and sorts the result.
+func merge(in []Finding) []Finding {
+	type key struct{ c, s, m string }
+	idx := map[key]int{}
+	var out []Finding
+	var sources [][]string
+	for _, f := range in {
+		k := key{string(f.Category), f.Subject, f.Message}
+		i, ok := idx[k]
+		if !ok {
+			idx[k] = len(out)
+			out = append(out, f)
+			sources = append(sources, []string{f.Source})
+			continue
+		}
+		sources[i] = append(sources[i], f.Source)
+		if f.Severity == Error {
+			out[i].Severity = Error
+		}
+	}
+	for i := range out {
+		s := slices.Compact(slices.Sorted(slices.Values(sources[i])))
+		if len(s) > maxSources {
+			s = append(s[:maxSources], fmt.Sprintf("%d more", len(s)-maxSources))
+		}
+		out[i].Source = strings.Join(s, "; ")
+	}
+	slices.SortFunc(out, func(a, b Finding) int {
+		return cmp.Or(
+			cmp.Compare(slices.Index(Categories, a.Category), slices.Index(Categories, b.Category)),
+			cmp.Compare(a.Subject, b.Subject),
+			cmp.Compare(a.Source, b.Source),
+			cmp.Compare(a.Message, b.Message))
+	})
+	return out
+}
+
+// Accepts reports whether an entry of spec.accept matches f. An entry is
+// "category:subject"; either part may use * (any text, "/" included) and ?;
+// "category" alone or "category:*" accepts the whole category.
+func Accepts(accept []string, f Finding) bool {
+	for _, a := range accept {
+		c, s, found := strings.Cut(a, ":")
+		if !found {
+			s = "*"
+		}
+		if glob(c).MatchString(string(f.Category)) && glob(s).MatchString(f.Subject) {
+			return true
+		}
+	}
+	return false
+}
+
+// glob compiles a pattern where * matches any text and ? one character.
+// path.Match is not used: its * stops at "/", and image and API subjects
+// are full of them.
+func glob(p string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("^")
+	for _, r := range p {
+		switch r {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString("$")
+	return regexp.MustCompile(b.String())
+}
+
+// objectName is "Kind/name" (with the namespace when there is one), the way
+// sources name rendered objects.
+func objectName(n *yaml.RNode) string {
+	return n.GetKind() + "/" + n.GetName()
+}
+
+// str is the scalar at path under n, or "" when there is none.
+func str(n *yaml.RNode, path ...string) string {
+	v, err := n.Pipe(yaml.Lookup(path...))
+	if err != nil || v == nil {
+		return ""
+	}
+	return yaml.GetValue(v)
+}

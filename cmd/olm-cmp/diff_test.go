@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
 	"github.com/olm-cmp/olm-cmp/internal/diff"
 	"github.com/olm-cmp/olm-cmp/internal/safety"
 )
@@ -289,5 +290,33 @@ func TestDiffStatus(t *testing.T) {
 				t.Errorf("status %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestDiffToVersion bumps an image bundle's tag: the tag in spec.bundle is
+// replaced, not added to.
+func TestDiffToVersion(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	bundletest.PushDir(t, host, "demo/greeter-bundle", "v0.2.0", "../../examples/demo/bundle")
+	bumped := t.TempDir()
+	if err := os.CopyFS(bumped, os.DirFS("../../examples/demo/bundle")); err != nil {
+		t.Fatal(err)
+	}
+	csvPath := filepath.Join(bumped, "manifests", "greeter-operator.clusterserviceversion.yaml")
+	csv, _ := os.ReadFile(csvPath)
+	os.WriteFile(csvPath, []byte(strings.ReplaceAll(string(csv), "greeter-operator:v0.2.0", "greeter-operator:v0.2.1")), 0o644)
+	bundletest.PushDir(t, host, "demo/greeter-bundle", "v0.2.1", bumped)
+
+	dir := specDir(t, host+"/demo/greeter-bundle:v0.2.0", "demo")
+	r := diffJSON(t, diffChanges, dir, "--to-version", "v0.2.1", "--insecure-registry", host)
+	if !strings.HasPrefix(r.To.Source, host+"/demo/greeter-bundle@sha256:") || r.From.Source == r.To.Source {
+		t.Errorf("sides: %+v -> %+v", r.From, r.To)
+	}
+	if c := r.change("Deployment", ""); c == nil || !slices.Contains(c.Summary, "container manager: image quay.io/olm-cmp/greeter-operator:v0.2.0 -> quay.io/olm-cmp/greeter-operator:v0.2.1") {
+		t.Errorf("Deployment change: %+v", c)
+	}
+	// A tag that does not exist is a failure to render: status 3.
+	if _, stderr, code := runStatus(t, "diff", dir, "--to-version", "v9", "--insecure-registry", host); code != diffRenderError || !strings.Contains(stderr, "v9") {
+		t.Errorf("missing tag: status %d, %s", code, stderr)
 	}
 }

@@ -2,151 +2,248 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"strings"
+	"path/filepath"
 
-	"github.com/pmezard/go-difflib/difflib"
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/diff"
 	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/safety"
 )
+
+// Exit statuses of diff (docs/diff.md).
+const (
+	diffNoChanges   = 0
+	diffChanges     = 1
+	diffUnsafe      = 2
+	diffRenderError = 3
+)
+
+// diffFlags are diff's own flags.
+type diffFlags struct {
+	toVersion, toBundle, gitBase string
+	output, failOn               string
+	exitCode                     bool
+}
 
 func newDiffCmd() *cobra.Command {
 	var (
-		to       specFlags
-		rf       registryFlags
-		exitCode bool
+		to specFlags
+		rf registryFlags
+		df diffFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "diff [DIR] --version NEW",
-		Short: "Show what changes in the rendered manifests if the spec changed (e.g. a version bump)",
-		Long: `Diff renders DIR/olm-cmp.yaml as it is and again with the given flags applied,
-and prints objects added (+), removed (-) and changed (~, with a unified diff),
-in apply order: the review of a one-line version bump before it is committed.`,
-		Args: cobra.MaximumNArgs(1),
+		Use:   "diff FROM_DIR TO_DIR | diff DIR (--to-version V | --to-bundle REF | --git-base REV)",
+		Short: "Review a version bump: safety findings, then objects added, removed (pruned) and changed",
+		Long: `Diff renders two specs and compares the manifests object by object:
+  diff FROM_DIR TO_DIR          two source directories, each with its olm-cmp.yaml
+  diff DIR --to-version V       the same spec with another version (image tag or catalog range)
+  diff DIR --to-bundle REF      the same spec with another bundle (image or directory)
+  diff DIR --git-base REV       DIR as it was at Git revision REV (e.g. origin/main) -> DIR now
+The spec flags (--namespace, --bundle…) change the TO side. The CRD upgrade-safety
+and upgrade-graph findings come first, then added, removed (what Argo CD prunes)
+and changed objects, each change summarised (CRD versions and fields, images,
+RBAC rules) before its diff. OLM's hashed RBAC names are paired by ServiceAccount.
+Exit status: 0 no changes, 1 changes, 2 safety findings at --fail-on or worse,
+3 the comparison failed (a bad spec, a registry error). See docs/diff.md.`,
+		Args:        cobra.MaximumNArgs(2),
+		Annotations: map[string]string{annotationFailureStatus: fmt.Sprint(diffRenderError)},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
+			failOn, err := df.check(args)
+			if err != nil {
+				return err
 			}
 			loader, err := rf.loader()
 			if err != nil {
 				return err
 			}
 			r := &render.Renderer{Loader: loader}
-			// The old side is the file alone, the new side the file plus flags.
-			oldReq, err := loadRequest(cmd, dir, nil)
+			from, to, cleanup, err := diffRequests(cmd, args, &to, &df)
+			defer cleanup()
 			if err != nil {
 				return err
 			}
-			newReq, err := loadRequest(cmd, dir, &to)
+			report, err := compare(cmd, r, from, to, df.gitBase)
 			if err != nil {
 				return err
 			}
-			oldRes, err := r.Render(cmd.Context(), oldReq)
-			if err != nil {
-				return fmt.Errorf("rendering the current spec: %w", err)
-			}
-			newRes, err := r.Render(cmd.Context(), newReq)
-			if err != nil {
-				return fmt.Errorf("rendering the changed spec: %w", err)
-			}
-			changed, err := writeDiff(cmd.OutOrStdout(), oldRes, newRes)
-			if err != nil {
+			if err := writeReport(cmd, report, df.output); err != nil {
 				return err
 			}
-			if changed && exitCode {
-				return errChanged
+			if code := diffStatus(report, failOn); code != diffNoChanges {
+				return &exitError{code: code}
 			}
 			return nil
 		},
 	}
 	to.register(cmd.Flags())
 	rf.register(cmd.Flags())
-	cmd.Flags().BoolVar(&exitCode, "exit-code", false, "exit with status 1 when the renders differ")
+	f := cmd.Flags()
+	f.StringVar(&df.toVersion, "to-version", "", "TO is DIR's spec with this version: an image tag, or a catalog version range")
+	f.StringVar(&df.toBundle, "to-bundle", "", "TO is DIR's spec with this bundle: an image reference or a directory (relative to the working directory)")
+	f.StringVar(&df.gitBase, "git-base", "", "FROM is DIR as it was at this Git revision (a branch, tag or commit of the repository holding DIR); TO is DIR now")
+	f.StringVarP(&df.output, "output", "o", "text", "text, markdown (a pull-request comment) or json (docs/diff.md)")
+	f.StringVar(&df.failOn, "fail-on", "error", "the least severe safety finding that makes the exit status 2: error or warning")
+	f.BoolVar(&df.exitCode, "exit-code", false, "")
+	_ = f.MarkDeprecated("exit-code", "diff always exits 1 when the renders differ")
 	return cmd
 }
 
-var errChanged = fmt.Errorf("the renders differ")
+// check validates the flag combination and returns --fail-on's severity.
+func (df *diffFlags) check(args []string) (safety.Severity, error) {
+	switch df.output {
+	case "text", "markdown", "json":
+	default:
+		return "", fmt.Errorf("--output %q: use text, markdown or json", df.output)
+	}
+	var failOn safety.Severity
+	switch df.failOn {
+	case "error":
+		failOn = safety.Error
+	case "warning":
+		failOn = safety.Warning
+	default:
+		return "", fmt.Errorf("--fail-on %q: use error or warning", df.failOn)
+	}
+	if len(args) == 2 && (df.toVersion != "" || df.toBundle != "" || df.gitBase != "") {
+		return "", fmt.Errorf("diff FROM_DIR TO_DIR compares two directories: --to-version, --to-bundle and --git-base take one DIR")
+	}
+	if df.gitBase != "" && (df.toVersion != "" || df.toBundle != "") {
+		return "", fmt.Errorf("--git-base compares DIR at a Git revision with DIR now: edit DIR instead of adding --to-version or --to-bundle")
+	}
+	return failOn, nil
+}
 
-// writeDiff prints the object-level difference of two renders and reports
-// whether there was any.
-func writeDiff(w io.Writer, oldRes, newRes *render.Result) (bool, error) {
-	oldObjs, oldOrder, err := byID(oldRes.Manifests)
-	if err != nil {
-		return false, err
+// diffRequests builds the FROM and TO requests of the form args and flags
+// ask for. cleanup removes what --git-base extracted; it is never nil.
+func diffRequests(cmd *cobra.Command, args []string, to *specFlags, df *diffFlags) (from, toReq *render.Request, cleanup func(), err error) {
+	cleanup = func() {}
+	dir := "."
+	if len(args) > 0 {
+		dir = args[0]
 	}
-	newObjs, newOrder, err := byID(newRes.Manifests)
-	if err != nil {
-		return false, err
+	toDir := dir
+	if len(args) == 2 {
+		toDir = args[1]
 	}
-	fmt.Fprintf(w, "# %s %s -> %s %s\n", oldRes.CSVName, oldRes.Origin.Digest, newRes.CSVName, newRes.Origin.Digest)
-	changed := false
-	for _, id := range newOrder {
-		old, ok := oldObjs[id]
-		switch {
-		case !ok:
-			changed = true
-			fmt.Fprintf(w, "+ %s\n", id)
-		case old != newObjs[id]:
-			changed = true
-			fmt.Fprintf(w, "~ %s\n", id)
-			text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-				A: difflib.SplitLines(old), B: difflib.SplitLines(newObjs[id]),
-				FromFile: "old/" + id, ToFile: "new/" + id, Context: 3,
-			})
+	t, err := loadRequest(cmd, toDir, to)
+	if err != nil {
+		return nil, nil, cleanup, err
+	}
+	if err := retarget(&t, df); err != nil {
+		return nil, nil, cleanup, err
+	}
+	if df.gitBase != "" {
+		f, c, err := gitBaseRequest(cmd, dir, df.gitBase)
+		return f, &t, c, err
+	}
+	f, err := loadRequest(cmd, dir, nil)
+	if err != nil {
+		return nil, nil, cleanup, err
+	}
+	return &f, &t, cleanup, nil
+}
+
+// retarget applies --to-bundle and --to-version to TO's spec.
+func retarget(req *render.Request, df *diffFlags) error {
+	s := &req.Spec
+	if df.toBundle != "" {
+		ref := df.toBundle
+		if isDir(ref) {
+			// A path typed on the command line is relative to the working
+			// directory, not to olm-cmp.yaml.
+			abs, err := filepath.Abs(ref)
 			if err != nil {
-				return false, err
+				return fmt.Errorf("--to-bundle %q: %w", ref, err)
 			}
-			fmt.Fprint(w, indent(text))
+			ref = abs
 		}
+		s.Bundle, s.Version = ref, ""
+		s.Catalog, s.Package, s.Channel = "", "", ""
 	}
-	for _, id := range oldOrder {
-		if _, ok := newObjs[id]; !ok {
-			changed = true
-			fmt.Fprintf(w, "- %s\n", id)
-		}
+	if df.toVersion == "" {
+		return nil
 	}
-	if !changed {
-		fmt.Fprintln(w, "# no changes")
-	}
-	return changed, nil
-}
-
-// byID indexes manifests by kind/namespace/name, with the bundle annotations
-// removed so a version bump shows only real changes.
-func byID(manifests []string) (map[string]string, []string, error) {
-	objs := make(map[string]string, len(manifests))
-	order := make([]string, 0, len(manifests))
-	for _, m := range manifests {
-		n, err := yaml.Parse(m)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, k := range []string{render.AnnotationBundle, render.AnnotationPackage, render.AnnotationSource, render.AnnotationDigest} {
-			if err := n.PipeE(yaml.ClearAnnotation(k)); err != nil {
-				return nil, nil, err
+	switch {
+	case s.Catalog != "":
+		s.Version = df.toVersion
+	case render.IsDirRef(s.Bundle):
+		return fmt.Errorf("--to-version %q: spec.bundle %q is a directory, which has no versions to choose from: give the new bundle's directory with --to-bundle DIR", df.toVersion, s.Bundle)
+	default:
+		// The new version replaces the tag or digest the reference has.
+		if r, err := name.ParseReference(s.Bundle, name.WithDefaultTag("")); err == nil {
+			if t, ok := r.(name.Tag); !ok || t.TagStr() != "" {
+				s.Bundle = r.Context().Name()
 			}
 		}
-		text, err := n.String()
-		if err != nil {
-			return nil, nil, err
-		}
-		id := n.GetKind() + " " + strings.TrimPrefix(n.GetNamespace()+"/"+n.GetName(), "/")
-		objs[id] = text
-		order = append(order, id)
+		s.Version = df.toVersion
 	}
-	return objs, order, nil
+	return nil
 }
 
-func indent(s string) string {
-	lines := strings.SplitAfter(s, "\n")
-	var b strings.Builder
-	for _, l := range lines {
-		if l != "" {
-			b.WriteString("    " + l)
+// compare renders both sides, runs the safety checks and pairs the objects.
+// from is nil when --git-base found no spec at the revision: everything is
+// added.
+func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, gitBase string) (*diff.Report, error) {
+	ctx := cmd.Context()
+	toRes, err := r.Render(ctx, *to)
+	if err != nil {
+		return nil, fmt.Errorf("rendering TO: %w", err)
+	}
+	printWarnings(cmd.ErrOrStderr(), toRes.Warnings)
+	var fromManifests []string
+	fromSide := diff.Side{Source: fmt.Sprintf("(no %s at %s)", "olm-cmp.yaml", gitBase)}
+	var findings []safety.Finding
+	if from != nil {
+		fromRes, err := r.Render(ctx, *from)
+		if err != nil {
+			return nil, fmt.Errorf("rendering FROM: %w", err)
+		}
+		fromManifests, fromSide = fromRes.Manifests, side(fromRes)
+		if findings, err = r.CheckUpgrade(ctx, *from, *to); err != nil {
+			return nil, fmt.Errorf("checking the upgrade: %w", err)
 		}
 	}
-	return b.String()
+	report, err := diff.Compare(fromManifests, toRes.Manifests, fromSide.CSV, toRes.CSVName)
+	if err != nil {
+		return nil, err
+	}
+	report.From, report.To, report.Safety = fromSide, side(toRes), findings
+	return report, nil
+}
+
+// side identifies a render: an image by digest, a directory with its
+// content digest.
+func side(res *render.Result) diff.Side {
+	src := res.Origin.Image
+	if src == "" {
+		src = res.Origin.Ref + " (" + res.Origin.Digest + ")"
+	}
+	return diff.Side{Package: res.Package, Version: res.Version, CSV: res.CSVName, Source: src}
+}
+
+func writeReport(cmd *cobra.Command, r *diff.Report, output string) error {
+	w := cmd.OutOrStdout()
+	switch output {
+	case "json":
+		return r.WriteJSON(w)
+	case "markdown":
+		return r.WriteMarkdown(w)
+	}
+	return r.WriteText(w)
+}
+
+// diffStatus is the exit status of a report: 2 when a finding is at least
+// as severe as failOn, 1 for other changes, 0 for none.
+func diffStatus(r *diff.Report, failOn safety.Severity) int {
+	for _, f := range r.Safety {
+		if f.Severity == safety.Error || (failOn == safety.Warning && f.Severity == safety.Warning) {
+			return diffUnsafe
+		}
+	}
+	if r.HasChanges() {
+		return diffChanges
+	}
+	return diffNoChanges
 }

@@ -7,8 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,10 +20,50 @@ import (
 var version = "dev"
 
 func main() {
-	if err := newRootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(1)
+	cmd, err := newRootCmd().ExecuteC()
+	os.Exit(exitStatus(cmd, err, os.Stderr))
+}
+
+// annotationFailureStatus, on a command, is the exit status of its errors
+// (diff documents 3 for "could not render"); 1 otherwise.
+const annotationFailureStatus = "olm-cmp.dev/failure-status"
+
+// exitError ends a command with a chosen status. Without err, the command's
+// output already said everything (diff's "there are changes").
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
 	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// exitStatus prints err, if any, and returns the process's exit status. cmd
+// is the command cobra ran or failed to run (flag and argument errors too).
+func exitStatus(cmd *cobra.Command, err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(stderr, "error:", err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "error:", err)
+	if cmd != nil {
+		if n, convErr := strconv.Atoi(cmd.Annotations[annotationFailureStatus]); convErr == nil {
+			return n
+		}
+	}
+	return 1
 }
 
 // DefaultTimeout is the deadline of a one-shot command. A render takes well
@@ -46,8 +88,8 @@ Argo CD sync waves, and serves it to argocd-repo-server as a config-management p
 		},
 	}
 	root.PersistentFlags().DurationVar(&timeout, "timeout", DefaultTimeout,
-		"deadline of render, inspect, diff and generate, registry pulls included (0 for none; serve bounds each request instead)")
-	oneShot := []*cobra.Command{newRenderCmd(), newInspectCmd(), newDiffCmd(), newGenerateCmd()}
+		"deadline of render, inspect, diff, resolve and generate, registry pulls included (0 for none; serve bounds each request instead)")
+	oneShot := []*cobra.Command{newRenderCmd(), newInspectCmd(), newDiffCmd(), newResolveCmd(), newGenerateCmd()}
 	for _, c := range oneShot {
 		withDeadline(c, &timeout)
 	}

@@ -104,23 +104,6 @@ func TestInspect(t *testing.T) {
 	}
 }
 
-func TestDiff(t *testing.T) {
-	out, _, err := run(t, "diff", "../../examples/demo", "-n", "moved")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out, "+ Namespace moved") || !strings.Contains(out, "- Namespace greeter-system") {
-		t.Errorf("diff output:\n%s", out)
-	}
-	out, _, err = run(t, "diff", "../../examples/demo")
-	if err != nil || !strings.Contains(out, "# no changes") {
-		t.Errorf("diff of identical renders: %v\n%s", err, out)
-	}
-	if _, _, err := run(t, "diff", "../../examples/demo", "-n", "moved", "--exit-code"); err == nil {
-		t.Error("--exit-code should fail when the renders differ")
-	}
-}
-
 // The demo bundle has a webhook and the default provider is cert-manager:
 // its report names cert-manager.io/v1, in text and JSON; --strict fails on
 // it after printing, and the demo's source directory (its spec) is reported

@@ -1,0 +1,237 @@
+// Package diff compares two renders object by object, for review: what a
+// version bump adds, removes (what Argo CD prunes) and changes, with a
+// summary of each change a reviewer can read before the raw diff.
+//
+// Objects are paired by what they are, not only by name: OLM names its RBAC
+// <csv>-<sa>-<hash of the rules>, so a rule change or a CSV rename gives the
+// same Role a new name; pairing it by its ServiceAccount shows the rule diff
+// instead of one object added and another removed.
+package diff
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/safety"
+)
+
+// Object names one object: its JSON form is part of `olm-cmp diff -o json`.
+// Every key is always present (namespace is "" for cluster-scoped objects).
+type Object struct {
+	Group     string `json:"group"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// String is "Kind.group namespace/name" ("Kind name" for the core group,
+// cluster-scoped).
+func (o Object) String() string {
+	kind := o.Kind
+	if o.Group != "" {
+		kind += "." + o.Group
+	}
+	return kind + " " + strings.TrimPrefix(o.Namespace+"/"+o.Name, "/")
+}
+
+// Removed is an object of FROM that TO lacks.
+type Removed struct {
+	Object
+	// Pruned is whether Argo CD deletes it on sync: false when FROM's object
+	// carries Prune=false (CRDs under keepCRDs, the default).
+	Pruned bool `json:"pruned"`
+}
+
+// Change is an object present on both sides that differs.
+type Change struct {
+	// Object is the object as TO names it.
+	Object
+	// PreviousName is FROM's name when the object was paired across a rename
+	// (hashed RBAC, a CSV rename), else "".
+	PreviousName string `json:"previousName"`
+	// Summary says what changed in words (CRD versions and fields, images,
+	// RBAC rules), before the raw diff; it may be empty.
+	Summary []string `json:"summary"`
+	// Diff is the unified diff of the two YAML documents.
+	Diff string `json:"diff"`
+}
+
+// Side identifies one render.
+type Side struct {
+	Package string `json:"package"`
+	Version string `json:"version"`
+	CSV     string `json:"csv"`
+	// Source is where the bundle came from: image@digest, or the directory
+	// with its content digest.
+	Source string `json:"source"`
+}
+
+// Report is the whole comparison, in the order a reviewer reads it.
+type Report struct {
+	From    Side
+	To      Side
+	Safety  []safety.Finding
+	Added   []Object
+	Removed []Removed
+	Changed []Change
+}
+
+// HasChanges reports whether the renders differ.
+func (r *Report) HasChanges() bool {
+	return len(r.Added)+len(r.Removed)+len(r.Changed) > 0
+}
+
+// Count returns the findings of severity s.
+func (r *Report) Count(s safety.Severity) int {
+	n := 0
+	for _, f := range r.Safety {
+		if f.Severity == s {
+			n++
+		}
+	}
+	return n
+}
+
+// IgnoredAnnotationPrefix marks the provenance annotations every rendered
+// object carries (bundle, package@version, source): they change with every
+// bump and say nothing about the object, so they are left out of the diff.
+const IgnoredAnnotationPrefix = "olm-cmp.dev/"
+
+// item is one parsed manifest.
+type item struct {
+	obj  Object
+	node *yaml.RNode
+	text string // the YAML document without provenance annotations
+}
+
+// Compare pairs the objects of two renders (YAML documents, in apply order)
+// and reports what was added, removed and changed. fromCSV and toCSV, the
+// CSV names, let an object named after the CSV pair across a CSV rename.
+// Added and changed follow TO's order, removed FROM's.
+func Compare(from, to []string, fromCSV, toCSV string) (*Report, error) {
+	a, err := parseAll(from)
+	if err != nil {
+		return nil, fmt.Errorf("the FROM render: %w", err)
+	}
+	b, err := parseAll(to)
+	if err != nil {
+		return nil, fmt.Errorf("the TO render: %w", err)
+	}
+	pairs := pair(a, b, fromCSV, toCSV) // index in b → index in a
+	r := &Report{Added: []Object{}, Removed: []Removed{}, Changed: []Change{}}
+	paired := make(map[int]bool, len(pairs))
+	for j, it := range b {
+		i, ok := pairs[j]
+		if !ok {
+			r.Added = append(r.Added, it.obj)
+			continue
+		}
+		paired[i] = true
+		old := a[i]
+		if old.text == it.text {
+			continue
+		}
+		c, err := change(old, it)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", it.obj, err)
+		}
+		r.Changed = append(r.Changed, c)
+	}
+	for i, it := range a {
+		if !paired[i] {
+			r.Removed = append(r.Removed, Removed{Object: it.obj, Pruned: pruned(it.node)})
+		}
+	}
+	return r, nil
+}
+
+func parseAll(manifests []string) ([]item, error) {
+	items := make([]item, 0, len(manifests))
+	for i, m := range manifests {
+		n, err := yaml.Parse(m)
+		if err != nil {
+			return nil, fmt.Errorf("document %d is not valid YAML: %w", i+1, err)
+		}
+		var drop []string
+		for k := range n.GetAnnotations() {
+			if strings.HasPrefix(k, IgnoredAnnotationPrefix) {
+				drop = append(drop, k)
+			}
+		}
+		slices.Sort(drop)
+		for _, k := range drop {
+			if err := n.PipeE(yaml.ClearAnnotation(k)); err != nil {
+				return nil, err
+			}
+		}
+		text, err := n.String()
+		if err != nil {
+			return nil, err
+		}
+		group, _, found := strings.Cut(n.GetApiVersion(), "/")
+		if !found {
+			group = ""
+		}
+		items = append(items, item{
+			obj:  Object{Group: group, Kind: n.GetKind(), Namespace: n.GetNamespace(), Name: n.GetName()},
+			node: n,
+			text: text,
+		})
+	}
+	return items, nil
+}
+
+// pruned reports whether Argo CD prunes the live object when the render
+// drops it: not when its sync options say Prune=false.
+func pruned(n *yaml.RNode) bool {
+	for _, o := range strings.Split(n.GetAnnotations()["argocd.argoproj.io/sync-options"], ",") {
+		if strings.TrimSpace(o) == "Prune=false" {
+			return false
+		}
+	}
+	return true
+}
+
+// change describes one paired object that differs.
+func change(old, cur item) (Change, error) {
+	c := Change{Object: cur.obj, Summary: []string{}}
+	if old.obj.Name != cur.obj.Name {
+		c.PreviousName = old.obj.Name
+	}
+	sum, err := summarize(old, cur)
+	if err != nil {
+		return Change{}, err
+	}
+	c.Summary = append(c.Summary, sum...)
+	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(old.text), B: difflib.SplitLines(cur.text),
+		FromFile: "from/" + old.obj.String(), ToFile: "to/" + cur.obj.String(), Context: 3,
+	})
+	if err != nil {
+		return Change{}, err
+	}
+	c.Diff = text
+	return c, nil
+}
+
+// sortFindings orders findings errors first, then by CRD, version, path and
+// rule, so output does not depend on the order checks ran in.
+func sortFindings(fs []safety.Finding) []safety.Finding {
+	out := slices.Clone(fs)
+	rank := func(s safety.Severity) int {
+		if s == safety.Error {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(out, func(a, b safety.Finding) int {
+		return cmp.Or(cmp.Compare(rank(a.Severity), rank(b.Severity)), cmp.Compare(a.CRD, b.CRD),
+			cmp.Compare(a.Version, b.Version), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Rule, b.Rule))
+	})
+	return out
+}

@@ -1,0 +1,167 @@
+package diff
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/olm-cmp/olm-cmp/internal/safety"
+)
+
+// jsonReport is the -o json form; docs/diff.md documents it and a test
+// holds the two together. Every key is always present.
+type jsonReport struct {
+	From    Side          `json:"from"`
+	To      Side          `json:"to"`
+	Safety  []jsonFinding `json:"safety"`
+	Added   []Object      `json:"added"`
+	Removed []Removed     `json:"removed"`
+	Changed []Change      `json:"changed"`
+}
+
+// jsonFinding is safety.Finding with every key present, so a consumer need
+// not tell a missing key from an empty one.
+type jsonFinding struct {
+	Severity safety.Severity `json:"severity"`
+	Rule     string          `json:"rule"`
+	CRD      string          `json:"crd"`
+	Version  string          `json:"version"`
+	Path     string          `json:"path"`
+	Message  string          `json:"message"`
+}
+
+// WriteJSON writes the report as one indented JSON document.
+func (r *Report) WriteJSON(w io.Writer) error {
+	out := jsonReport{From: r.From, To: r.To, Safety: []jsonFinding{},
+		Added: nonNil(r.Added), Removed: nonNil(r.Removed), Changed: nonNil(r.Changed)}
+	for _, f := range sortFindings(r.Safety) {
+		out.Safety = append(out.Safety, jsonFinding{Severity: f.Severity, Rule: f.Rule, CRD: f.CRD, Version: f.Version, Path: f.Path, Message: f.Message})
+	}
+	for i := range out.Changed {
+		out.Changed[i].Summary = nonNil(out.Changed[i].Summary)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// headline is "package 1.0.0 -> 1.1.0", or the CSV names when the packages
+// differ.
+func (r *Report) headline() string {
+	name := func(s Side) string {
+		if s.Package == "" && s.CSV == "" {
+			return "(nothing)"
+		}
+		return strings.TrimSpace(s.Package + " " + s.Version)
+	}
+	if r.From.Package == r.To.Package && r.From.Package != "" {
+		return fmt.Sprintf("%s %s -> %s", r.To.Package, r.From.Version, r.To.Version)
+	}
+	return name(r.From) + " -> " + name(r.To)
+}
+
+// counts is "2 safety errors, 1 warning, 3 added, 1 removed, 10 changed".
+func (r *Report) counts() string {
+	plural := func(n int, one, many string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %s", n, many)
+	}
+	return strings.Join([]string{
+		plural(r.Count(safety.Error), "safety error", "safety errors"),
+		plural(r.Count(safety.Warning), "warning", "warnings"),
+		fmt.Sprintf("%d added", len(r.Added)),
+		fmt.Sprintf("%d removed", len(r.Removed)),
+		fmt.Sprintf("%d changed", len(r.Changed)),
+	}, ", ")
+}
+
+// WriteText writes the report for a terminal: safety findings, then added
+// (+), removed (-) and changed (~) objects, each change's summary before its
+// unified diff.
+func (r *Report) WriteText(out io.Writer) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "# %s\n", r.headline())
+	fmt.Fprintf(w, "# from: %s\n# to:   %s\n", r.From.Source, r.To.Source)
+	if !r.HasChanges() && len(r.Safety) == 0 {
+		fmt.Fprintln(w, "# no changes")
+		return w.Flush()
+	}
+	fmt.Fprintf(w, "# %s\n", r.counts())
+	if len(r.Safety) > 0 {
+		fmt.Fprintf(w, "\nSafety (%d):\n", len(r.Safety))
+		for _, f := range sortFindings(r.Safety) {
+			fmt.Fprintf(w, "  %s\t%s\t%s\n", strings.ToUpper(string(f.Severity)), f.Rule, findingWhere(f)+f.Message)
+		}
+	}
+	if len(r.Added) > 0 {
+		fmt.Fprintf(w, "\nAdded (%d):\n", len(r.Added))
+		for _, o := range r.Added {
+			fmt.Fprintf(w, "+ %s\n", o)
+		}
+	}
+	if len(r.Removed) > 0 {
+		fmt.Fprintf(w, "\nRemoved (%d):\n", len(r.Removed))
+		for _, o := range r.Removed {
+			fmt.Fprintf(w, "- %s%s\n", o.Object, keptNote(o))
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if len(r.Changed) > 0 {
+		fmt.Fprintf(out, "\nChanged (%d):\n", len(r.Changed))
+		for _, c := range r.Changed {
+			fmt.Fprintf(out, "~ %s\n", c.Object)
+			for _, s := range c.Summary {
+				fmt.Fprintf(out, "  * %s\n", s)
+			}
+			fmt.Fprint(out, indent(c.Diff, "    "))
+		}
+	}
+	return nil
+}
+
+// findingWhere is "crd version path: " for the parts a finding has.
+func findingWhere(f safety.Finding) string {
+	var parts []string
+	for _, p := range []string{f.CRD, f.Version, f.Path} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, " ") + ": "
+}
+
+func keptNote(o Removed) string {
+	if o.Pruned {
+		return ""
+	}
+	return " (kept on the cluster: Prune=false, keepCRDs)"
+}
+
+func indent(s, prefix string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if l != "" {
+			b.WriteString(prefix + l)
+		}
+	}
+	if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

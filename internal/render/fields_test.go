@@ -262,11 +262,12 @@ func TestDroppedRequiredObjectFails(t *testing.T) {
 	}{
 		{"no cert-manager.io", func(r *Request) { r.APIVersions = served },
 			"Certificate greeter-system/greeter-operator-controller-service-cert is dropped because the cluster does not serve cert-manager.io/v1, " +
-				"but Deployment greeter-system/greeter-operator-controller mounts its Secret greeter-operator-controller-service-cert: " +
+				"but Deployment greeter-system/greeter-operator-controller mounts its Secret greeter-operator-controller-service-cert, " +
+				"and ValidatingWebhookConfiguration vgreeter.greeter.example.com takes its CA bundle from it (cert-manager.io/inject-ca-from): " +
 				"install cert-manager, or set certificateProvider: none and supply the Secret", ""},
 		{"operator ServiceAccount excluded", func(r *Request) { r.Spec.Exclude = []string{"ServiceAccount/greeter-operator"} },
 			`ServiceAccount greeter-system/greeter-operator is dropped because exclude "ServiceAccount/greeter-operator" matches it, ` +
-				`but Deployment greeter-system/greeter-operator-controller runs as it: remove "ServiceAccount/greeter-operator" from exclude (to change the object, patch it instead)`, ""},
+				`but Deployment greeter-system/extra-worker runs as it, and Deployment greeter-system/greeter-operator-controller runs as it: remove "ServiceAccount/greeter-operator" from exclude (to change the object, patch it instead)`, ""},
 		{"unreferenced Service excluded", func(r *Request) { r.Spec.Exclude = []string{"Service/greeter-metrics"} }, "", ""},
 		{"ClusterRole of a kept binding excluded", func(r *Request) { r.Spec.Exclude = []string{"ClusterRole"} }, "",
 			"but ClusterRoleBinding greeter-operator.v-"},

@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -220,13 +221,15 @@ func (f requiredFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	if f.drops == nil || len(f.drops.list) == 0 {
 		return nodes, nil
 	}
-	var errs, warns []string
+	// per drop, what needs it: fatal uses, and uses that only warn
+	fatal := make([][]use, len(f.drops.list))
+	optional := make([][]use, len(f.drops.list))
 	for _, n := range nodes {
 		for _, r := range references(n) {
 			if providedBy(nodes, r.to) {
 				continue
 			}
-			for _, d := range f.drops.list {
+			for i, d := range f.drops.list {
 				direct, ok := provides(d.node, r.to)
 				if !ok {
 					continue
@@ -235,14 +238,22 @@ func (f requiredFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 				if !direct {
 					what = "its " + r.to.String()
 				}
-				msg := fmt.Sprintf("%s is dropped because %s, but %s %s: %s",
-					displayName(d.node), d.cause, displayName(r.from), fmt.Sprintf(r.use, what), d.fix)
+				u := use{podSpec(r.from) == nil, displayName(r.from) + " " + fmt.Sprintf(r.use, what)}
 				if r.fatal {
-					errs = append(errs, msg)
+					fatal[i] = append(fatal[i], u)
 				} else {
-					warns = append(warns, msg)
+					optional[i] = append(optional[i], u)
 				}
 			}
+		}
+	}
+	var errs, warns []string
+	for i, d := range f.drops.list {
+		switch {
+		case len(fatal[i]) > 0:
+			errs = append(errs, d.message(fatal[i]))
+		case len(optional[i]) > 0:
+			warns = append(warns, d.message(optional[i]))
 		}
 	}
 	slices.Sort(warns)
@@ -254,6 +265,33 @@ func (f requiredFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	}
 	slices.Sort(errs)
 	return nil, errors.New(strings.Join(slices.Compact(errs), "\n"))
+}
+
+// use is a sentence about an object that needs a dropped one; workloads
+// (notPod false) are named first, as the clearest case.
+type use struct {
+	notPod bool
+	text   string
+}
+
+// maxUses is how many objects needing a dropped one a message names.
+const maxUses = 3
+
+// message is one line: what was dropped and why, what needs it, the way out.
+func (d drop) message(uses []use) string {
+	slices.SortFunc(uses, func(a, b use) int {
+		return cmp.Or(compareBool(a.notPod, b.notPod), cmp.Compare(a.text, b.text))
+	})
+	uses = slices.CompactFunc(uses, func(a, b use) bool { return a.text == b.text })
+	var texts []string
+	for _, u := range uses[:min(len(uses), maxUses)] {
+		texts = append(texts, u.text)
+	}
+	needs := strings.Join(texts, ", and ")
+	if more := len(uses) - maxUses; more > 0 {
+		needs += fmt.Sprintf(" (and %d more objects need it)", more)
+	}
+	return fmt.Sprintf("%s is dropped because %s, but %s: %s", displayName(d.node), d.cause, needs, d.fix)
 }
 
 // providedBy reports whether one of nodes is or makes t.

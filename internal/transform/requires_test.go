@@ -176,10 +176,8 @@ func TestRequiredObjects(t *testing.T) {
 	}{
 		{"service account", []string{"ServiceAccount/op-sa"},
 			`ServiceAccount ops/op-sa is dropped because exclude "ServiceAccount/op-sa" matches it, but Deployment ops/op runs as it: remove "ServiceAccount/op-sa" from exclude (to change the object, patch it instead)`, ""},
-		{"certificate making a mounted secret", []string{"Certificate/op-cert"},
-			`Certificate ops/op-cert is dropped because exclude "Certificate/op-cert" matches it, but Deployment ops/op mounts its Secret op-serving-cert: remove "Certificate/op-cert" from exclude, or set certificateProvider: none and supply the Secret`, ""},
-		{"certificate a webhook takes its CA from", []string{"Certificate/op-cert"},
-			`Certificate ops/op-cert is dropped because exclude "Certificate/op-cert" matches it, but ValidatingWebhookConfiguration vop takes its CA bundle from it (cert-manager.io/inject-ca-from)`, ""},
+		{"certificate making a mounted secret, and a webhook's CA", []string{"Certificate/op-cert"},
+			`Certificate ops/op-cert is dropped because exclude "Certificate/op-cert" matches it, but Deployment ops/op mounts its Secret op-serving-cert, and ValidatingWebhookConfiguration vop takes its CA bundle from it (cert-manager.io/inject-ca-from): remove "Certificate/op-cert" from exclude, or set certificateProvider: none and supply the Secret`, ""},
 		{"issuer", []string{"Issuer"},
 			`Issuer ops/op-issuer is dropped because exclude "Issuer" matches it, but Certificate ops/op-cert is issued by it`, ""},
 		{"configmap env", []string{"ConfigMap/op-env"},
@@ -247,7 +245,7 @@ func TestRequiredObjectsAfterAPIVersions(t *testing.T) {
 	var w warnings
 	drops := &Drops{}
 	_, err := Apply(parse(t, requiresInput), apiVersionsRecording(served, w.add, drops), RequiredObjects(drops, w.add))
-	want := `Certificate ops/op-cert is dropped because the cluster does not serve cert-manager.io/v1, but Deployment ops/op mounts its Secret op-serving-cert: install cert-manager, or set certificateProvider: none and supply the Secret`
+	want := `Certificate ops/op-cert is dropped because the cluster does not serve cert-manager.io/v1, but Deployment ops/op mounts its Secret op-serving-cert, and ValidatingWebhookConfiguration vop takes its CA bundle from it (cert-manager.io/inject-ca-from): install cert-manager, or set certificateProvider: none and supply the Secret`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error:\n%v\nwant it to contain:\n%s", err, want)
 	}
@@ -270,6 +268,25 @@ func TestRequiredObjectsAfterPatchDelete(t *testing.T) {
 	patch := kustomizetypes.Patch{Patch: "apiVersion: v1\nkind: Service\nmetadata:\n  name: op-api\n$patch: delete\n"}
 	_, err := Apply(parse(t, requiresInput), patchesRecording([]kustomizetypes.Patch{patch}, nil, drops), RequiredObjects(drops, nil))
 	want := `Service ops/op-api is dropped because patches[0] deletes it, but APIService v1.op.example.com serves its API through it: change patches[0] so that it keeps the object`
+	if err == nil || err.Error() != want {
+		t.Fatalf("error:\n%v\nwant:\n%s", err, want)
+	}
+}
+
+// TestRequiredObjectsNamesAFew: a message names the workloads first and at
+// most maxUses objects, counting the others.
+func TestRequiredObjectsNamesAFew(t *testing.T) {
+	in := requiresInput
+	for _, name := range []string{"a", "b", "c", "d"} {
+		in += "---\napiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: m" + name +
+			"\n  annotations:\n    cert-manager.io/inject-ca-from: ops/op-cert\n"
+	}
+	drops := &Drops{}
+	_, err := Apply(parse(t, in), excludeRecording([]string{"Certificate"}, nil, drops), RequiredObjects(drops, nil))
+	want := `Certificate ops/op-cert is dropped because exclude "Certificate" matches it, but Deployment ops/op mounts its Secret op-serving-cert, ` +
+		`and MutatingWebhookConfiguration ma takes its CA bundle from it (cert-manager.io/inject-ca-from), ` +
+		`and MutatingWebhookConfiguration mb takes its CA bundle from it (cert-manager.io/inject-ca-from) (and 3 more objects need it): ` +
+		`remove "Certificate" from exclude, or set certificateProvider: none and supply the Secret`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error:\n%v\nwant:\n%s", err, want)
 	}

@@ -27,7 +27,8 @@ which the cmp-server sets to the application path) from olm-cmp.yaml, the
 plugin env (ARGOCD_ENV_<field>) and the plugin parameters
 (ARGOCD_APP_PARAMETERS, else PARAM_*), with the same precedence as
 'olm-cmp serve': parameters > plugin env > olm-cmp.yaml. KUBE_API_VERSIONS
-drops objects the cluster cannot serve, with a warning.
+drops objects the cluster cannot serve, with a warning (an error when a kept
+object needs one).
 
 The YAML stream goes to stdout only when the render succeeded; warnings and
 errors go to stderr, and an error exits non-zero with nothing on stdout.

@@ -79,9 +79,11 @@ func TestCacheKey(t *testing.T) {
 		t.Errorf("moved tag: %+v, digest %s", info, res.Origin.Digest)
 	}
 	// Other cluster APIs render again; the same set in another order does not.
-	req.APIVersions = []string{"v1", "apps/v1"}
+	// (cert-manager.io/v1 served: the demo's Deployment mounts a Secret of a
+	// Certificate, and dropping that would fail the render.)
+	req.APIVersions = []string{"v1", "apps/v1", "cert-manager.io/v1"}
 	mustRender(t, e, req)
-	req.APIVersions = []string{"apps/v1", "v1", "v1"}
+	req.APIVersions = []string{"apps/v1", "cert-manager.io/v1", "v1", "v1"}
 	if _, info := mustRender(t, e, req); info.Cache != "hit" {
 		t.Errorf("APIVersions reordered: %+v", info)
 	}

@@ -57,7 +57,9 @@ type step struct {
 	run  func(objs []*yaml.RNode) ([]*yaml.RNode, error)
 }
 
-// steps is the render, from conversion to serialization.
+// steps is the render, from conversion to serialization. Examples and extra
+// manifests join the bundle's objects before transform's steps, so every
+// spec field (images, pull secrets, exclude, patches) reaches them too.
 func (p *pipeline) steps() []step {
 	steps := []step{
 		{"convert", p.convert},

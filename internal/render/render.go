@@ -1,5 +1,7 @@
 // Package render is the pipeline every transport shares: spec → bundle →
-// OLM conversion → patches → sync waves → one deterministic YAML stream.
+// OLM conversion → the objects and annotations olm-cmp adds, sync waves →
+// exclude, images, patches → cluster APIs → one deterministic YAML stream
+// (pipeline.go's steps; docs/spec.md, "Pipeline").
 // The CLI, the Argo CD plugin (both modes) and the HTTP API call Render and
 // nothing else, so they cannot drift apart.
 package render
@@ -31,7 +33,7 @@ type Request struct {
 	RootDir string
 	// APIVersions, when non-nil, are the group/versions the target cluster
 	// serves (Argo CD's KUBE_API_VERSIONS); objects of other APIs are dropped
-	// with a warning.
+	// with a warning, or fail the render when a kept object needs them.
 	APIVersions []string
 }
 

@@ -32,6 +32,7 @@ type apiVersionsFilter struct {
 	served map[string]bool // apiVersions and apiVersion/Kind
 	kinds  map[string]bool // apiVersions for which served lists kinds
 	warn   func(string)
+	drops  *Drops
 }
 
 // APIVersions drops the objects whose API the cluster does not serve, with a
@@ -43,7 +44,12 @@ type apiVersionsFilter struct {
 // cluster cannot serve it before the first sync). Empty served keeps
 // everything: the cluster is unknown.
 func APIVersions(served []string, warn func(string)) kio.Filter {
-	f := apiVersionsFilter{warn: warn}
+	return apiVersionsRecording(served, warn, nil)
+}
+
+// apiVersionsRecording is APIVersions noting each drop in drops.
+func apiVersionsRecording(served []string, warn func(string), drops *Drops) kio.Filter {
+	f := apiVersionsFilter{warn: warn, drops: drops}
 	if len(served) > 0 {
 		f.served, f.kinds = map[string]bool{}, map[string]bool{}
 		for _, s := range served {
@@ -80,14 +86,22 @@ func (f apiVersionsFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 			out = append(out, n)
 			continue
 		}
+		var cause string
 		switch {
 		case !f.served[av]:
-			warnf(f.warn, "dropped %s: the cluster does not serve %s", describe(n), av)
+			cause = "the cluster does not serve " + av
 		case f.kinds[av] && !f.served[av+"/"+kind]:
-			warnf(f.warn, "dropped %s: the cluster does not serve kind %s in %s", describe(n), kind, av)
+			cause = fmt.Sprintf("the cluster does not serve kind %s in %s", kind, av)
 		default:
 			out = append(out, n)
+			continue
 		}
+		warnf(f.warn, "dropped %s: %s", describe(n), cause)
+		fix := fmt.Sprintf("install what serves %s on the cluster (its CRDs or operator) first, then refresh", av)
+		if gkOf(n).Group == groupCertManager {
+			fix = "install cert-manager, or set certificateProvider: none and supply the Secret"
+		}
+		f.drops.record(n, cause, fix)
 	}
 	return out, nil
 }

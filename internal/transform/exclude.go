@@ -81,13 +81,19 @@ func (s Selector) Matches(n *yaml.RNode) bool {
 type excludeFilter struct {
 	selectors []string
 	warn      func(string)
+	drops     *Drops
 }
 
 // Exclude drops every object matching one of selectors (see ParseSelector for
 // the syntax) and warns about each selector that matched nothing, so a typo
 // does not go unnoticed. An invalid selector is an error.
 func Exclude(selectors []string, warn func(string)) kio.Filter {
-	return excludeFilter{selectors, warn}
+	return excludeFilter{selectors, warn, nil}
+}
+
+// excludeRecording is Exclude noting each drop in drops.
+func excludeRecording(selectors []string, warn func(string), drops *Drops) kio.Filter {
+	return excludeFilter{selectors, warn, drops}
 }
 
 func (f excludeFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
@@ -105,15 +111,24 @@ func (f excludeFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	used := make([]bool, len(sels))
 	out := nodes[:0:0]
 	for _, n := range nodes {
-		drop := false
+		first := -1
 		for i, sel := range sels {
 			if sel.Matches(n) {
-				used[i], drop = true, true
+				used[i] = true
+				if first < 0 {
+					first = i
+				}
 			}
 		}
-		if !drop {
+		if first < 0 {
 			out = append(out, n)
+			continue
 		}
+		fix := fmt.Sprintf("remove %q from exclude (to change the object, patch it instead)", f.selectors[first])
+		if gkOf(n).Group == groupCertManager {
+			fix = fmt.Sprintf("remove %q from exclude, or set certificateProvider: none and supply the Secret", f.selectors[first])
+		}
+		f.drops.record(n, fmt.Sprintf("exclude %q matches it", f.selectors[first]), fix)
 	}
 	for i, u := range used {
 		if !u {

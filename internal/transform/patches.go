@@ -23,6 +23,7 @@ import (
 type patchesFilter struct {
 	patches  []kustomizetypes.Patch
 	readFile func(string) ([]byte, error)
+	drops    *Drops
 }
 
 // Patches applies patches in order, each as a kustomize `patches:` entry does,
@@ -48,20 +49,28 @@ type patchesFilter struct {
 // A patch that matches no object is an error naming its index: a silently
 // ignored patch is worse than a failed render.
 func Patches(patches []kustomizetypes.Patch, readFile func(path string) ([]byte, error)) kio.Filter {
-	return patchesFilter{patches, readFile}
+	return patchesFilter{patches, readFile, nil}
+}
+
+// patchesRecording is Patches noting the objects a patch deletes in drops.
+func patchesRecording(patches []kustomizetypes.Patch, readFile func(path string) ([]byte, error), drops *Drops) kio.Filter {
+	return patchesFilter{patches, readFile, drops}
 }
 
 func (f patchesFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	var err error
 	for i, p := range f.patches {
-		if nodes, err = f.apply(nodes, p); err != nil {
+		deleted := func(n *yaml.RNode) {
+			f.drops.record(n, fmt.Sprintf("patches[%d] deletes it", i), fmt.Sprintf("change patches[%d] so that it keeps the object", i))
+		}
+		if nodes, err = f.apply(nodes, p, deleted); err != nil {
 			return nil, fmt.Errorf("patches[%d]: %w", i, err)
 		}
 	}
 	return nodes, nil
 }
 
-func (f patchesFilter) apply(nodes []*yaml.RNode, p kustomizetypes.Patch) ([]*yaml.RNode, error) {
+func (f patchesFilter) apply(nodes []*yaml.RNode, p kustomizetypes.Patch, deleted func(*yaml.RNode)) ([]*yaml.RNode, error) {
 	text := strings.TrimSpace(p.Patch)
 	switch {
 	case text != "" && p.Path != "":
@@ -95,7 +104,7 @@ func (f patchesFilter) apply(nodes []*yaml.RNode, p kustomizetypes.Patch) ([]*ya
 	case errSM != nil && errJSON != nil:
 		return nil, fmt.Errorf("neither a strategic-merge patch (%v) nor a JSON 6902 patch (%v)", errSM, errJSON)
 	case errSM == nil && len(sm) > 0:
-		return applyStrategicMerge(nodes, sm, p)
+		return applyStrategicMerge(nodes, sm, p, deleted)
 	case errJSON == nil:
 		return applyJSON6902(nodes, text, p.Target)
 	}
@@ -161,7 +170,7 @@ func describeTarget(t *kustomizetypes.Selector) string {
 	return "{" + strings.Join(parts, " ") + "}"
 }
 
-func applyStrategicMerge(nodes []*yaml.RNode, patches []*yaml.RNode, p kustomizetypes.Patch) ([]*yaml.RNode, error) {
+func applyStrategicMerge(nodes []*yaml.RNode, patches []*yaml.RNode, p kustomizetypes.Patch, deleted func(*yaml.RNode)) ([]*yaml.RNode, error) {
 	if p.Target != nil {
 		if len(patches) > 1 {
 			return nil, errors.New("a patch with a target must hold one strategic-merge patch, not several")
@@ -170,7 +179,7 @@ func applyStrategicMerge(nodes []*yaml.RNode, patches []*yaml.RNode, p kustomize
 		if err != nil {
 			return nil, err
 		}
-		return mergeInto(nodes, idx, patches[0], p.Options)
+		return mergeInto(nodes, idx, patches[0], p.Options, deleted)
 	}
 	for _, patch := range patches {
 		gvk := resid.GvkFromNode(patch)
@@ -189,7 +198,7 @@ func applyStrategicMerge(nodes []*yaml.RNode, patches []*yaml.RNode, p kustomize
 			return nil, fmt.Errorf("%d objects match %s: set metadata.namespace in the patch or use a target", len(idx), describe(patch))
 		}
 		var err error
-		if nodes, err = mergeInto(nodes, idx, patch, p.Options); err != nil {
+		if nodes, err = mergeInto(nodes, idx, patch, p.Options, deleted); err != nil {
 			return nil, err
 		}
 	}
@@ -197,9 +206,10 @@ func applyStrategicMerge(nodes []*yaml.RNode, patches []*yaml.RNode, p kustomize
 }
 
 // mergeInto applies a strategic-merge patch to nodes[idx...], dropping objects
-// the patch deletes, as kustomize's Resource.ApplySmPatch does.
-func mergeInto(nodes []*yaml.RNode, idx []int, patch *yaml.RNode, options map[string]bool) ([]*yaml.RNode, error) {
-	deleted := map[int]bool{}
+// the patch deletes, as kustomize's Resource.ApplySmPatch does, and telling
+// deleted (when not nil) about each.
+func mergeInto(nodes []*yaml.RNode, idx []int, patch *yaml.RNode, options map[string]bool, deleted func(*yaml.RNode)) ([]*yaml.RNode, error) {
+	gone := map[int]bool{}
 	for _, i := range idx {
 		n := nodes[i]
 		apiVersion, kind, name, ns := n.GetApiVersion(), n.GetKind(), n.GetName(), n.GetNamespace()
@@ -211,7 +221,10 @@ func mergeInto(nodes []*yaml.RNode, idx []int, patch *yaml.RNode, options map[st
 			return nil, fmt.Errorf("%s: %w", describe(n), err)
 		}
 		if len(out) == 0 || out[0].IsNilOrEmpty() {
-			deleted[i] = true
+			gone[i] = true
+			if deleted != nil {
+				deleted(n)
+			}
 			continue
 		}
 		r := out[0]
@@ -230,12 +243,12 @@ func mergeInto(nodes []*yaml.RNode, idx []int, patch *yaml.RNode, options map[st
 		}
 		nodes[i] = r
 	}
-	if len(deleted) == 0 {
+	if len(gone) == 0 {
 		return nodes, nil
 	}
-	out := make([]*yaml.RNode, 0, len(nodes)-len(deleted))
+	out := make([]*yaml.RNode, 0, len(nodes)-len(gone))
 	for i, n := range nodes {
-		if !deleted[i] {
+		if !gone[i] {
 			out = append(out, n)
 		}
 	}

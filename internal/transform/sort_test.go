@@ -545,11 +545,12 @@ func TestFiltersOrder(t *testing.T) {
 		got = append(got, fmt.Sprintf("%T", f))
 	}
 	want := []string{
-		"transform.excludeFilter", "transform.namespaceFilter", "transform.serviceAccountsFilter",
-		"transform.imagePullSecretsFilter", "transform.authReaderFilter", "transform.imagesFilter",
-		"transform.patchesFilter", "transform.apiVersionsFilter", "transform.liveFormFilter",
-		"transform.settleHookFilter", "transform.annotateFilter", "transform.annotateFilter",
-		"transform.syncWavesFilter", "transform.sortFilter",
+		"transform.namespaceFilter", "transform.serviceAccountsFilter", "transform.imagePullSecretsFilter",
+		"transform.authReaderFilter", "transform.settleHookFilter", "transform.annotateFilter",
+		"transform.annotateFilter", "transform.waveStep", "transform.excludeFilter",
+		"transform.imagesFilter", "transform.patchesFilter", "transform.apiVersionsFilter",
+		"transform.requiredFilter", "transform.liveFormFilter", "transform.optionsStep",
+		"transform.sortFilter",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("filters\n%v\nwant\n%v", got, want)

@@ -1,43 +1,47 @@
 // Package transform adapts the objects OLM's conversion produced to a cluster
-// without OLM and to Argo CD: it drops and adds objects, rewrites images,
-// applies the user's kustomize patches, sets sync waves and options, and
-// orders and serializes the result.
+// without OLM and to Argo CD: it adds objects, sets annotations, sync waves
+// and options, applies the user's exclude, image rewrites and kustomize
+// patches, drops what the cluster does not serve, checks that nothing the
+// operator needs was dropped, and orders and serializes the result.
 //
 // Every step is a kio.Filter (kyaml's Filter([]*yaml.RNode) ([]*yaml.RNode, error))
 // working on *yaml.RNode, which keeps comments, key order and `{}` through the
-// whole pipeline. The order of work is a list, not control flow: Filters
+// whole pipeline. The order of work is a list, not control flow: Steps
 // returns the standard list and Apply runs any list.
 //
 // # Order
 //
-// Filters runs, in this order:
+// Steps runs, in this order (docs/spec.md, "Pipeline", lists the same steps):
 //
-//  1. Exclude: the user's drops come first, so nothing is generated for, or
-//     patched into, an object the user removed.
-//  2. Namespace, ServiceAccounts, ImagePullSecrets, AuthReaderBinding,
-//     Images: objects we add or rewrite on the user's behalf.
-//  3. Patches: the user's patches see every object in its final form,
-//     including generated ones (a patch may label the Namespace or change a
-//     rewritten image), and a patch that matches nothing is an error whatever
-//     the cluster.
-//  4. APIVersions: drops what the cluster does not serve; after Patches, so
-//     whether a patch matches never depends on the cluster.
-//  5. LiveForm: what the cluster drops or owns (empty CRD fields the API
+//  1. Namespace, ServiceAccounts, ImagePullSecrets, AuthReaderBinding,
+//     SettleHook: the objects olm-cmp adds, first, so that every spec field
+//     below reaches them. ImagePullSecrets comes after ServiceAccounts (and
+//     the caller's examples and extra manifests) so it covers every
+//     ServiceAccount.
+//  2. Annotate: source annotations.
+//  3. SyncWaves' WaveStep: waves and sync options, before the user's steps so
+//     that patches see them and may change them (a wave already set is kept).
+//  4. Exclude: the user's drops, now over every object, added ones included.
+//  5. Images: prefix rewrites, before Patches so a patch may change a
+//     rewritten image.
+//  6. Patches: the user's patches see every object as rendered, annotations
+//     included, and a patch that matches nothing is an error whatever the
+//     cluster.
+//  7. APIVersions: drops what the cluster does not serve; after Patches, so
+//     whether a patch or an exclude matches never depends on the cluster.
+//  8. RequiredObjects: fails when a step above dropped an object that a kept
+//     object needs (the reference graph of requires.go).
+//  9. LiveForm: what the cluster drops or owns (empty CRD fields the API
 //     server does not store, aggregated ClusterRoles' rules) is left out,
 //     after Patches so that it also covers what a patch or an extra manifest
-//     brings, and before SyncWaves, which measures the final size.
-//  6. SettleHook: olm-cmp's Argo CD PostSync hook (SyncWaves gives hooks no
-//     wave or option: they run after the waves).
-//  7. Annotate: source annotations.
-//  8. SyncWaves: last before Sort, because it measures each object's final
-//     size to decide on ServerSideApply. It keeps a sync-wave annotation that
-//     is already there, so a user overrides a wave by patching
-//     metadata.annotations["argocd.argoproj.io/sync-wave"]; sync options set by
-//     a patch win over ours key by key.
-//  9. Sort: hooks last.
+//     brings, and before OptionsStep, which measures the final size.
+//  10. SyncWaves' OptionsStep: the sync options decided again on the final
+//     objects (a CRD excluded, a patch that grew an object past the
+//     client-side apply limit); options a patch set win key by key.
+//  11. Sort: hooks last.
 //
 // Examples (the CSV's alm-examples) and the user's extra manifests are not
-// filters: the caller appends them to the objects before running Filters, and
+// filters: the caller appends them to the objects before running Steps, and
 // marks them with MarkCR so SyncWaves puts them in the custom-resource wave.
 package transform
 
@@ -96,12 +100,10 @@ type Step struct {
 	kio.Filter
 }
 
-// Steps returns the filters for o, in the order they run: what is added
-// (namespace, ServiceAccounts, the auth-reader binding) comes after exclude,
-// and patches see the objects olm-cmp added but not yet the annotations
-// and waves added after them.
+// Steps returns the filters for o, in the order they run (see the package
+// documentation for why this order).
 func Steps(o Options) []Step {
-	steps := []Step{{"exclude", Exclude(o.Exclude, o.Warn)}}
+	var steps []Step
 	if o.CreateNamespace {
 		steps = append(steps, Step{"namespace", Namespace(o.Namespace)})
 	}
@@ -112,19 +114,25 @@ func Steps(o Options) []Step {
 	if o.AuthReaderBinding != "" {
 		steps = append(steps, Step{"auth-reader binding", AuthReaderBinding(o.Namespace, o.AuthReaderBinding)})
 	}
-	steps = append(steps,
-		Step{"images", Images(o.Images)},
-		Step{"patches", Patches(o.Patches, o.ReadFile)},
-		Step{"API versions", APIVersions(o.APIVersions, o.Warn)},
-		Step{"live form", LiveForm(o.Warn)},
-	)
 	if o.SettleHook != "" {
 		steps = append(steps, Step{"settle hook", SettleHook(o.Namespace, o.SettleHook)})
 	}
 	for _, k := range slices.Sorted(maps.Keys(o.Annotations)) {
 		steps = append(steps, Step{"annotations", Annotate(k, o.Annotations[k])})
 	}
-	return append(steps, Step{"sync waves", SyncWaves(o.Waves, o.KeepCRDs)}, Step{"sort", Sort()})
+	waves := NewSyncWaves(o.Waves, o.KeepCRDs)
+	drops := &Drops{}
+	return append(steps,
+		Step{"sync waves", waves.WaveStep()},
+		Step{"exclude", excludeRecording(o.Exclude, o.Warn, drops)},
+		Step{"images", Images(o.Images)},
+		Step{"patches", patchesRecording(o.Patches, o.ReadFile, drops)},
+		Step{"API versions", apiVersionsRecording(o.APIVersions, o.Warn, drops)},
+		Step{"required objects", RequiredObjects(drops, o.Warn)},
+		Step{"live form", LiveForm(o.Warn)},
+		Step{"sync options", waves.OptionsStep()},
+		Step{"sort", Sort()},
+	)
 }
 
 // Apply runs filters over nodes in order and returns the result.
@@ -163,6 +171,12 @@ func (gk groupKind) String() string {
 func gkOf(n *yaml.RNode) groupKind {
 	g, _ := resid.ParseGroupVersion(n.GetApiVersion())
 	return groupKind{g, n.GetKind()}
+}
+
+// objectKey identifies an object within a render: group, kind, namespace
+// and name.
+func objectKey(n *yaml.RNode) string {
+	return gkOf(n).String() + "|" + n.GetNamespace() + "|" + n.GetName()
 }
 
 // describe names an object in messages: "apps/Deployment ns/name".

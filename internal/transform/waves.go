@@ -73,13 +73,28 @@ func isMarkedCR(n *yaml.RNode) bool {
 	return ok
 }
 
-// syncWavesFilter sets Argo CD sync waves and options.
-type syncWavesFilter struct {
+// SyncWaveSteps sets Argo CD sync waves and options in two steps that share what
+// the first learnt: WaveStep runs before exclude and patches, so patches see
+// (and may change) the waves and options, and OptionsStep runs after them, on
+// the final objects.
+type SyncWaveSteps struct {
 	waves    spec.Waves
 	keepCRDs bool
+	// markedCRs are the objects MarkCR marked (by objectKey): WaveStep
+	// removes the mark, so patches never see an internal annotation.
+	markedCRs map[string]bool
 }
 
-// SyncWaves annotates every object with its Argo CD sync wave and options.
+// SyncWaves annotates every object with its Argo CD sync wave and options: it
+// runs WaveStep and then OptionsStep of one NewSyncWaves.
+func SyncWaves(w spec.Waves, keepCRDs bool) kio.Filter {
+	s := NewSyncWaves(w, keepCRDs)
+	return kio.FilterFunc(func(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+		return Apply(nodes, s.WaveStep(), s.OptionsStep())
+	})
+}
+
+// NewSyncWaves returns the two steps of sync waves and options.
 //
 // Waves, by group:
 //
@@ -93,8 +108,8 @@ type syncWavesFilter struct {
 //   - w.Operator: everything else (Deployments, Services, ConfigMaps, Secrets,
 //     cert-manager Issuers and Certificates, ...).
 //
-// An object that already has a sync-wave annotation keeps it: that is how a
-// patch, or an extra manifest, overrides a wave.
+// An object that already has a sync-wave annotation keeps it: that is how an
+// extra manifest, or a patch run after WaveStep, overrides a wave.
 //
 // Sync options, merged into argocd.argoproj.io/sync-options (options already
 // there come first and win for the same key; ours follow in the order below):
@@ -105,16 +120,64 @@ type syncWavesFilter struct {
 //     every custom resource of it.
 //   - SkipDryRunOnMissingResource=true on custom resources whose CRD is not in
 //     the render (it is installed by something else, perhaps in the same sync).
-func SyncWaves(w spec.Waves, keepCRDs bool) kio.Filter { return syncWavesFilter{w, keepCRDs} }
+//
+// WaveStep sets the waves and the options the objects call for as they are;
+// OptionsStep decides again on the final objects (after exclude, patches and
+// the live form) and adds what is missing, key by key: an option a patch set
+// wins, an option a patch removed comes back unless the patch set its key,
+// and the size is measured on the final object.
+func NewSyncWaves(w spec.Waves, keepCRDs bool) *SyncWaveSteps {
+	return &SyncWaveSteps{waves: w, keepCRDs: keepCRDs, markedCRs: map[string]bool{}}
+}
 
-func (f syncWavesFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+// waveStep is SyncWaveSteps.WaveStep.
+type waveStep struct{ *SyncWaveSteps }
+
+// optionsStep is SyncWaveSteps.OptionsStep.
+type optionsStep struct{ *SyncWaveSteps }
+
+// WaveStep sets waves and options, and removes MarkCR's marks.
+func (s *SyncWaveSteps) WaveStep() kio.Filter { return waveStep{s} }
+
+// OptionsStep adds the sync options the final objects call for.
+func (s *SyncWaveSteps) OptionsStep() kio.Filter { return optionsStep{s} }
+
+func (s waveStep) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	defined := crdKinds(nodes)
 	for _, n := range nodes {
 		if isHook(n) { // a resource hook runs in its hook phase, after the waves
 			continue
 		}
-		if err := f.annotate(n, defined); err != nil {
+		if isMarkedCR(n) {
+			s.markedCRs[objectKey(n)] = true
+			if err := n.PipeE(yaml.ClearAnnotation(CRMarker)); err != nil {
+				return nil, fmt.Errorf("sync waves: %s: %w", describe(n), err)
+			}
+			if err := yaml.ClearEmptyAnnotations(n); err != nil {
+				return nil, fmt.Errorf("sync waves: %s: %w", describe(n), err)
+			}
+		}
+		g := s.classify(n, defined)
+		if _, ok := n.GetAnnotations(SyncWaveAnnotation)[SyncWaveAnnotation]; !ok {
+			if err := n.PipeE(yaml.SetAnnotation(SyncWaveAnnotation, strconv.Itoa(s.wave(g)))); err != nil {
+				return nil, fmt.Errorf("sync waves: %s: %w", describe(n), err)
+			}
+		}
+		if err := s.setOptions(n, g, defined); err != nil {
 			return nil, fmt.Errorf("sync waves: %s: %w", describe(n), err)
+		}
+	}
+	return nodes, nil
+}
+
+func (s optionsStep) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+	defined := crdKinds(nodes)
+	for _, n := range nodes {
+		if isHook(n) {
+			continue
+		}
+		if err := s.setOptions(n, s.classify(n, defined), defined); err != nil {
+			return nil, fmt.Errorf("sync options: %s: %w", describe(n), err)
 		}
 	}
 	return nodes, nil
@@ -132,7 +195,7 @@ const (
 )
 
 // classify returns the wave group of n.
-func classify(n *yaml.RNode, defined map[groupKind][]string) waveGroup {
+func (s *SyncWaveSteps) classify(n *yaml.RNode, defined map[groupKind][]string) waveGroup {
 	gk := gkOf(n)
 	switch gk {
 	case groupKind{groupCore, "Namespace"}, groupKind{groupAPIExtensions, "CustomResourceDefinition"}:
@@ -149,43 +212,31 @@ func classify(n *yaml.RNode, defined map[groupKind][]string) waveGroup {
 	if _, ok := defined[gk]; ok {
 		return groupCRs
 	}
-	if isMarkedCR(n) && !builtinGroups[gk.Group] {
+	if (isMarkedCR(n) || s.markedCRs[objectKey(n)]) && !builtinGroups[gk.Group] {
 		return groupCRs
 	}
 	return groupOperator
 }
 
-func (f syncWavesFilter) wave(g waveGroup) int {
+func (s *SyncWaveSteps) wave(g waveGroup) int {
 	switch g {
 	case groupCRDs:
-		return f.waves.CRDs
+		return s.waves.CRDs
 	case groupRBACObjects:
-		return f.waves.RBAC
+		return s.waves.RBAC
 	case groupWebhooks:
-		return f.waves.Webhooks
+		return s.waves.Webhooks
 	case groupCRs:
-		return f.waves.CRs
+		return s.waves.CRs
 	}
-	return f.waves.Operator
+	return s.waves.Operator
 }
 
-func (f syncWavesFilter) annotate(n *yaml.RNode, defined map[groupKind][]string) error {
-	g := classify(n, defined)
-	if isMarkedCR(n) {
-		if err := n.PipeE(yaml.ClearAnnotation(CRMarker)); err != nil {
-			return err
-		}
-		if err := yaml.ClearEmptyAnnotations(n); err != nil {
-			return err
-		}
-	}
-	if _, ok := n.GetAnnotations(SyncWaveAnnotation)[SyncWaveAnnotation]; !ok {
-		if err := n.PipeE(yaml.SetAnnotation(SyncWaveAnnotation, strconv.Itoa(f.wave(g)))); err != nil {
-			return err
-		}
-	}
+// setOptions merges the sync options n calls for, as group g, into its
+// sync-options annotation.
+func (s *SyncWaveSteps) setOptions(n *yaml.RNode, g waveGroup, defined map[groupKind][]string) error {
 	var opts []string
-	if g == groupCRDs && isCRD(n) && f.keepCRDs {
+	if g == groupCRDs && isCRD(n) && s.keepCRDs {
 		opts = append(opts, OptDeleteFalse, OptPruneFalse)
 	}
 	if _, ok := defined[gkOf(n)]; g == groupCRs && !ok {

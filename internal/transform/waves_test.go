@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	kustomizetypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	k8syaml "sigs.k8s.io/yaml"
 
@@ -350,4 +353,74 @@ func TestMarkCR(t *testing.T) {
 		t.Fatal(err)
 	}
 	diff(t, nodes[0].MustString(), "apiVersion: x.example.com/v1\nkind: X\nmetadata:\n  name: x\n  annotations:\n    argocd.argoproj.io/sync-wave: '0'\n    argocd.argoproj.io/sync-options: 'SkipDryRunOnMissingResource=true'\n")
+}
+
+// TestSyncOptionsAfterPatches: WaveStep runs before the user's steps and
+// OptionsStep after them; the final options follow the final objects.
+func TestSyncOptionsAfterPatches(t *testing.T) {
+	const crd = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names:
+    kind: Widget
+  versions:
+  - name: v1
+`
+	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\n"
+	bigData := `[{"op": "add", "path": "/data", "value": {"k": "` + strings.Repeat("x", MaxAnnotationsSize) + `"}}]`
+	cases := []struct {
+		name    string
+		objects string
+		marked  string // objects MarkCR marks (an example or extra manifest)
+		between func(t *testing.T) []kio.Filter
+		kind    string
+		want    string // the final sync-options annotation
+	}{
+		{"a patch's Replace keeps our CRD options but not SSA", crd, "", func(t *testing.T) []kio.Filter {
+			return []kio.Filter{Patches([]kustomizetypes.Patch{{Patch: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n  annotations:\n    argocd.argoproj.io/sync-options: Replace=true\n"}}, nil)}
+		}, "CustomResourceDefinition", "Replace=true,Delete=false,Prune=false"},
+		{"a patch's value wins for its key", crd, "", func(t *testing.T) []kio.Filter {
+			return []kio.Filter{Patches([]kustomizetypes.Patch{{Patch: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n  annotations:\n    argocd.argoproj.io/sync-options: Prune=true\n"}}, nil)}
+		}, "CustomResourceDefinition", "Prune=true,ServerSideApply=true,Delete=false"},
+		{"a CR whose CRD is excluded skips the dry run", crd, "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n", func(t *testing.T) []kio.Filter {
+			return []kio.Filter{Exclude([]string{"CustomResourceDefinition"}, nil)}
+		}, "Widget", OptSkipDryRun},
+		{"a patch that grows an object past the limit", cm, "", func(t *testing.T) []kio.Filter {
+			return []kio.Filter{Patches([]kustomizetypes.Patch{{Patch: bigData, Target: &kustomizetypes.Selector{ResId: resid.ResId{Gvk: resid.Gvk{Kind: "ConfigMap"}}}}}, nil)}
+		}, "ConfigMap", OptServerSideApply},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			nodes := parse(t, c.objects)
+			if c.marked != "" {
+				crs, err := MarkCR().Filter(parse(t, c.marked))
+				if err != nil {
+					t.Fatal(err)
+				}
+				nodes = append(nodes, crs...)
+			}
+			s := NewSyncWaves(testWaves, true)
+			filters := append([]kio.Filter{s.WaveStep()}, c.between(t)...)
+			out, err := Apply(nodes, append(filters, s.OptionsStep())...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range out {
+				if n.GetKind() != c.kind {
+					continue
+				}
+				if got := n.GetAnnotations()[SyncOptionsAnnotation]; got != c.want {
+					t.Errorf("sync-options %q, want %q", got, c.want)
+				}
+				if _, ok := n.GetAnnotations()[CRMarker]; ok {
+					t.Error("the internal CR mark is still there")
+				}
+				return
+			}
+			t.Fatalf("no %s in the output", c.kind)
+		})
+	}
 }

@@ -190,9 +190,21 @@ func TestArgoCD(t *testing.T) {
 		checkNoSyncSince(t, c.name, c.synced, base[c.name], "right after the bump's sync")
 	}
 	checkStable(t, bumped, base, "after the bump, hard refresh", "hard")
-	// the operator's image, or the operand images it gets in its env (cert-manager-operator's
-	// own image is the same placeholder in both versions)
-	for ns, want := range map[string]string{"cert-manager-operator": "cert-manager-controller:v1.20", "openshift-lws-operator": "lws-rhel9-operator:1.0.1"} {
+	// the operator's image, or the operand images it gets in its env: cert-manager-operator's
+	// example pins 1.20's cert-manager controller (quay.io/jetstack/cert-manager-controller:v1.20.3
+	// in the bundle) to a registry.redhat.io digest through spec.images, which 1.19.1's v1.19.5
+	// did not match
+	var ex struct {
+		Spec struct{ Images map[string]string }
+	}
+	exFile, err := os.ReadFile(filepath.Join(a.e.repo, "examples", "cert-manager-operator", "olm-cmp.yaml"))
+	must(t, err)
+	must(t, yaml.Unmarshal(exFile, &ex))
+	controller120 := ex.Spec.Images["quay.io/jetstack/cert-manager-controller:v1.20.3"]
+	if controller120 == "" {
+		t.Fatal("examples/cert-manager-operator no longer rewrites quay.io/jetstack/cert-manager-controller:v1.20.3")
+	}
+	for ns, want := range map[string]string{"cert-manager-operator": controller120, "openshift-lws-operator": "lws-rhel9-operator:1.0.1"} {
 		img := strings.TrimSpace(string(mustKubectl(t, "-n", ns, "get", "deploy", "-o",
 			"jsonpath={.items[*].spec.template.spec.containers[*].image} {.items[*].spec.template.spec.containers[*].env[*].value}")))
 		if !strings.Contains(img, want) {

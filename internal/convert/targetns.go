@@ -107,6 +107,10 @@ func watchChoices(modes map[v1alpha1.InstallModeType]bool, installNs string) str
 		// Empty means the install namespace when AllNamespaces is not supported.
 		choices[0] = fmt.Sprintf("leave spec.watchNamespaces empty or set it to [%s] (the install namespace)", installNs)
 	}
+	// The first choice names the field; the others say "it".
+	if rest, ok := strings.CutPrefix(choices[0], "set it to "); ok {
+		choices[0] = "set spec.watchNamespaces to " + rest
+	}
 	return fmt.Sprintf("this operator supports %s: %s", andList(names), orList(choices))
 }
 

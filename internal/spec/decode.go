@@ -119,8 +119,12 @@ func (w *walker) value(n *yaml.Node, t reflect.Type, path string) (any, bool) {
 // number decodes a scalar into t's kind with the YAML library's own
 // conversion, which refuses overflow and non-numbers.
 func (w *walker) number(n *yaml.Node, t reflect.Type, path string) (any, bool) {
+	// The YAML library would truncate 1.5 into an int: a whole number must
+	// be written as one.
+	tag := n.ShortTag()
+	isFloat := t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64
 	v := reflect.New(t)
-	if n.Kind != yaml.ScalarNode || n.ShortTag() == "!!str" || n.ShortTag() == "!!bool" || n.Decode(v.Interface()) != nil {
+	if n.Kind != yaml.ScalarNode || !(tag == "!!int" || isFloat && tag == "!!float") || n.Decode(v.Interface()) != nil {
 		w.fail(n, path, "expected %s, got %s", describeType(t), describeNode(n))
 		return nil, false
 	}

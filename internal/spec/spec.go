@@ -18,6 +18,7 @@ import (
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	kustomizetypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
@@ -226,12 +227,16 @@ func DecodeStrict(data []byte, v any) error {
 // hostile-input limits (yamlsafe: size, depth, alias bombs and cycles) are
 // checked before anything walks the document. The error is for data that is
 // not one readable YAML document; the problems are what does not fit v.
-func decode(data []byte, v any) ([]problem, error) {
+func decode(data []byte, v any) ([]problem, error) { return decodeAt(data, v, "") }
+
+// decodeAt is decode for a value found at path in a spec (an override of
+// spec.config is decoded at "config"), so problems name the whole path.
+func decodeAt(data []byte, v any, path string) ([]problem, error) {
 	docs, err := yamlsafe.Parse(data)
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "document 1: ")
 		if rest, ok := strings.CutPrefix(msg, "yaml: "); ok {
-			return nil, fmt.Errorf("not valid YAML: %s", rest)
+			return nil, fmt.Errorf("not valid YAML: %s", syntaxError(data, rest))
 		}
 		return nil, errors.New(msg)
 	}
@@ -248,8 +253,12 @@ func decode(data []byte, v any) ([]problem, error) {
 	if root == nil {
 		return nil, nil // an empty file decodes to the zero value
 	}
+	t := reflect.TypeOf(v).Elem()
+	if root = resolveAlias(root); root.Kind != yaml.MappingNode && t.Kind() == reflect.Struct {
+		return nil, fmt.Errorf("line %d: expected a map of fields, got %s", root.Line, describeNode(root))
+	}
 	w := &walker{}
-	tree, ok := w.value(root, reflect.TypeOf(v).Elem(), "")
+	tree, ok := w.value(root, t, path)
 	if !ok {
 		return w.problems, nil
 	}
@@ -263,6 +272,22 @@ func decode(data []byte, v any) ([]problem, error) {
 		w.problems = append(w.problems, problem{line: root.Line, msg: strings.TrimPrefix(err.Error(), "json: ")})
 	}
 	return w.problems, nil
+}
+
+// syntaxError returns the YAML 1.1 parser's description of a syntax error
+// that the YAML 1.2 parser (go.yaml.in/yaml/v3) reported as v3msg: v3 counts
+// lines from 0 when it points at where a construct began ("spec: [unclosed"
+// on line 3 is "line 2"), the older parser from 1. It only runs on data the
+// hostile-input limits passed and the newer parser refused, and a syntax
+// error stops it before it expands anything.
+func syntaxError(data []byte, v3msg string) string {
+	if _, err := sigsyaml.YAMLToJSON(data); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+		if msg, ok := strings.CutPrefix(msg, "yaml: "); ok && !strings.Contains(msg, "\n") {
+			return msg
+		}
+	}
+	return v3msg
 }
 
 // MaxFileBytes caps olm-cmp.yaml: a spec is a few hundred bytes.

@@ -1,6 +1,6 @@
 # olm-cmp image: a static binary on distroless/static, run as uid 999 (Argo CD's user, so the
 # plugin socket in the shared `plugins` volume is usable by argocd-repo-server).
-#   docker build -t ghcr.io/olm-cmp/olm-cmp:v0.1.0 --build-arg VERSION=v0.1.0 .
+#   make image IMAGE=registry.example.com/olm-cmp:dev   (docker build -t IMAGE --build-arg VERSION=... .)
 # The build step below is also run verbatim by deploy/dockerfile_test.go (static-binary check).
 
 FROM golang:1.26 AS build

@@ -7,13 +7,19 @@ LDFLAGS    := -s -w -X main.version=$(VERSION)
 BIN        := bin/olm-cmp
 PKGS       := ./...
 
-.PHONY: all build demo test test-unit test-argocd lint vet fmt bench generate e2e clean
+.PHONY: all build image demo test test-unit test-argocd lint vet fmt bench generate e2e clean
 
 all: build
 
 ## build: static olm-cmp binary in bin/ (as the Dockerfile builds it)
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/olm-cmp
+
+## image: the container image (Dockerfile) as $(IMAGE); push it to a registry your cluster pulls from
+IMAGE      ?= olm-cmp:$(VERSION)
+CONTAINER  ?= docker
+image:
+	$(CONTAINER) build -t $(IMAGE) --build-arg VERSION=$(VERSION) .
 
 ## demo: render the demo operator shipped in examples/demo (no registry, cluster or ../shared)
 demo:

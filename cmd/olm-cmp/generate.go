@@ -19,7 +19,7 @@ func newGenerateCmd() *cobra.Command {
 		strict   bool
 	)
 	cmd := &cobra.Command{
-		Use:   "generate [DIR]",
+		Use:   "generate [DIR | DIR/olm-cmp.yaml]",
 		Short: "Render as the generate command of Argo CD's own cmp-server (classic plugin mode)",
 		Long: `generate is the plugin command for Argo CD's stock argocd-cmp-server sidecar
 (plugin.yaml spec.generate). It renders DIR (default: the current directory,
@@ -47,9 +47,9 @@ over its variable.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
+			dir, err := sourceDir(args)
+			if err != nil {
+				return err
 			}
 			if announce {
 				return cmpserver.AnnounceJSON(dir, os.Environ(), cmd.OutOrStdout())

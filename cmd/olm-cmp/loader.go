@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
 // Environment equivalents of the registry flags, for deployments where the
@@ -136,4 +138,31 @@ func isDir(ref string) bool {
 	}
 	fi, err := os.Stat(ref)
 	return err == nil && fi.IsDir()
+}
+
+// sourceDir returns the source directory that a command's argument names:
+// a directory, or the olm-cmp.yaml in one (what a shell completes a path
+// to). No argument is the working directory. Every command that reads a
+// source directory finds it here, so they all accept the same arguments
+// and say the same thing about a wrong one.
+func sourceDir(args []string) (string, error) {
+	if len(args) == 0 || args[0] == "" {
+		return ".", nil
+	}
+	arg := args[0]
+	fi, err := os.Stat(arg)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if filepath.Base(arg) == spec.FileName {
+			return "", fmt.Errorf("%s: no such file", arg)
+		}
+		return "", fmt.Errorf("%s: no such directory", arg)
+	case err != nil:
+		return "", fmt.Errorf("%s: %w", arg, errors.Unwrap(err))
+	case fi.IsDir():
+		return arg, nil
+	case filepath.Base(arg) == spec.FileName:
+		return filepath.Dir(arg), nil
+	}
+	return "", fmt.Errorf("%s is a file, not a source directory: give the directory holding %s (or that %s itself)", arg, spec.FileName, spec.FileName)
 }

@@ -96,3 +96,35 @@ func TestGenerateInsecureRegistryFromEnv(t *testing.T) {
 		t.Errorf("nothing cached in %s (%s)", cache, EnvCacheDir)
 	}
 }
+
+// TestSourceDir: the one rule every command uses for its DIR argument.
+func TestSourceDir(t *testing.T) {
+	tmp := t.TempDir()
+	app := filepath.Join(tmp, "app")
+	os.MkdirAll(app, 0o755)
+	os.WriteFile(filepath.Join(app, "olm-cmp.yaml"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(app, "other.yaml"), []byte("x"), 0o644)
+	for _, tc := range []struct {
+		args      []string
+		want, err string
+	}{
+		{nil, ".", ""},
+		{[]string{""}, ".", ""},
+		{[]string{app}, app, ""},
+		{[]string{filepath.Join(app, "olm-cmp.yaml")}, app, ""},
+		{[]string{"examples/lws"}, "", "examples/lws: no such directory"},
+		{[]string{filepath.Join(tmp, "gone", "olm-cmp.yaml")}, "", filepath.Join(tmp, "gone", "olm-cmp.yaml") + ": no such file"},
+		{[]string{filepath.Join(app, "other.yaml")}, "", filepath.Join(app, "other.yaml") + " is a file, not a source directory: give the directory holding olm-cmp.yaml (or that olm-cmp.yaml itself)"},
+	} {
+		got, err := sourceDir(tc.args)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%q: want error %q, got %q, %v", tc.args, tc.err, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: got %q, %v; want %q", tc.args, got, err, tc.want)
+		}
+	}
+}

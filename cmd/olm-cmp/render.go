@@ -55,15 +55,26 @@ func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) {
 	set("strict", func() { s.Strict = f.strict })
 }
 
-// loadRequest reads DIR/olm-cmp.yaml and applies the flags (none when f is nil). Without a spec
-// file, --bundle (or --catalog and --package) and --namespace alone are enough (no extra
-// manifests then).
-func loadRequest(cmd *cobra.Command, dir string, f *specFlags) (render.Request, error) {
+// loadRequest reads DIR/olm-cmp.yaml (DIR as the command line gave it: see sourceDir) and
+// applies the flags (none when f is nil). Without a spec file, --bundle (or --catalog and
+// --package) and --namespace alone are enough (no extra manifests then).
+func loadRequest(cmd *cobra.Command, arg string, f *specFlags) (render.Request, error) {
+	dir, err := sourceDir([]string{arg})
+	if err != nil {
+		return render.Request{}, err
+	}
 	req := render.Request{SourceDir: dir}
 	file, err := spec.Load(dir)
+	var fileErr *spec.FileError
 	switch {
 	case err == nil:
 		req.Spec, req.Name = file.Spec, file.Metadata.Name
+	case errors.As(err, &fileErr) && f != nil:
+		// Every problem at once, judged on the spec the flags make: a flag
+		// may supply or replace what the file gets wrong.
+		f.apply(cmd.Flags(), &fileErr.File.Spec)
+		fileErr.Revalidate(&fileErr.File.Spec)
+		return req, fileErr
 	case errors.Is(err, os.ErrNotExist) && f != nil && (cmd.Flags().Changed("bundle") || cmd.Flags().Changed("catalog")):
 		// No spec file: no extra manifests either, and a ./bundle or
 		// ./catalog path is relative to the working directory.
@@ -83,19 +94,17 @@ func newRenderCmd() *cobra.Command {
 		rf registryFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "render [DIR]",
+		Use:   "render [DIR | DIR/olm-cmp.yaml]",
 		Short: "Render DIR/olm-cmp.yaml (default .) to a YAML stream on stdout",
 		Long: `Render reads DIR/olm-cmp.yaml, loads the bundle it names, converts it as OLM
 would, applies the spec's patches and sync waves, and writes the manifests to
-stdout in apply order. Flags override the spec's fields. On error nothing is
-written to stdout and the exit code is non-zero.`,
+stdout in apply order. Each spec flag below replaces its field of the spec
+(lists are replaced, not appended); the other fields come from the file only.
+On error nothing is written to stdout and the exit code is non-zero; every
+problem of olm-cmp.yaml is reported at once, one per line.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			req, err := loadRequest(cmd, dir, &sf)
+			req, err := loadRequest(cmd, firstArg(args), &sf)
 			if err != nil {
 				return err
 			}
@@ -128,4 +137,12 @@ func printWarnings(w io.Writer, warnings []string) {
 	for _, msg := range warnings {
 		fmt.Fprintln(w, "warning:", msg)
 	}
+}
+
+// firstArg is the command's optional argument, "" when absent.
+func firstArg(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
 }

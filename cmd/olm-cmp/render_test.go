@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/olm-cmp/olm-cmp/internal/badinput"
 )
 
 // run executes the CLI in-process and returns stdout, stderr and the error.
@@ -70,6 +72,73 @@ func TestRenderErrorWritesNothingToStdout(t *testing.T) {
 	out, _, err = run(t, "render", t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "olm-cmp.yaml not found") || out != "" {
 		t.Errorf("missing spec: err=%v stdout=%q", err, out)
+	}
+}
+
+// Every command that reads a source directory takes DIR/olm-cmp.yaml as
+// well, and names a directory that does not exist as missing.
+func TestCommandsTakeTheSpecFile(t *testing.T) {
+	want, _, err := run(t, "render", "../../examples/demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"render", "../../examples/demo/olm-cmp.yaml"},
+		{"generate", "../../examples/demo/olm-cmp.yaml"},
+	} {
+		out, _, err := run(t, args...)
+		if err != nil || out != want {
+			t.Errorf("%q: %v (output differs from rendering the directory: %v)", args, err, out != want)
+		}
+	}
+	if out, _, err := run(t, "diff", "../../examples/demo/olm-cmp.yaml"); err != nil || !strings.Contains(out, "# no changes") {
+		t.Errorf("diff DIR/olm-cmp.yaml: %v\n%s", err, out)
+	}
+	for _, cmd := range []string{"render", "generate", "diff"} {
+		_, _, err := run(t, cmd, "examples/lws")
+		if err == nil || err.Error() != "examples/lws: no such directory" {
+			t.Errorf("%s of a missing directory: %v", cmd, err)
+		}
+	}
+}
+
+// Every problem of the file at once, judged on the spec the flags make: a
+// flag that supplies the missing namespace silences that line only.
+func TestRenderReportsEveryProblemWithTheFlags(t *testing.T) {
+	dir := t.TempDir()
+	doc := "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./bundle\n  imagePullSecret: [x]\n  certificateProvider: vault\n"
+	os.WriteFile(filepath.Join(dir, "olm-cmp.yaml"), []byte(doc), 0o644)
+	file := filepath.Join(dir, "olm-cmp.yaml")
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, file + `: line 5: unknown field "spec.imagePullSecret": did you mean imagePullSecrets?
+spec.namespace is required: the namespace the operator is installed in
+spec.certificateProvider "vault": must be one of cert-manager, service-ca, none`},
+		{[]string{"-n", "ops", "--certificate-provider", "none"}, file + `: line 5: unknown field "spec.imagePullSecret": did you mean imagePullSecrets?`},
+	} {
+		_, _, err := run(t, append([]string{"render", dir}, tc.flags...)...)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("flags %q: want\n%s\ngot\n%v", tc.flags, tc.want, err)
+		}
+	}
+}
+
+// YAML 1.1 reads y, no, on and off as booleans; a string field of
+// olm-cmp.yaml takes them as written.
+func TestRenderTakesStringsAsWritten(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "app")
+	badinput.CopyDir(t, "../../examples/demo", dir)
+	data, _ := os.ReadFile(filepath.Join(dir, "olm-cmp.yaml"))
+	data = []byte(strings.ReplaceAll(string(data), "greeter-system", "y"))
+	os.WriteFile(filepath.Join(dir, "olm-cmp.yaml"), data, 0o644)
+	out, _, err := run(t, "render", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "kind: Namespace\nmetadata:\n  name: y\n") && !strings.Contains(out, "  name: \"y\"\n") && !strings.Contains(out, "  name: 'y'\n") {
+		t.Errorf("namespace y not rendered as written:\n%.600s", out)
 	}
 }
 

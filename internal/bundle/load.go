@@ -360,6 +360,9 @@ func classify(b *Bundle, files []*manifestFile) error {
 	default:
 		return fmt.Errorf("a bundle holds exactly one ClusterServiceVersion, found %d (in %s)", len(csvs), strings.Join(csvs, ", "))
 	}
+	if err := checkCSVVersion(b.CSVFile, csvNode); err != nil {
+		return err
+	}
 	csv, err := decodeCSV(csvNode)
 	if err != nil {
 		return fmt.Errorf("%s: ClusterServiceVersion: %w", b.CSVFile, err)

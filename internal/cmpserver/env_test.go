@@ -83,8 +83,8 @@ func TestParseEnvErrors(t *testing.T) {
 		`ARGOCD_APP_PARAMETERS={`:                                    "ARGOCD_APP_PARAMETERS is not the JSON list Argo CD sends",
 		`ARGOCD_APP_PARAMETERS=[{"name":"namespace","array":["a"]}]`: `parameter "namespace": namespace takes a single string: set the parameter's "string", not "array"`,
 		`ARGOCD_ENV_images=a`:                                        `images: "a" is not key=value`,
-		`ARGOCD_ENV_config=env: {}`:                                  `plugin env ARGOCD_ENV_config: config: cannot unmarshal object into Go struct field SubscriptionConfig.env`,
-		`ARGOCD_ENV_patches=[{"bogus": true}]`:                       `patches: unknown field "bogus"`,
+		`ARGOCD_ENV_config=env: {}`:                                  `plugin env ARGOCD_ENV_config: config.env: expected a list of maps, got a map`,
+		`ARGOCD_ENV_patches=[{"bogus": true}]`:                       `plugin env ARGOCD_ENV_patches: unknown field "patches[0].bogus": known fields are options, patch, path, target`,
 	} {
 		_, err := applyEnv(t, base, vars)
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -312,7 +312,7 @@ func TestPrecedence(t *testing.T) {
 	_, err = ts.generate(ctx, t, call{tgz: tgz, appRelPath: "apps/tiny", params: []map[string]any{{"name": "createNamespace", "string": "maybe"}}})
 	wantStatus(t, err, codes.InvalidArgument, `parameter "createNamespace": createNamespace must be true or false`)
 	_, err = ts.generate(ctx, t, call{tgz: tgz, appRelPath: "apps/tiny", params: []map[string]any{{"name": "syncWaves", "string": "bogus: 1"}}})
-	wantStatus(t, err, codes.InvalidArgument, `parameter "syncWaves": syncWaves: unknown field "bogus"`)
+	wantStatus(t, err, codes.InvalidArgument, `parameter "syncWaves": unknown field "syncWaves.bogus": known fields are crds, crs, operator, rbac, webhooks`)
 }
 
 func TestAnnouncement(t *testing.T) {

@@ -34,11 +34,11 @@ func TargetNamespaces(csv *v1alpha1.ClusterServiceVersion, installNs string, wat
 		case modes[v1alpha1.InstallModeTypeOwnNamespace]:
 			return []string{installNs}, nil
 		}
-		return nil, fmt.Errorf("invalid target namespaces []: exactly one target namespace must be specified: %s supports install modes %v, neither AllNamespaces nor OwnNamespace, so watchNamespaces must name the namespace(s) the operator watches", csvName(csv), modeList(modes))
+		return nil, fmt.Errorf("invalid target namespaces []: exactly one target namespace must be specified: %s supports install modes %v, neither AllNamespaces nor OwnNamespace, so watchNamespaces must name the namespace(s) the operator watches; %s", csvName(csv), modeList(modes), watchChoices(modes, installNs))
 	}
 	targets := uniq(watch)
 	if err := checkTargets(modes, installNs, targets); err != nil {
-		return nil, fmt.Errorf("invalid target namespaces %v: %w", targets, err)
+		return nil, fmt.Errorf("invalid target namespaces %v: %w; %s", targets, err, watchChoices(modes, installNs))
 	}
 	return targets, nil
 }
@@ -79,6 +79,50 @@ func checkTargets(modes map[v1alpha1.InstallModeType]bool, installNs string, tar
 		}
 	}
 	return nil
+}
+
+// watchChoices says which values of spec.watchNamespaces the CSV's install
+// modes accept, so an install-mode error says what to write instead (OLM's
+// own message only lists the modes).
+func watchChoices(modes map[v1alpha1.InstallModeType]bool, installNs string) string {
+	var names, choices []string
+	for _, m := range []struct {
+		mode   v1alpha1.InstallModeType
+		choice string
+	}{
+		{v1alpha1.InstallModeTypeAllNamespaces, "leave spec.watchNamespaces empty (all namespaces)"},
+		{v1alpha1.InstallModeTypeOwnNamespace, fmt.Sprintf("set it to [%s] (the install namespace)", installNs)},
+		{v1alpha1.InstallModeTypeSingleNamespace, "set it to one other namespace"},
+		{v1alpha1.InstallModeTypeMultiNamespace, "set it to several namespaces"},
+	} {
+		if modes[m.mode] {
+			names = append(names, string(m.mode))
+			choices = append(choices, m.choice)
+		}
+	}
+	if len(names) == 0 {
+		return "this operator's CSV marks no install mode as supported (spec.installModes): OLM cannot install it either"
+	}
+	if !modes[v1alpha1.InstallModeTypeAllNamespaces] && modes[v1alpha1.InstallModeTypeOwnNamespace] {
+		// Empty means the install namespace when AllNamespaces is not supported.
+		choices[0] = fmt.Sprintf("leave spec.watchNamespaces empty or set it to [%s] (the install namespace)", installNs)
+	}
+	// The first choice names the field; the others say "it".
+	if rest, ok := strings.CutPrefix(choices[0], "set it to "); ok {
+		choices[0] = "set spec.watchNamespaces to " + rest
+	}
+	return fmt.Sprintf("this operator supports %s: %s", andList(names), orList(choices))
+}
+
+func andList(s []string) string { return joinLast(s, " and ") }
+func orList(s []string) string  { return joinLast(s, ", or ") }
+
+// joinLast joins with commas and last before the final item.
+func joinLast(s []string, last string) string {
+	if len(s) <= 1 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + last + s[len(s)-1]
 }
 
 func supportedModes(csv *v1alpha1.ClusterServiceVersion) map[v1alpha1.InstallModeType]bool {

@@ -61,6 +61,22 @@ func TestTargetNamespaces(t *testing.T) {
 			}
 		})
 	}
+	// The error says which values of watchNamespaces would do.
+	for _, tc := range []struct {
+		modes []v1alpha1.InstallModeType
+		watch []string
+		want  string
+	}{
+		{[]v1alpha1.InstallModeType{all, own}, []string{"a", "b"}, "; this operator supports AllNamespaces and OwnNamespace: leave spec.watchNamespaces empty (all namespaces), or set it to [ns] (the install namespace)"},
+		{[]v1alpha1.InstallModeType{own}, []string{""}, "; this operator supports OwnNamespace: leave spec.watchNamespaces empty or set it to [ns] (the install namespace)"},
+		{[]v1alpha1.InstallModeType{single, multi}, nil, "; this operator supports SingleNamespace and MultiNamespace: set spec.watchNamespaces to one other namespace, or set it to several namespaces"},
+		{nil, []string{"a"}, "; this operator's CSV marks no install mode as supported (spec.installModes): OLM cannot install it either"},
+	} {
+		_, err := TargetNamespaces(csvWithModes(tc.modes...), "ns", tc.watch)
+		if err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("modes %v, watch %q: want an error ending %q, got %v", tc.modes, tc.watch, tc.want, err)
+		}
+	}
 	if _, err := TargetNamespaces(nil, "ns", nil); err == nil {
 		t.Error("nil CSV: want an error")
 	}

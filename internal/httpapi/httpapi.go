@@ -294,8 +294,10 @@ func decodeRequest(body []byte) (render.Request, error) {
 		}
 		req.Spec, req.Name = f.Spec, f.Metadata.Name
 	} else {
-		if err := yaml.UnmarshalStrict(body, &req.Spec); err != nil {
-			return req, fmt.Errorf("request body (a bare spec): %v", strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: json: "))
+		// Decoded as olm-cmp.yaml is: YAML 1.2 scalars, every problem at once.
+		if err := spec.DecodeStrict(body, &req.Spec); err != nil {
+			const prefix = "request body (a bare spec): "
+			return req, errors.New(prefix + strings.ReplaceAll(err.Error(), "\n", "\n"+prefix))
 		}
 	}
 	return req, imagesOnly(req.Spec)

@@ -3,12 +3,11 @@ package spec
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 )
 
 // Collection types of a parameter, as Argo CD's ParameterAnnouncement names them.
@@ -210,18 +209,24 @@ func (p Param) value(o Override) (v json.RawMessage, set bool, err error) {
 		}
 		return mustJSON(b), true, nil
 	case p.Structured:
-		j, err := yaml.YAMLToJSON([]byte(str))
-		if err != nil {
-			return nil, false, fmt.Errorf("%s must be JSON or YAML: %v", p.Name, err)
-		}
-		// Check the shape now so the message names this override only.
+		// Decoded as olm-cmp.yaml is, so the value means the same and its
+		// problems read the same, each line naming this override's field.
 		probe := reflect.New(reflect.TypeOf(Spec{}).Field(p.index).Type)
-		dec := json.NewDecoder(bytes.NewReader(j))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(probe.Interface()); err != nil {
-			return nil, false, fmt.Errorf("%s: %s", p.Name, strings.TrimPrefix(cleanDecodeError(err), "json: "))
+		problems, err := decodeAt([]byte(str), probe.Interface(), p.Name)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s must be JSON or YAML: %s", p.Name, strings.TrimPrefix(err.Error(), "not valid YAML: "))
 		}
-		return j, true, nil
+		if len(problems) > 0 {
+			lines := make([]string, len(problems))
+			for i, pr := range problems {
+				// A line number helps in a value of several lines only.
+				if lines[i] = pr.msg; strings.Contains(str, "\n") {
+					lines[i] = pr.String()
+				}
+			}
+			return nil, false, errors.New(strings.Join(lines, "\n"))
+		}
+		return mustJSON(probe.Elem().Interface()), true, nil
 	case p.Collection == CollectionArray:
 		// A JSON list, or comma-separated words (the natural env var form).
 		if strings.HasPrefix(str, "[") {

@@ -10,15 +10,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
+	"reflect"
 	"slices"
 	"strings"
 
 	mmsemver "github.com/Masterminds/semver/v3"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
-	kjson "sigs.k8s.io/json"
 	kustomizetypes "sigs.k8s.io/kustomize/api/types"
-	"sigs.k8s.io/yaml"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
 // FileName is the spec file looked for in a source directory; its presence is
@@ -166,17 +168,31 @@ func (s *Spec) CreatesNamespace() bool { return s.CreateNamespace == nil || *s.C
 // KeepsCRDs reports the effective keepCRDs.
 func (s *Spec) KeepsCRDs() bool { return s.KeepCRDs == nil || *s.KeepCRDs }
 
-// Parse decodes an olm-cmp.yaml document strictly: unknown keys are errors
-// that name the key. name is used in messages (usually the file path).
+// Parse decodes an olm-cmp.yaml document. Every problem of the file is
+// reported at once, one per line: YAML that does not fit the spec (unknown
+// keys, with the known key they were probably meant to be; values of the
+// wrong type; keys set twice), a wrong apiVersion or kind, and, alongside
+// those, Validate's problems with the fields that did decode. name is used
+// in messages (usually the file path). Such problems come as a *FileError,
+// which also holds what decoded; YAML that cannot be read at all is a plain
+// error.
 func Parse(name string, data []byte) (*File, error) {
 	var f File
-	if err := DecodeStrict(data, &f); err != nil {
+	problems, err := decode(data, &f)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if f.APIVersion != APIVersion || f.Kind != Kind {
-		return nil, fmt.Errorf("%s: apiVersion/kind must be %s/%s, got %q/%q", name, APIVersion, Kind, f.APIVersion, f.Kind)
+	fe := &FileError{Name: name, File: &f, problems: problems}
+	if !fe.has("apiVersion") && !fe.has("kind") && (f.APIVersion != APIVersion || f.Kind != Kind) {
+		// Not an olm-cmp.yaml at all: its spec's problems would be noise.
+		fe.wrongKind = true
+		fe.problems = append(fe.problems, problem{msg: fmt.Sprintf("apiVersion/kind must be %s/%s, got %q/%q", APIVersion, Kind, f.APIVersion, f.Kind)})
 	}
-	return &f, nil
+	if len(fe.problems) == 0 {
+		return &f, nil
+	}
+	fe.Revalidate(&f.Spec)
+	return &f, fe
 }
 
 // Load reads dir/olm-cmp.yaml.
@@ -200,53 +216,164 @@ func Load(dir string) (*File, error) {
 	return Parse(p, data)
 }
 
-// DecodeStrict decodes YAML or JSON into v, case-sensitively, rejecting
-// unknown and duplicate fields; errors carry the field path
-// (unknown field "spec.imagePullSecret"), so users can find the typo.
+// DecodeStrict decodes YAML or JSON into v, case-sensitively, as Parse
+// decodes olm-cmp.yaml: every unknown key, duplicate key and value of the
+// wrong type is reported, one per line, each with its line and field path.
 func DecodeStrict(data []byte, v any) error {
-	js, err := yaml.YAMLToJSONStrict(data)
+	problems, err := decode(data, v)
 	if err != nil {
-		return fmt.Errorf("not valid YAML: %s", oneLine(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")))
+		return err
 	}
-	strictErrs, err := kjson.UnmarshalStrict(js, v)
+	lines := make([]error, len(problems))
+	for i, p := range problems {
+		lines[i] = errors.New(p.String())
+	}
+	return errors.Join(lines...)
+}
+
+// decode reads the one YAML document of data into v (a pointer). The
+// hostile-input limits (yamlsafe: size, depth, alias bombs and cycles) are
+// checked before anything walks the document. The error is for data that is
+// not one readable YAML document; the problems are what does not fit v.
+func decode(data []byte, v any) ([]problem, error) { return decodeAt(data, v, "") }
+
+// decodeAt is decode for a value found at path in a spec (an override of
+// spec.config is decoded at "config"), so problems name the whole path.
+func decodeAt(data []byte, v any, path string) ([]problem, error) {
+	docs, err := yamlsafe.Parse(data)
 	if err != nil {
-		return errors.New(plainTypeError(err.Error()))
+		msg := strings.TrimPrefix(err.Error(), "document 1: ")
+		if rest, ok := strings.CutPrefix(msg, "yaml: "); ok {
+			return nil, fmt.Errorf("not valid YAML: %s", syntaxError(data, rest))
+		}
+		return nil, errors.New(msg)
 	}
-	return errors.Join(strictErrs...)
+	var root *yaml.Node
+	for _, d := range docs {
+		if d == nil {
+			continue
+		}
+		if root != nil {
+			return nil, fmt.Errorf("line %d: a second YAML document: the file holds one document (remove the --- and what follows)", d.Line)
+		}
+		root = d
+	}
+	if root == nil {
+		return nil, nil // an empty file decodes to the zero value
+	}
+	t := reflect.TypeOf(v).Elem()
+	if root = resolveAlias(root); root.Kind != yaml.MappingNode && t.Kind() == reflect.Struct {
+		return nil, fmt.Errorf("line %d: expected a map of fields, got %s", root.Line, describeNode(root))
+	}
+	w := &walker{}
+	tree, ok := w.value(root, t, path)
+	if !ok {
+		return w.problems, nil
+	}
+	js, err := json.Marshal(tree)
+	if err == nil {
+		err = json.Unmarshal(js, v)
+	}
+	if err != nil {
+		// The walk checked every value against its type; this would be a
+		// type it does not know, named rather than hidden.
+		w.problems = append(w.problems, problem{line: root.Line, msg: strings.TrimPrefix(err.Error(), "json: ")})
+	}
+	return w.problems, nil
+}
+
+// syntaxError returns the YAML 1.1 parser's description of a syntax error
+// that the YAML 1.2 parser (go.yaml.in/yaml/v3) reported as v3msg: v3 counts
+// lines from 0 when it points at where a construct began ("spec: [unclosed"
+// on line 3 is "line 2"), the older parser from 1. It only runs on data the
+// hostile-input limits passed and the newer parser refused, and a syntax
+// error stops it before it expands anything.
+func syntaxError(data []byte, v3msg string) string {
+	if _, err := sigsyaml.YAMLToJSON(data); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+		if msg, ok := strings.CutPrefix(msg, "yaml: "); ok && !strings.Contains(msg, "\n") {
+			return msg
+		}
+	}
+	return v3msg
 }
 
 // MaxFileBytes caps olm-cmp.yaml: a spec is a few hundred bytes.
 const MaxFileBytes = 1 << 20
 
-// oneLine folds the YAML parser's multi-line messages ("unmarshal errors:\n
-// line 7: key ... already set") into one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, ":\n", ": ")), " ")
+// FileError is every problem of one olm-cmp.yaml, one per line. File holds
+// what decoded (a field with a problem is left empty), so a caller that
+// changes the spec (command-line flags, plugin parameters) can check the
+// result with Revalidate and still report everything at once.
+type FileError struct {
+	Name string
+	File *File
+	// problems are those of decoding (and apiVersion/kind), in file order.
+	problems []problem
+	// semantic are Validate's problems with the fields that decoded.
+	semantic  []error
+	wrongKind bool
 }
 
-var typeErrorRE = regexp.MustCompile(`json: cannot unmarshal (\w+) into Go struct field \S*?\.((?:spec|metadata)\.\S+) of type (\S+)`)
-
-// plainTypeError rewrites the JSON decoder's Go wording ("cannot unmarshal
-// array into Go struct field Spec.spec.namespace of type string") in the
-// words of the file: "spec.namespace: expected a string, got an array".
-func plainTypeError(msg string) string {
-	m := typeErrorRE.FindStringSubmatch(msg)
-	if m == nil {
-		return strings.TrimPrefix(msg, "json: ")
+// Revalidate replaces the error's Validate problems with those of s,
+// leaving out the fields that did not decode (their value is not the
+// file's).
+func (e *FileError) Revalidate(s *Spec) {
+	e.semantic = nil
+	if e.wrongKind {
+		return
 	}
-	got := map[string]string{"array": "a list", "object": "a map", "string": "a string", "number": "a number", "bool": "true or false"}[m[1]]
-	if got == "" {
-		got = m[1]
+	err := s.Validate()
+	if err == nil {
+		return
 	}
-	want := map[string]string{"string": "a string", "[]string": "a list of strings", "bool": "true or false", "*bool": "true or false", "int": "a whole number", "map[string]string": "a map of strings"}[m[3]]
-	if want == "" {
-		want = "another type"
+	all := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		all = j.Unwrap()
 	}
-	return fmt.Sprintf("%s: expected %s, got %s (quote a value that should be a string)", m[2], want, got)
+	for _, v := range all {
+		if !e.covers(v.Error()) {
+			e.semantic = append(e.semantic, v)
+		}
+	}
 }
 
-// Validate checks the spec after CLI/plugin overrides and reports every
-// problem at once, each naming its field.
+// has reports whether a decoding problem is at path or under it.
+func (e *FileError) has(path string) bool {
+	for _, p := range e.problems {
+		if p.path == path || strings.HasPrefix(p.path, path+".") || strings.HasPrefix(p.path, path+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// covers reports whether msg, one of Validate's, is about a spec field that
+// already has a decoding problem.
+func (e *FileError) covers(msg string) bool {
+	for _, p := range e.problems {
+		f := p.specField()
+		if f == "" {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(msg, "spec."+f); ok && (rest == "" || strings.ContainsRune(" [:.", rune(rest[0]))) {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *FileError) Error() string {
+	lines := make([]string, 0, len(e.problems)+len(e.semantic))
+	for _, p := range e.problems {
+		lines = append(lines, e.Name+": "+p.String())
+	}
+	for _, s := range e.semantic {
+		lines = append(lines, s.Error())
+	}
+	return strings.Join(lines, "\n")
+}
+
 // hasUserinfo reports whether ref starts with user:password@ (or user@), the
 // URL way of writing a credential: an "@" in the registry part, before the
 // first "/". An image reference's only "@" introduces its digest, after the
@@ -274,6 +401,8 @@ func Redact(ref string) string {
 	return scheme + "***@" + head[strings.LastIndex(head, "@")+1:] + "/" + rest
 }
 
+// Validate checks the spec after CLI/plugin overrides and reports every
+// problem at once, each naming its field.
 func (s *Spec) Validate() error {
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }

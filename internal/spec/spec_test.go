@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -69,16 +70,148 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+// The lines of minimal: an appended key is on line 8.
 func TestUnknownKeysAreNamed(t *testing.T) {
 	for _, tc := range []struct{ doc, want string }{
-		{minimal + "  imagePullSecret: [x]\n", `unknown field "spec.imagePullSecret"`},
-		{minimal + "  config: {envv: []}\n", `unknown field "spec.config.envv"`},
-		{minimal + "  syncWaves: {crd: 1}\n", `unknown field "spec.syncWaves.crd"`},
-		{strings.Replace(minimal, "metadata:", "metdata:", 1), `unknown field "metdata"`},
+		{minimal + "  imagePullSecret: [x]\n", `f: line 8: unknown field "spec.imagePullSecret": did you mean imagePullSecrets?`},
+		{minimal + "  ImagePullSecrets: [x]\n", `f: line 8: unknown field "spec.ImagePullSecrets": did you mean imagePullSecrets?`},
+		{minimal + "  config: {envv: []}\n", `f: line 8: unknown field "spec.config.envv": did you mean env?`},
+		{minimal + "  config: {env: [{name: A, valeu: b}]}\n", `f: line 8: unknown field "spec.config.env[0].valeu": did you mean value?`},
+		{minimal + "  syncWaves: {crd: 1}\n", `f: line 8: unknown field "spec.syncWaves.crd": did you mean crds?`},
+		{minimal + "  syncWaves: {first: 1}\n", `f: line 8: unknown field "spec.syncWaves.first": known fields are crds, crs, operator, rbac, webhooks`},
+		{minimal + "  patches: [{patch: x, target: {knd: Deployment}}]\n", `f: line 8: unknown field "spec.patches[0].target.knd": did you mean kind?`},
+		{minimal + "  frobnicate: true\n", `f: line 8: unknown field "spec.frobnicate"`},
+		{strings.Replace(minimal, "metadata:", "metdata:", 1), `f: line 3: unknown field "metdata": did you mean metadata?`},
 	} {
-		_, err := Parse("dir/olm-cmp.yaml", []byte(tc.doc))
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "dir/olm-cmp.yaml: ") {
-			t.Errorf("want error containing %q with the file name, got %v", tc.want, err)
+		_, err := Parse("f", []byte(tc.doc))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("want\n%s\ngot\n%v", tc.want, err)
+		}
+	}
+}
+
+// Type errors in the file's words, with line and field path; YAML that
+// cannot be read names its line.
+func TestBadYAMLAndTypes(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{minimal + "  watchNamespaces: oops\n", `f: line 8: spec.watchNamespaces: expected a list of strings, got "oops": write it as a list, [oops]`},
+		{minimal + "  createNamespace: [a]\n", `f: line 8: spec.createNamespace: expected true or false, got a list`},
+		{minimal + "  keepCRDs: maybe\n", `f: line 8: spec.keepCRDs: expected true or false, got "maybe"`},
+		{minimal + "  keepCRDs: \"true\"\n", `f: line 8: spec.keepCRDs: expected true or false, got "true"`},
+		{minimal + "  syncWaves: {crds: -1.5}\n", `f: line 8: spec.syncWaves.crds: expected a whole number, got "-1.5"`},
+		{minimal + "  syncWaves: {crds: \"1\"}\n", `f: line 8: spec.syncWaves.crds: expected a whole number, got "1"`},
+		{minimal + "  images: {quay.io/: [a]}\n", `f: line 8: spec.images["quay.io/"]: expected a string, got a list`},
+		{minimal + "  config: {resources: {limits: {cpu: lots}}}\n", `f: line 8: spec.config.resources.limits.cpu: expected a quantity such as 500m, 2 or 1Gi, got "lots"`},
+		{minimal + "  namespace: x\n", `f: line 8: "spec.namespace" is set twice (lines 7 and 8): remove one`},
+		{minimal + "  bundle: [\n", "f: not valid YAML: line 8: did not find expected node content"},
+		{minimal + "---\nkind: x\n", "f: line 9: a second YAML document: the file holds one document (remove the --- and what follows)"},
+		{"- a\n", `f: line 1: expected a map of fields, got a list`},
+	} {
+		_, err := Parse("f", []byte(tc.doc))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("want\n%s\ngot\n%v", tc.want, err)
+		}
+	}
+}
+
+// Every problem of the file comes at once, one per line, in file order:
+// unknown keys, type errors, then Validate's problems with the fields that
+// decoded (a field that did not decode is not judged again).
+func TestEveryProblemAtOnce(t *testing.T) {
+	doc := `apiVersion: olm-cmp.dev/v1alpha1
+kind: OperatorBundle
+spec:
+  bundle: ./bundle
+  namespace: [a]
+  imagePullSecret: [x]
+  createNamespace: [a]
+  certificateProvider: vault
+  syncWaves: {crd: 1}
+`
+	_, err := Parse("dir/olm-cmp.yaml", []byte(doc))
+	want := `dir/olm-cmp.yaml: line 5: spec.namespace: expected a string, got a list
+dir/olm-cmp.yaml: line 6: unknown field "spec.imagePullSecret": did you mean imagePullSecrets?
+dir/olm-cmp.yaml: line 7: spec.createNamespace: expected true or false, got a list
+dir/olm-cmp.yaml: line 9: unknown field "spec.syncWaves.crd": did you mean crds?
+spec.certificateProvider "vault": must be one of cert-manager, service-ca, none`
+	if err == nil || err.Error() != want {
+		t.Fatalf("want\n%s\ngot\n%v", want, err)
+	}
+	// A caller that changes the spec (flags, parameters) judges the result.
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.File == nil {
+		t.Fatalf("want a *FileError holding the decoded file, got %T", err)
+	}
+	fe.File.Spec.CertificateProvider = "none"
+	fe.File.Spec.Exclude = []string{""}
+	fe.Revalidate(&fe.File.Spec)
+	if got := err.Error(); strings.Contains(got, "vault") || !strings.HasSuffix(got, "\nspec.exclude[0]: empty selector: use [group/]Kind[/name], e.g. ConsoleYAMLSample or console.openshift.io/*") {
+		t.Errorf("after Revalidate:\n%s", got)
+	}
+	// Not an olm-cmp.yaml at all: the spec's problems would be noise.
+	_, err = Parse("f", []byte("apiVersion: v1\nkind: ConfigMap\nspec: {}\n"))
+	if want := `f: apiVersion/kind must be olm-cmp.dev/v1alpha1/OperatorBundle, got "v1"/"ConfigMap"`; err == nil || err.Error() != want {
+		t.Errorf("want %s, got %v", want, err)
+	}
+}
+
+// A string field takes the scalar as written: YAML 1.1 reads y, no, on and
+// off as booleans and 1.10 as the float 1.1. A true-or-false field still
+// takes the YAML 1.1 words unquoted, as it did.
+func TestScalarsAsWritten(t *testing.T) {
+	for _, word := range []string{"y", "n", "yes", "no", "on", "off", "Y", "NO", "True"} {
+		doc := strings.Replace(minimal, "namespace: openshift-lws-operator", "namespace: "+word, 1)
+		f, err := Parse("f", []byte(doc))
+		if err != nil {
+			t.Fatalf("namespace: %s: %v", word, err)
+		}
+		if f.Spec.Namespace != word {
+			t.Errorf("namespace: %s decoded as %q", word, f.Spec.Namespace)
+		}
+	}
+	doc := strings.Replace(minimal, `version: "1.0"`, "version: 1.10", 1) + "  watchNamespaces: [on, 007]\n  images: {quay.io/: 1.50}\n  config: {env: [{name: A, value: off}]}\n"
+	f, err := Parse("f", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Spec
+	if s.Version != "1.10" || strings.Join(s.WatchNamespaces, ",") != "on,007" || s.Images["quay.io/"] != "1.50" || s.Config.Env[0].Value != "off" {
+		t.Errorf("decoded %q %q %q %q", s.Version, s.WatchNamespaces, s.Images, s.Config.Env[0].Value)
+	}
+	for word, want := range map[string]bool{"yes": true, "on": true, "y": true, "no": false, "off": false, "false": false, "TRUE": true} {
+		f, err := Parse("f", []byte(minimal+"  createNamespace: "+word+"\n"))
+		if err != nil || f.Spec.CreatesNamespace() != want {
+			t.Errorf("createNamespace: %s: got %v, %v", word, f, err)
+		}
+	}
+}
+
+// YAML anchors, aliases and merge keys decode as the YAML library would;
+// a written key wins over a merged one.
+func TestAnchorsAndMerges(t *testing.T) {
+	doc := minimal + "  exclude: &ex [ConsoleYAMLSample]\n  examples: *ex\n  syncWaves:\n    <<: {crds: -9, rbac: -8}\n    crds: -7\n"
+	f, err := Parse("f", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := f.Spec.SyncWaves.Effective()
+	if f.Spec.Examples[0] != "ConsoleYAMLSample" || w.CRDs != -7 || w.RBAC != -8 {
+		t.Errorf("decoded examples %q, waves %+v", f.Spec.Examples, w)
+	}
+	// The hostile-input limits hold before any decoding.
+	_, err = Parse("f", []byte(minimal+"  exclude: &l [*l]\n"))
+	if err == nil || !strings.Contains(err.Error(), "endless loop") {
+		t.Errorf("alias cycle: %v", err)
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{{"", "", 0}, {"crd", "crds", 1}, {"envv", "env", 1}, {"kitten", "sitting", 3}, {"", "abc", 3}, {"valeu", "value", 2}} {
+		if got := editDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
 	}
 }
@@ -133,19 +266,6 @@ func TestNormalizedIgnoresListOrder(t *testing.T) {
 }
 
 func ptr(i int) *int { return &i }
-
-func TestBadYAMLAndTypes(t *testing.T) {
-	for _, tc := range []struct{ doc, want string }{
-		{minimal + "  watchNamespaces: oops\n", "watchNamespaces"},
-		{minimal + "  namespace: x\n", `key "namespace" already set`},
-		{minimal + "  bundle: [\n", "not valid YAML"},
-	} {
-		_, err := Parse("f", []byte(tc.doc))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("want error containing %q, got %v", tc.want, err)
-		}
-	}
-}
 
 func TestCatalogSpec(t *testing.T) {
 	ok := []Spec{

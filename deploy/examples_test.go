@@ -95,7 +95,7 @@ func TestExamples(t *testing.T) {
 			}
 		})
 	}
-	t.Run("cert-manager-operator infrastructure stub", func(t *testing.T) {
+	t.Run("cert-manager-operator without OpenShift stand-ins", func(t *testing.T) {
 		f, err := spec.Load("../examples/cert-manager-operator")
 		if err != nil {
 			t.Fatal(err)
@@ -109,12 +109,21 @@ func TestExamples(t *testing.T) {
 		if !found {
 			t.Error("cert-manager-operator must exclude console.openshift.io/*")
 		}
-		b, err := os.ReadFile("../examples/cert-manager-operator/infrastructure.yaml")
+		// cert-manager-operator 1.20 skips config.openshift.io APIs the cluster does not serve;
+		// a stand-in for one of them (Infrastructure) makes it wait for another (APIServer)
+		// forever, so the example ships none.
+		extras, err := filepath.Glob("../examples/cert-manager-operator/*.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !containsAll(string(b), "kind: Infrastructure", "name: cluster", "infrastructures.config.openshift.io") {
-			t.Error("infrastructure.yaml must define the Infrastructure CRD and Infrastructure/cluster")
+		for _, p := range extras {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(b), "group: config.openshift.io") {
+				t.Errorf("%s defines a config.openshift.io CRD: a partial stand-in stops cert-manager-operator 1.20's controllers", p)
+			}
 		}
 	})
 }

@@ -114,7 +114,7 @@ func TestDiffSharedBumps(t *testing.T) {
 				{"CustomResourceDefinition", "challenges.acme.cert-manager.io", "v1: field added .spec.solver.dns01.azureDNS.zoneType"},
 				{"CustomResourceDefinition", "orders.acme.cert-manager.io", "labels or annotations only"},
 				// The operator's hashed ClusterRole: paired, with its rule diff.
-				{"ClusterRole", "", "rule added: create,delete,get,list,patch,update,watch on gateways.gateway.networking.k8s.io"},
+				{"ClusterRole", "", "rule create,delete,get,list,patch,update,watch on gateway.networking.k8s.io: resources added listenersets, listenersets/finalizers"},
 				{"ClusterRoleBinding", "", "renamed from cert-manager-operat-"},
 			},
 		},

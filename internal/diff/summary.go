@@ -8,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
@@ -212,54 +211,6 @@ func relatedImages(a, b appsv1.Deployment) []string {
 		} else if old != after[k] {
 			out = append(out, fmt.Sprintf("%s %s -> %s", k, old, after[k]))
 		}
-	}
-	return out
-}
-
-// summarizeRules lists the policy rules a Role or ClusterRole gained and lost.
-func summarizeRules(oldText, curText string) ([]string, error) {
-	var a, b rbacv1.ClusterRole // a Role has the same rules field
-	if err := yaml.Unmarshal([]byte(oldText), &a); err != nil {
-		return nil, fmt.Errorf("reading the FROM role: %w", err)
-	}
-	if err := yaml.Unmarshal([]byte(curText), &b); err != nil {
-		return nil, fmt.Errorf("reading the TO role: %w", err)
-	}
-	before, after := ruleStrings(a.Rules), ruleStrings(b.Rules)
-	var out []string
-	for _, r := range after {
-		if !slices.Contains(before, r) {
-			out = append(out, "rule added: "+r)
-		}
-	}
-	for _, r := range before {
-		if !slices.Contains(after, r) {
-			out = append(out, "rule removed: "+r)
-		}
-	}
-	return out, nil
-}
-
-// ruleStrings writes rules as "verbs on resources", one line each.
-func ruleStrings(rules []rbacv1.PolicyRule) []string {
-	out := make([]string, 0, len(rules))
-	for _, r := range rules {
-		var what []string
-		for _, g := range cmpOr(r.APIGroups, []string{""}) {
-			for _, res := range r.Resources {
-				if g == "" {
-					what = append(what, res)
-				} else {
-					what = append(what, res+"."+g)
-				}
-			}
-		}
-		what = append(what, r.NonResourceURLs...)
-		s := strings.Join(r.Verbs, ",") + " on " + strings.Join(what, " ")
-		if len(r.ResourceNames) > 0 {
-			s += " (names " + strings.Join(r.ResourceNames, ",") + ")"
-		}
-		out = append(out, s)
 	}
 	return out
 }

@@ -410,7 +410,7 @@ func (l *ImageLoader) joined(ctx context.Context, g *singleflight.Group, key str
 func loadImageDir(dir string, o Origin, keep bool, cache *ParseCache) (*Bundle, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("image %s: %w", o.Image, err)
+		return nil, fmt.Errorf("image %s: %w", o.Image, fsReason(err))
 	}
 	defer root.Close()
 	if keep {

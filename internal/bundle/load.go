@@ -43,6 +43,7 @@ const (
 // symbolic link inside the bundle cannot make the loader read a file outside
 // dir: repositories handed to the plugin are not trusted that far. Origin.Dir
 // is the absolute directory and Origin.Digest a content hash (see LoadFS).
+// Errors are *DirError, naming dir as given.
 func LoadDir(dir string) (*Bundle, error) {
 	return loadDir(dir, nil)
 }
@@ -50,16 +51,16 @@ func LoadDir(dir string) (*Bundle, error) {
 func loadDir(dir string, cache *ParseCache) (*Bundle, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, fmt.Errorf("bundle directory %q: %w", dir, err)
+		return nil, &DirError{dir, fsReason(err)}
 	}
 	root, err := os.OpenRoot(abs)
 	if err != nil {
-		return nil, fmt.Errorf("bundle directory %q: %w", dir, err)
+		return nil, &DirError{dir, fsReason(err)}
 	}
 	defer root.Close()
 	b, err := loadFS(root.FS(), Origin{Ref: dir, Dir: abs}, cache)
 	if err != nil {
-		return nil, fmt.Errorf("bundle directory %q: %w", dir, err)
+		return nil, &DirError{dir, err}
 	}
 	return b, nil
 }
@@ -130,16 +131,16 @@ func loadFS(fsys fs.FS, origin Origin, cache *ParseCache) (*Bundle, error) {
 // DirDigest returns the content digest of the bundle in dir, the
 // Origin.Digest LoadDir gives it (see LoadFS), reading its files without
 // parsing them: caches key directory bundles on it. It is the one digest of
-// a bundle directory.
+// a bundle directory. Errors are *DirError, naming dir as given.
 func DirDigest(dir string) (string, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return "", fmt.Errorf("bundle directory %q: %w", dir, err)
+		return "", &DirError{dir, fsReason(err)}
 	}
 	defer root.Close()
 	files, err := readFiles(root.FS())
 	if err != nil {
-		return "", fmt.Errorf("bundle directory %q: %w", dir, err)
+		return "", &DirError{dir, err}
 	}
 	return contentDigest(files.all), nil
 }
@@ -159,7 +160,7 @@ func readFiles(fsys fs.FS) (*bundleFiles, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s not found: a registry+v1 bundle needs it to name its package", AnnotationsFile)
 		}
-		return nil, fmt.Errorf("reading %s: %w", AnnotationsFile, err)
+		return nil, fmt.Errorf("reading %s: %w", AnnotationsFile, fsReason(err))
 	}
 	files.all[AnnotationsFile] = annotations
 	for _, name := range []string{PropertiesFile, DependenciesFile} { // optional
@@ -168,7 +169,7 @@ func readFiles(fsys fs.FS) (*bundleFiles, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", name, err)
+			return nil, fmt.Errorf("reading %s: %w", name, fsReason(err))
 		}
 		files.all[name] = data
 	}
@@ -213,7 +214,7 @@ func readManifests(fsys fs.FS, read map[string][]byte) ([]*manifestFile, error) 
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s/ not found: a registry+v1 bundle keeps its objects there", ManifestsDir)
 		}
-		return nil, fmt.Errorf("reading %s/: %w", ManifestsDir, err)
+		return nil, fmt.Errorf("reading %s/: %w", ManifestsDir, fsReason(err))
 	}
 	var files []*manifestFile
 	for _, e := range entries {
@@ -226,7 +227,7 @@ func readManifests(fsys fs.FS, read map[string][]byte) ([]*manifestFile, error) 
 		}
 		data, err := readBundleFile(fsys, name)
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", name, err)
+			return nil, fmt.Errorf("reading %s: %w", name, fsReason(err))
 		}
 		read[name] = data
 		files = append(files, &manifestFile{name: name, data: data})

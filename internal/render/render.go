@@ -8,6 +8,7 @@ package render
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -165,7 +166,7 @@ func (r *Renderer) resolveBundle(ctx context.Context, req Request) (Resolved, er
 	if isDir {
 		d, err := bundle.DirDigest(ref)
 		if err != nil {
-			return Resolved{}, fmt.Errorf("spec.bundle %q: %w", s.Bundle, err)
+			return Resolved{}, dirError(fmt.Sprintf("spec.bundle %q", s.Bundle), err)
 		}
 		rv.Origin = bundle.Origin{Ref: s.Bundle, Dir: ref, Digest: d}
 		return rv, nil
@@ -219,16 +220,27 @@ func (r *Renderer) Load(ctx context.Context, rv Resolved) (*bundle.Bundle, error
 	if r.Loader == nil {
 		b, err := bundle.LoadDir(o.Dir)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
+			return nil, dirError(what, err)
 		}
 		b.Origin.Ref = o.Ref
 		return b, nil
 	}
 	b, err := r.Loader.Load(ctx, o)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, dirError(what, err)
 	}
 	return b, nil
+}
+
+// dirError names the bundle of a load error as the spec names it (what):
+// the directory a bundle.DirError carries is the resolved absolute one, a
+// temporary path on the plugin's server.
+func dirError(what string, err error) error {
+	var de *bundle.DirError
+	if errors.As(err, &de) {
+		err = de.Err
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // RenderBundle converts the loaded bundle of a resolved request. It never

@@ -2,7 +2,9 @@ package render
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,10 +78,10 @@ func localDir(req Request, field, p, hint string) (string, error) {
 	what := strings.TrimPrefix(field, "spec.")
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return "", fmt.Errorf("%s %q: %s directory not found (%s): %s, relative to the directory of olm-cmp.yaml", field, named, what, abs, hint)
+		return "", fmt.Errorf("%s %q: %s directory not found: %s, relative to the directory of olm-cmp.yaml", field, named, what, hint)
 	}
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("%s %q: %s is not a directory", field, named, abs)
+		return "", fmt.Errorf("%s %q: not a directory: %s", field, named, hint)
 	}
 	if req.RootDir != "" {
 		root, err := filepath.Abs(req.RootDir)
@@ -88,7 +90,12 @@ func localDir(req Request, field, p, hint string) (string, error) {
 			root, err = filepath.EvalSymlinks(root)
 		}
 		if err != nil {
-			return "", fmt.Errorf("repository root %s: %w", req.RootDir, err)
+			// Not the path: in the plugin it is the server's checkout directory.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return "", fmt.Errorf("the repository root cannot be located: %w", err)
 		}
 		if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 			return "", fmt.Errorf("%s %q: the %s directory must be inside the repository", field, named, what)

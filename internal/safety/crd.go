@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/crdify/pkg/validators/version"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/convert"
 )
 
 // crdifyConfig is OLM v1's configuration of crdify (operator-controller's
@@ -39,26 +40,29 @@ func crdifyConfig() *config.Config {
 	}
 }
 
-// checkCRDs compares every CRD of from with the CRD of the same name in to.
+// checkCRDs compares every CRD of from with the CRD of the same name in to,
+// both as the render applies them (see renderedCRDs): OLM v1 checks the
+// CRDs it renders, and a conversion webhook it wires in changes crdify's
+// verdict.
 func checkCRDs(from, to *bundle.Bundle, keepCRDs bool) ([]Finding, error) {
 	newCRDs := map[string]*apiextensionsv1.CustomResourceDefinition{}
-	for _, o := range to.CRDs {
-		c, err := decodeCRD(o)
-		if err != nil {
-			return nil, err
-		}
+	cur, err := renderedCRDs(to)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cur {
 		newCRDs[c.Name] = c
+	}
+	olds, err := renderedCRDs(from)
+	if err != nil {
+		return nil, err
 	}
 	r, err := runner.New(crdifyConfig(), runner.DefaultRegistry())
 	if err != nil {
 		return nil, fmt.Errorf("configuring the CRD upgrade-safety checks: %w", err)
 	}
 	var out []Finding
-	for _, o := range from.CRDs {
-		old, err := decodeCRD(o)
-		if err != nil {
-			return nil, err
-		}
+	for _, old := range olds {
 		cur, ok := newCRDs[old.Name]
 		if !ok {
 			out = append(out, crdRemoved(old.Name, to.CSV.Name, keepCRDs))
@@ -68,6 +72,26 @@ func checkCRDs(from, to *bundle.Bundle, keepCRDs bool) ([]Finding, error) {
 		// most every version FROM serves or stores.
 		old.Status.StoredVersions = storedVersions(old)
 		out = append(out, findings(old, cur, r.Run(old, cur))...)
+	}
+	return out, nil
+}
+
+// renderedCRDs are the bundle's CRDs as the render emits them
+// (convert.GenerateCRDs): a CRD a conversion webhook serves gets
+// spec.conversion.strategy Webhook. The options only set the webhook
+// Service's namespace and the CA annotation, which no check reads.
+func renderedCRDs(b *bundle.Bundle) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	nodes, err := convert.GenerateCRDs(b, convert.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", b.CSV.Name, err)
+	}
+	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(nodes))
+	for i, n := range nodes {
+		c, err := decodeCRD(bundle.Object{File: b.CRDs[i].File, RNode: n})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
 	}
 	return out, nil
 }
@@ -110,14 +134,17 @@ var removedField = regexp.MustCompile(`^removed field : ([^.]+)\.(\^.*)$`)
 func findings(old, cur *apiextensionsv1.CustomResourceDefinition, res *runner.Results) []Finding {
 	var out []Finding
 	name := cur.Name
+	paths := newSchemaPaths(old, cur)
+	removed := map[string]bool{} // "version path" of each removed field
 	for _, r := range res.CRDValidation {
 		each(r, func(sev Severity, msg string) {
-			f := Finding{Severity: sev, Rule: r.Name, CRD: name, Message: msg}
+			f := Finding{Severity: sev, Rule: r.Name, CRD: name, Message: plainMessage(msg)}
 			switch r.Name {
 			case "existingFieldRemoval":
 				if m := removedField.FindStringSubmatch(msg); m != nil {
-					f.Version, f.Path = m[1], jsonPath(m[2])
+					f.Version, f.Path = m[1], paths.path(m[2])
 					f.Message = "field removed: objects that set it lose it"
+					removed[f.Version+" "+f.Path] = true
 				}
 			case "storedVersionRemoval":
 				f.Version = strings.Join(removedVersions(old, cur), ",")
@@ -126,57 +153,76 @@ func findings(old, cur *apiextensionsv1.CustomResourceDefinition, res *runner.Re
 			out = append(out, f)
 		})
 	}
-	for _, group := range [][]version.VersionedPropertyComparisonResult{res.SameVersionValidation, res.ServedVersionValidation} {
-		for _, v := range group {
-			for _, p := range v.PropertyComparisons {
-				for _, r := range p.ComparisonResults {
-					each(r, func(sev Severity, msg string) {
-						switch r.Name {
-						case "unhandled":
-							msg = unhandledMessage(msg)
-						case "oneOf":
-							// crdify prints the schemas as Go structs: keep its sentence.
-							msg, _, _ = strings.Cut(msg, ": [")
-						}
-						out = append(out, Finding{Severity: sev, Rule: r.Name, CRD: name, Version: v.Version, Path: jsonPath(p.Property), Message: msg})
-					})
-				}
+	same, _ := propertyFindings(res.SameVersionValidation, name, paths, nil)
+	served, absent := propertyFindings(res.ServedVersionValidation, name, paths, declared(cur))
+	out = append(append(out, same...), served...)
+	return dropCovered(out, removed, absent, paths)
+}
+
+// propertyFindings turns crdify's per-version results into findings.
+// declared, for served-version pairs ("v1 -> v2"), holds the crdify paths
+// each version declares: a field the later version lacks gets a plain
+// message instead of crdify's comparison with an empty schema, and its
+// "version path" is returned in absent.
+func propertyFindings(group []version.VersionedPropertyComparisonResult, crd string, paths schemaPaths, declared map[string]map[string]bool) (out []Finding, absent map[string]bool) {
+	absent = map[string]bool{}
+	for _, v := range group {
+		_, later, pair := strings.Cut(v.Version, " -> ")
+		for _, p := range v.PropertyComparisons {
+			lacks := pair && declared[later] != nil && !declared[later][p.Property]
+			for _, r := range p.ComparisonResults {
+				each(r, func(sev Severity, msg string) {
+					f := Finding{Severity: sev, Rule: r.Name, CRD: crd, Version: v.Version, Path: paths.path(p.Property)}
+					switch {
+					case lacks:
+						f.Message = fmt.Sprintf("field absent in %s: a value set through the other version is lost when the object is read or written through %s", later, later)
+						absent[f.Version+" "+f.Path] = true
+					case r.Name == "unhandled":
+						f.Message = unhandledMessage(msg)
+					case r.Name == "oneOf":
+						// crdify prints the schemas as Go structs: keep its sentence.
+						f.Message, _, _ = strings.Cut(msg, ": [")
+					default:
+						f.Message = plainMessage(msg)
+					}
+					out = append(out, f)
+				})
 			}
 		}
 	}
-	return dropUnderRemoved(out)
+	return out, absent
 }
 
-// dropUnderRemoved drops the findings of a version's fields below a field
-// that version removed (crdify also reports their type as changed to ""):
-// the removal says it all.
-func dropUnderRemoved(fs []Finding) []Finding {
-	removed := map[string]bool{}
-	for _, f := range fs {
-		if f.Rule == "existingFieldRemoval" {
-			removed[f.Version+" "+f.Path] = true
+// declared maps each version of c to the crdify paths its schema declares.
+func declared(c *apiextensionsv1.CustomResourceDefinition) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, v := range c.Spec.Versions {
+		if v.Schema == nil {
+			continue
+		}
+		out[v.Name] = map[string]bool{}
+		for p := range validations.FlattenCRDVersion(v) {
+			out[v.Name][p] = true
 		}
 	}
+	return out
+}
+
+// dropCovered reports each lost field once, at the top-most one: it drops
+// the findings below a field removed or absent in the same version (pair),
+// and the other rules' findings of a removed field itself (crdify also
+// reports its type as changed to "").
+func dropCovered(fs []Finding, removed, absent map[string]bool, paths schemaPaths) []Finding {
+	lost := func(version, path string) bool { return removed[version+" "+path] || absent[version+" "+path] }
 	return slices.DeleteFunc(fs, func(f Finding) bool {
-		if f.Rule == "existingFieldRemoval" {
+		if f.Path == "" {
 			return false
 		}
-		for p := f.Path; p != "." && p != ""; p = parentPath(p) {
-			if removed[f.Version+" "+p] {
-				return true
-			}
+		if paths.anyAncestor(f.Path, func(p string) bool { return lost(f.Version, p) }) {
+			return true
 		}
-		return false
+		return removed[f.Version+" "+f.Path] && f.Rule != "existingFieldRemoval"
 	})
-}
-
-// parentPath is ".spec" for ".spec.size" and "" for ".spec".
-func parentPath(p string) string {
-	i := strings.LastIndexByte(p, '.')
-	if i <= 0 {
-		return ""
-	}
-	return p[:i]
 }
 
 func each(r validations.ComparisonResult, f func(Severity, string)) {
@@ -198,19 +244,11 @@ func removedVersions(old, cur *apiextensionsv1.CustomResourceDefinition) []strin
 	return out
 }
 
-// jsonPath turns crdify's property path ("^.spec.size", "^" for the root)
-// into ".spec.size" (".").
-func jsonPath(p string) string {
-	p = strings.TrimPrefix(p, "^")
-	if p == "" {
-		return "."
-	}
-	return p
-}
-
 // unhandledField matches a changed line of crdify's unhandled diff (a Go
 // struct diff): "-	XPreserveUnknownFields: &true," → XPreserveUnknownFields.
-var unhandledField = regexp.MustCompile(`^\s*[-+]\s*([A-Za-z][A-Za-z0-9]*):`)
+// go-cmp spaces its output with ASCII or no-break spaces at random (to
+// discourage parsing it), so both count as space.
+var unhandledField = regexp.MustCompile(`^[\s\p{Zs}]*[-+][\s\p{Zs}]*([A-Za-z][A-Za-z0-9]*):`)
 
 // unhandledMessage shortens crdify's unhandled-change message (a diff of Go
 // structs) to the names of the schema fields that changed.

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	mmsemver "github.com/Masterminds/semver/v3"
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	kustomizetypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -488,9 +489,14 @@ func (s *Spec) Validate() error {
 		}
 	}
 	if s.UpgradeFrom != "" {
-		// One exact version: it becomes an image tag or a catalog version.
-		if _, err := mmsemver.StrictNewVersion(strings.TrimPrefix(s.UpgradeFrom, "v")); err != nil || strings.Contains(s.UpgradeFrom, "+") {
-			add("spec.upgradeFrom %q: not a version: give the exact version the cluster runs today, e.g. 1.2.3 or v1.2.3 (as the bundle image is tagged)", s.UpgradeFrom)
+		// It becomes the bundle image's tag, or the catalog version (catalog
+		// versions are semver: one exact version).
+		if s.Catalog != "" {
+			if _, err := mmsemver.StrictNewVersion(strings.TrimPrefix(s.UpgradeFrom, "v")); err != nil || strings.Contains(s.UpgradeFrom, "+") {
+				add("spec.upgradeFrom %q: not a version: give the exact catalog version the cluster runs today, e.g. 1.2.3 or v1.2.3", s.UpgradeFrom)
+			}
+		} else if t, err := name.NewTag("example.invalid/bundle:"+s.UpgradeFrom, name.StrictValidation); err != nil || t.TagStr() != s.UpgradeFrom {
+			add("spec.upgradeFrom %q: not an image tag: give the tag of the bundle image the cluster runs today, e.g. 1.2.3 or v1.0 (letters, digits, '_', '.', '-', at most 128)", s.UpgradeFrom)
 		}
 	}
 	for i, a := range s.ClusterAPIs {

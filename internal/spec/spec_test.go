@@ -361,19 +361,31 @@ func TestCredentialInReferenceRefusedUnrepeated(t *testing.T) {
 
 func TestValidateUpgradeFrom(t *testing.T) {
 	for _, tc := range []struct {
-		v  string
-		ok bool
+		v       string
+		catalog bool
+		want    string // "" = valid, else part of the error
 	}{
-		{"1.2.3", true}, {"v1.2.3", true}, {"1.2.3-rc.1", true},
-		{"1.2", false}, {">=1.0.0", false}, {"latest", false}, {"1.2.3+build", false},
+		{v: "1.2.3"}, {v: "v1.2.3"}, {v: "1.2.3-rc.1"},
+		// an image bundle's tag need not be semver
+		{v: "1.0"}, {v: "latest"}, {v: "v4.17_build-2"},
+		{v: "1.2.3+build", want: "not an image tag"}, {v: ">=1.0.0", want: "not an image tag"},
+		{v: "x:y", want: "not an image tag"}, {v: "a/b", want: "not an image tag"},
+		{v: "sha256:" + strings.Repeat("a", 64), want: "not an image tag"}, {v: strings.Repeat("a", 129), want: "not an image tag"},
+		// a catalog's versions are semver
+		{v: "1.2.3", catalog: true}, {v: "v1.2.3", catalog: true},
+		{v: "1.0", catalog: true, want: "not a version"}, {v: "latest", catalog: true, want: "not a version"},
+		{v: "1.2.3+build", catalog: true, want: "not a version"},
 	} {
 		s := Spec{Bundle: "quay.io/x/y", Namespace: "n", UpgradeFrom: tc.v}
-		err := s.Validate()
-		if tc.ok && err != nil {
-			t.Errorf("upgradeFrom %q refused: %v", tc.v, err)
+		if tc.catalog {
+			s = Spec{Catalog: "quay.io/x/catalog:v1", Package: "p", Namespace: "n", UpgradeFrom: tc.v}
 		}
-		if !tc.ok && (err == nil || !strings.Contains(err.Error(), `spec.upgradeFrom "`+tc.v+`": not a version`)) {
-			t.Errorf("upgradeFrom %q: got %v, want a clear refusal", tc.v, err)
+		err := s.Validate()
+		if tc.want == "" && err != nil {
+			t.Errorf("upgradeFrom %q (catalog %t) refused: %v", tc.v, tc.catalog, err)
+		}
+		if tc.want != "" && (err == nil || !strings.Contains(err.Error(), `spec.upgradeFrom "`+tc.v+`": `+tc.want)) {
+			t.Errorf("upgradeFrom %q (catalog %t): got %v, want a refusal saying %q", tc.v, tc.catalog, err, tc.want)
 		}
 	}
 }

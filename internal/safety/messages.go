@@ -1,0 +1,41 @@
+package safety
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// goQuoted is a Go-quoted string as crdify prints values ("%q").
+var goQuoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// plainMessage rewrites a crdify message, "<what changed> : <Go-formatted
+// values>", in plain words: `type changed : "string" -> "integer"` becomes
+// "type changed: string -> integer", an empty value "none", a list
+// `[a b]` "a, b"; JSON values (defaults, enum values) keep their quotes.
+func plainMessage(msg string) string {
+	what, detail, ok := strings.Cut(msg, " : ")
+	if !ok {
+		if what, detail, ok = strings.Cut(msg, ": "); !ok {
+			return msg
+		}
+	}
+	if strings.HasPrefix(detail, "[") && strings.HasSuffix(detail, "]") {
+		detail = strings.Join(strings.Fields(detail[1:len(detail)-1]), ", ")
+	} else {
+		detail = goQuoted.ReplaceAllStringFunc(detail, func(q string) string {
+			s, err := strconv.Unquote(q)
+			if err != nil {
+				return q
+			}
+			if s == "" {
+				return "none"
+			}
+			return s
+		})
+	}
+	if detail == "" {
+		detail = "none"
+	}
+	return what + ": " + detail
+}

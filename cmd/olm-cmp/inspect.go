@@ -138,7 +138,11 @@ non-zero when a finding is not accepted.`,
 				return err
 			}
 			if pending := requirements.Pending(s.Requirements); strict && len(pending) > 0 {
-				return fmt.Errorf("strict: %d requirement(s) not met (listed above)", len(pending))
+				where := "listed above"
+				if output == "json" {
+					where = `the "requirements" entries of the JSON output with "accepted": false`
+				}
+				return fmt.Errorf("strict: %d requirement(s) not met (%s)", len(pending), where)
 			}
 			if strict && s.RequirementsError != "" {
 				return fmt.Errorf("strict: no requirements report: %s", s.RequirementsError)

@@ -197,7 +197,18 @@ func TestInspectRequirements(t *testing.T) {
 	if !found {
 		t.Errorf("json requirements lack certificates:cert-manager.io/v1: %+v", s.Requirements)
 	}
-	if _, _, err := run(t, "inspect", "../../examples/demo/bundle", "--strict"); err == nil || !strings.Contains(err.Error(), "strict:") {
-		t.Errorf("--strict must fail on a pending finding, got %v", err)
+	// The message says where the list is: above in text, in the JSON's
+	// requirements on stdout (where every finding has accepted).
+	for _, c := range []struct{ output, says string }{
+		{"text", "(listed above)"},
+		{"json", `"accepted": false`},
+	} {
+		_, _, err := run(t, "inspect", "../../examples/demo/bundle", "--strict", "-o", c.output)
+		if err == nil || !strings.Contains(err.Error(), "strict:") || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("-o %s --strict: must fail on a pending finding saying %q, got %v", c.output, c.says, err)
+		}
+	}
+	if !strings.Contains(out, `"accepted": false`) {
+		t.Errorf("json requirements must always say accepted:\n%s", out)
 	}
 }

@@ -3,6 +3,7 @@ package requirements
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -90,24 +91,42 @@ type apiUse struct {
 	needed bool
 }
 
+// sccGroup is the group of SecurityContextConstraints: RBAC rules on it are
+// the openshift:securitycontextconstraints finding's, which says what to do
+// instead.
+const sccGroup = "security.openshift.io"
+
 // findings reports the API groups used and not served. Groups a
-// certificates finding already covers are left to it.
-func (v apiView) findings(in Input, certs []Finding) []Finding {
+// certificates finding already covers are left to it, and so is
+// security.openshift.io in RBAC rules when the openshift finding on
+// securitycontextconstraints reports them (one fact, one finding).
+func (v apiView) findings(in Input, certs, openshift []Finding) []Finding {
 	covered := map[string]bool{}
 	for _, c := range certs {
 		covered[strings.SplitN(c.Subject, "/", 2)[0]] = true
 	}
+	sccCovered := slices.ContainsFunc(openshift, func(f Finding) bool { return f.Subject == sccSubject })
+	uses := apiUses(in)
+	// needed: groups an object of the render or a declared requirement
+	// uses; the others only appear in RBAC rules.
+	needed := map[string]bool{}
+	for _, u := range uses {
+		needed[u.group] = needed[u.group] || u.needed
+	}
 	var out []Finding
-	for _, u := range apiUses(in) {
-		if u.group == "*" || covered[u.group] || v.has(u.group, u.version) {
+	for _, u := range uses {
+		switch {
+		case u.group == "*" || covered[u.group] || v.has(u.group, u.version):
+			continue
+		case u.group == sccGroup && !needed[u.group] && sccCovered:
 			continue
 		}
-		out = append(out, v.finding(u))
+		out = append(out, v.finding(u, needed[u.group]))
 	}
 	return out
 }
 
-func (v apiView) finding(u apiUse) Finding {
+func (v apiView) finding(u apiUse, needed bool) Finding {
 	subject := u.group
 	// The group is there in another version: name the missing version.
 	if u.version != "" && v.has(u.group, "") {
@@ -121,6 +140,9 @@ func (v apiView) finding(u apiUse) Finding {
 		where = fmt.Sprintf("version %s is not served", u.version)
 	}
 	msg := "the render uses " + u.group + " and does not ship it; " + where
+	if !needed {
+		msg = "only the operator's RBAC rules name " + u.group + " (no object of the render, no required CRD); the render does not ship it; " + where
+	}
 	if l := groupLabel(u.group); l != "" {
 		msg = l + ": " + msg
 	}
@@ -128,17 +150,25 @@ func (v apiView) finding(u apiUse) Finding {
 	if u.version == "" {
 		example = u.group + "/<version>"
 	}
+	provider := providers[u.group]
+	if provider == "" {
+		provider = "what serves it"
+	}
+	accept := fmt.Sprintf("accept %q", "api:"+u.group)
 	var fix string
 	switch {
 	case isOpenShift(u.group):
-		fix = fmt.Sprintf("if the operator cannot run without it, add a stand-in CRD as an extra manifest; otherwise accept %q (spec.accept); on OpenShift, declare it in spec.clusterAPIs", "api:"+u.group)
-	case providers[u.group] != "":
-		fix = fmt.Sprintf("install %s first and declare it in spec.clusterAPIs (%s), or accept %q", providers[u.group], example, "api:"+u.group)
+		fix = fmt.Sprintf("if the operator cannot run without it, add a stand-in CRD as an extra manifest; otherwise %s (spec.accept); on OpenShift, declare it in spec.clusterAPIs", accept)
+	case !needed:
+		// An operator often installs such a group itself (its operand's
+		// CRDs) or uses it only where it is served: "install first" would
+		// be wrong advice as often as right.
+		fix = fmt.Sprintf("verify: the operator may install it itself (its operands' CRDs) or use it only when served, then %s; if it needs it beforehand, install %s first and declare it in spec.clusterAPIs (%s)", accept, provider, example)
 	default:
-		fix = fmt.Sprintf("install what serves it first and declare it in spec.clusterAPIs (%s), or accept %q", example, "api:"+u.group)
+		fix = fmt.Sprintf("install %s first and declare it in spec.clusterAPIs (%s), or %s", provider, example, accept)
 	}
 	sev := Warning
-	if u.needed {
+	if needed {
 		sev = Error
 	}
 	return Finding{Category: API, Subject: subject, Source: u.source, Severity: sev, Message: msg, Fix: fix}

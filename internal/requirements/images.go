@@ -144,7 +144,9 @@ func relatedImages(in Input) [][2]string {
 // fixImages is the advice for an image that cannot be pulled as written.
 const fixImages = "rewrite it with spec.images (a prefix or the whole reference → a pullable reference, pinned by digest)"
 
-// checkImage judges one image reference.
+// checkImage judges one image reference: at most one finding, its problems
+// (no registry host, no tag, credentials) joined in one message, so the
+// report has one finding per image.
 func checkImage(u imageUse, specSecrets bool) []Finding {
 	f := func(sev Severity, msg, fix string) Finding {
 		return Finding{Category: Image, Subject: u.ref, Source: u.source, Severity: sev, Message: msg, Fix: fix}
@@ -164,14 +166,14 @@ func checkImage(u imageUse, specSecrets bool) []Finding {
 			return []Finding{f(Error, "not a valid image reference", fixImages)}
 		}
 	}
-	var out []Finding
+	var msgs, fixes []string
 	if !hasRegistryHost(ref) {
-		out = append(out, f(Warning, "no registry host: a short name resolves to docker.io, or per node configuration", fixImages))
+		msgs, fixes = append(msgs, "no registry host: a short name resolves to docker.io, or per node configuration"), append(fixes, fixImages)
 	}
 	if _, isDigest := parsed.(name.Digest); !isDigest {
 		// An untagged reference parses as :latest.
 		if parsed.(name.Tag).TagStr() == "latest" {
-			out = append(out, f(Warning, "tag latest or no tag, and no digest: what runs changes without a change in Git", fixImages))
+			msgs, fixes = append(msgs, "tag latest or no tag, and no digest: what runs changes without a change in Git"), append(fixes, fixImages)
 		}
 	}
 	host := parsed.Context().RegistryStr()
@@ -182,10 +184,14 @@ func checkImage(u imageUse, specSecrets bool) []Finding {
 			if u.pullSecrets == nil {
 				msg = fmt.Sprintf("%s needs credentials, and spec.imagePullSecrets is empty (the operator's operands pull it)", host)
 			}
-			out = append(out, f(Warning, msg, "create a pull secret for "+host+" in the install namespace and name it in spec.imagePullSecrets (operand ServiceAccounts in spec.serviceAccounts), or mirror it with spec.images"))
+			msgs = append(msgs, msg)
+			fixes = append(fixes, "create a pull secret for "+host+" in the install namespace and name it in spec.imagePullSecrets (operand ServiceAccounts in spec.serviceAccounts), or mirror it with spec.images")
 		}
 	}
-	return out
+	if len(msgs) == 0 {
+		return nil
+	}
+	return []Finding{f(Warning, strings.Join(msgs, "; "), strings.Join(slices.Compact(fixes), "; "))}
 }
 
 // hasRegistryHost is the docker rule: the first path component names a

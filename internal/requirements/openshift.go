@@ -20,6 +20,8 @@ const (
 	injectTrustedLabel = "config.openshift.io/inject-trusted-cabundle"
 	sccAnnotation      = "openshift.io/scc"
 	consolePlugins     = "console.openshift.io/plugins"
+	// sccSubject is the finding on RBAC rules naming SCCs.
+	sccSubject = "securitycontextconstraints"
 )
 
 // openshiftFindings reports OpenShift-only behaviour the render relies on:
@@ -61,10 +63,13 @@ func openshiftFindings(in Input) []Finding {
 				"names an OpenShift SecurityContextConstraints; without OpenShift, Pod Security Admission decides what the pods may do",
 				"label the install namespace with the pod-security.kubernetes.io/enforce level its pods need, then "+acceptFix(sccAnnotation))
 		}
-		if (n.GetKind() == "Role" || n.GetKind() == "ClusterRole") && rulesName(n, "securitycontextconstraints") {
-			add("securitycontextconstraints", objectName(n)+" rules", Warning,
-				"grants use of an OpenShift SecurityContextConstraints; without OpenShift, Pod Security Admission decides what the pods may do",
-				"label the install namespace with the pod-security.kubernetes.io/enforce level its pods need, then "+acceptFix("securitycontextconstraints"))
+		if (n.GetKind() == "Role" || n.GetKind() == "ClusterRole") && rulesName(n, sccSubject) {
+			add(sccSubject, objectName(n)+" rules", Warning,
+				"grants use of an OpenShift SecurityContextConstraints (API group "+sccGroup+", which vanilla Kubernetes does not serve); without OpenShift, Pod Security Admission decides what the pods may do",
+				"label the install namespace with the pod-security.kubernetes.io/enforce level its pods need, then "+acceptFix(sccSubject))
+			// It stands for the api finding on the group too: an entry
+			// written for either accepts it.
+			out[len(out)-1].alias = string(API) + ":" + sccGroup
 		}
 	}
 	if in.Bundle != nil && in.Bundle.CSV != nil && in.Bundle.CSV.Annotations[consolePlugins] != "" {

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/safety"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -39,16 +40,18 @@ const (
 // Categories lists every category, in report order.
 var Categories = []Category{Image, API, OpenShift, Certificates, Dependency}
 
-// Severity says how sure the operator is to fail without action.
-type Severity string
+// Severity says how sure the operator is to fail without action. It is the
+// safety report's severity: one concept, "error" or "warning", for every
+// report olm-cmp makes.
+type Severity = safety.Severity
 
 const (
 	// Error: the operator (or an object of the render) cannot work as
 	// rendered on the cluster described.
-	Error Severity = "error"
+	Error = safety.Error
 	// Warning: likely to fail or to behave differently, depending on the
 	// cluster (node credentials, an API installed outside the render, …).
-	Warning Severity = "warning"
+	Warning = safety.Warning
 )
 
 // Finding is one requirement; its JSON form is the `requirements` list of
@@ -65,8 +68,13 @@ type Finding struct {
 	Message  string   `json:"message"`
 	// Fix names the spec field or the action that resolves it.
 	Fix string `json:"fix"`
-	// Accepted is true when spec.accept matches the finding.
-	Accepted bool `json:"accepted,omitempty"`
+	// Accepted is true when spec.accept matches the finding; always
+	// emitted, false included.
+	Accepted bool `json:"accepted"`
+	// alias is another key spec.accept entries may name for this finding:
+	// the key of a finding it stands for (api:security.openshift.io for
+	// openshift:securitycontextconstraints), so entries of either form work.
+	alias string
 }
 
 // Key is "category:subject", what spec.accept entries match.
@@ -89,21 +97,23 @@ type Input struct {
 	APIVersions []string
 }
 
-// Report computes the findings of in, merged (one finding per category,
-// subject and message, its sources listed together), marked accepted where
-// spec.accept matches, and sorted by category, subject and source.
+// Report computes the findings of in, merged (one finding per category and
+// subject, its sources listed together), marked accepted where spec.accept
+// matches, and sorted by category, subject and source.
 func Report(in Input) []Finding {
 	var fs []Finding
 	fs = append(fs, imageFindings(in)...)
 	api := newAPIView(in)
 	certs := certificateFindings(in, api)
-	fs = append(fs, api.findings(in, certs)...)
-	fs = append(fs, openshiftFindings(in)...)
+	openshift := openshiftFindings(in)
+	fs = append(fs, api.findings(in, certs, openshift)...)
+	fs = append(fs, openshift...)
 	fs = append(fs, certs...)
 	fs = append(fs, dependencyFindings(in)...)
 	fs = merge(fs)
+	accept := compileAccept(in.Spec.Accept)
 	for i := range fs {
-		fs[i].Accepted = Accepts(in.Spec.Accept, fs[i])
+		fs[i].Accepted = accept.matches(fs[i])
 	}
 	return fs
 }
@@ -123,15 +133,19 @@ func Pending(fs []Finding) []Finding {
 // used by forty RBAC rules stays one readable line.
 const maxSources = 4
 
-// merge folds findings with the same category, subject and message into one
-// whose source lists theirs (sorted, deduplicated), and sorts the result.
+// merge folds findings with the same category and subject into one whose
+// source lists theirs (sorted, deduplicated). When their messages differ
+// (an image pulled by a ServiceAccount and handed to operands), the kept
+// message and fix are the most severe finding's, then the first message in
+// sort order, so the choice does not depend on the objects' order. It sorts
+// the result.
 func merge(in []Finding) []Finding {
-	type key struct{ c, s, m string }
+	type key struct{ c, s string }
 	idx := map[key]int{}
 	var out []Finding
 	var sources [][]string
 	for _, f := range in {
-		k := key{string(f.Category), f.Subject, f.Message}
+		k := key{string(f.Category), f.Subject}
 		i, ok := idx[k]
 		if !ok {
 			idx[k] = len(out)
@@ -140,9 +154,11 @@ func merge(in []Finding) []Finding {
 			continue
 		}
 		sources[i] = append(sources[i], f.Source)
-		if f.Severity == Error {
-			out[i].Severity = Error
+		alias := cmp.Or(out[i].alias, f.alias)
+		if prefer(f, out[i]) {
+			out[i] = f
 		}
+		out[i].alias = alias
 	}
 	for i := range out {
 		s := slices.Compact(slices.Sorted(slices.Values(sources[i])))
@@ -161,40 +177,75 @@ func merge(in []Finding) []Finding {
 	return out
 }
 
+// prefer reports whether a's message should replace b's in a merge.
+func prefer(a, b Finding) bool {
+	if a.Severity != b.Severity {
+		return a.Severity == Error
+	}
+	return a.Message < b.Message
+}
+
 // Accepts reports whether an entry of spec.accept matches f. An entry is
 // "category:subject"; either part may use * (any text, "/" included) and ?;
-// "category" alone or "category:*" accepts the whole category.
+// "category" alone or "category:*" accepts the whole category. An entry may
+// also name a key the finding stands for (its alias).
 func Accepts(accept []string, f Finding) bool {
+	return compileAccept(accept).matches(f)
+}
+
+// acceptList is spec.accept compiled: one regexp per entry, built once per
+// report rather than once per entry and finding. Go's regexp runs in time
+// linear in the subject, and spec validation bounds the entries' number
+// and length (spec.MaxAcceptEntries, spec.MaxAcceptLength).
+type acceptList []*regexp.Regexp
+
+func compileAccept(accept []string) acceptList {
+	out := make(acceptList, 0, len(accept))
 	for _, a := range accept {
-		c, s, found := strings.Cut(a, ":")
-		if !found {
-			s = "*"
+		if !strings.Contains(a, ":") {
+			a += ":*"
 		}
-		if glob(c).MatchString(string(f.Category)) && glob(s).MatchString(f.Subject) {
+		out = append(out, regexp.MustCompile(globPattern(a)))
+	}
+	return out
+}
+
+func (l acceptList) matches(f Finding) bool {
+	for _, re := range l {
+		if re.MatchString(f.Key()) || f.alias != "" && re.MatchString(f.alias) {
 			return true
 		}
 	}
 	return false
 }
 
-// glob compiles a pattern where * matches any text and ? one character.
-// path.Match is not used: its * stops at "/", and image and API subjects
-// are full of them.
-func glob(p string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for _, r := range p {
-		switch r {
-		case '*':
-			b.WriteString(".*")
-		case '?':
-			b.WriteString(".")
-		default:
-			b.WriteString(regexp.QuoteMeta(string(r)))
+// globPattern translates an entry "category:subject" into an anchored
+// regexp where * matches any text and ? one character, except ":" (so
+// neither crosses from the category into the subject); runs of * are
+// collapsed first. path.Match is not used: its * stops at "/", and image
+// and API subjects are full of them.
+func globPattern(entry string) string {
+	c, s, _ := strings.Cut(entry, ":")
+	part := func(p string, anything string) string {
+		var b strings.Builder
+		prevStar := false
+		for _, r := range p {
+			switch {
+			case r == '*' && prevStar:
+				continue
+			case r == '*':
+				b.WriteString(anything + "*")
+			case r == '?':
+				b.WriteString(anything)
+			default:
+				b.WriteString(regexp.QuoteMeta(string(r)))
+			}
+			prevStar = r == '*'
 		}
+		return b.String()
 	}
-	b.WriteString("$")
-	return regexp.MustCompile(b.String())
+	// A category has no ":"; a subject may (an image tag, a digest).
+	return "^" + part(c, "[^:]") + ":" + part(s, "(?s:.)") + "$"
 }
 
 // objectName is "Kind/name" (with the namespace when there is one), the way

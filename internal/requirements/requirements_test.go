@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/safety"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -160,7 +161,27 @@ rules:
 - apiGroups: [security.openshift.io]
   resources: [securitycontextconstraints]
   verbs: [use]
-`, want: []want{{"api:security.openshift.io", Warning}, {"openshift:securitycontextconstraints", Warning}}},
+`, want: []want{{"openshift:securitycontextconstraints", Warning}}},
+		{name: "SCC RBAC accepted as the api group", spec: spec.Spec{Accept: []string{"api:security.openshift.io"}}, objs: `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: scc}
+rules:
+- apiGroups: [security.openshift.io]
+  resources: [securitycontextconstraints]
+  verbs: [use]
+`},
+		{name: "SCC object: the api finding stays", objs: `apiVersion: security.openshift.io/v1
+kind: SecurityContextConstraints
+metadata: {name: s}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: scc}
+rules:
+- apiGroups: [security.openshift.io]
+  resources: [securitycontextconstraints]
+  verbs: [use]
+`, want: []want{{"api:security.openshift.io", Error}, {"openshift:securitycontextconstraints", Warning}}},
 		{name: "SCC pod annotation", objs: `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: op}
@@ -259,10 +280,117 @@ metadata: {name: m}
 	if !slices.Equal(one, two) {
 		t.Fatalf("order depends on input:\n%+v\n%+v", one, two)
 	}
-	if len(one) != 3 || one[0].Key() != "image:busybox" || one[2].Key() != "api:monitoring.coreos.com" {
-		t.Fatalf("want image:busybox twice (short, untagged) then api:monitoring.coreos.com, got %+v", one)
+	if len(one) != 2 || one[0].Key() != "image:busybox" || one[1].Key() != "api:monitoring.coreos.com" {
+		t.Fatalf("want image:busybox once then api:monitoring.coreos.com, got %+v", one)
+	}
+	for _, says := range []string{"no registry host", "tag latest"} {
+		if !strings.Contains(one[0].Message, says) {
+			t.Errorf("image:busybox: message %q does not say %q", one[0].Message, says)
+		}
 	}
 	if !strings.Contains(one[0].Source, "Deployment/op ") || !strings.Contains(one[0].Source, "Deployment/op2 ") {
 		t.Errorf("merged source must list both Deployments: %q", one[0].Source)
+	}
+}
+
+// One finding per category and subject, even when the places that name it
+// get different messages (the lws operator's image: its Deployment's
+// ServiceAccount, and the CSV relatedImages its operands pull); the message
+// kept does not depend on the objects' order.
+func TestOneFindingPerSubject(t *testing.T) {
+	const img = "registry.redhat.io/x/op@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	b := emptyBundle()
+	b.CSV.Spec.RelatedImages = []v1alpha1.RelatedImage{{Name: "op", Image: img}}
+	for _, reverse := range []bool{false, true} {
+		objs := objects(t, deployment(img, "op"))
+		if reverse {
+			slices.Reverse(objs)
+		}
+		var got []Finding
+		for _, f := range Report(Input{Bundle: b, Objects: objs}) {
+			if f.Key() == "image:"+img {
+				got = append(got, f)
+			}
+		}
+		if len(got) != 1 {
+			t.Fatalf("want one finding for %s, got %+v", img, got)
+		}
+		if !strings.Contains(got[0].Source, "CSV relatedImages op") || !strings.Contains(got[0].Source, "Deployment/op container manager") {
+			t.Errorf("sources not merged: %q", got[0].Source)
+		}
+		if want := "registry.redhat.io needs credentials, and spec.imagePullSecrets is empty (the operator's operands pull it)"; got[0].Message != want {
+			t.Errorf("message %q, want %q (the first in sort order)", got[0].Message, want)
+		}
+	}
+}
+
+// A group only the operator's RBAC rules name may be one the operator
+// installs itself (lws ships its operand's LeaderWorkerSet CRDs): the advice
+// is to verify, not to install it first. Used by an object, it is to install.
+func TestRBACOnlyGroupAdvice(t *testing.T) {
+	const role = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: op}
+rules:
+- apiGroups: [leaderworkerset.x-k8s.io]
+  resources: [leaderworkersets]
+  verbs: [get]
+`
+	const object = `---
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: x}
+`
+	cases := []struct {
+		objs       string
+		sev        Severity
+		fixStarts  string
+		sourceSays string
+	}{
+		{role, Warning, "verify: the operator may install it itself", "ClusterRole/op rules"},
+		{role + object, Error, "install LeaderWorkerSet first and", "LeaderWorkerSet/x"},
+	}
+	for _, c := range cases {
+		fs := Report(Input{Bundle: emptyBundle(), Objects: objects(t, c.objs)})
+		if len(fs) != 1 || fs[0].Key() != "api:leaderworkerset.x-k8s.io" {
+			t.Fatalf("want one api:leaderworkerset.x-k8s.io finding, got %+v", fs)
+		}
+		f := fs[0]
+		if f.Severity != c.sev || !strings.HasPrefix(f.Fix, c.fixStarts) || !strings.Contains(f.Source, c.sourceSays) {
+			t.Errorf("got %s %q (from %s), want %s, the fix starting %q", f.Severity, f.Fix, f.Source, c.sev, c.fixStarts)
+		}
+	}
+}
+
+// spec.accept is compiled once per report, runs of * collapsed; * and ?
+// stay inside the category or the subject.
+func TestGlobPattern(t *testing.T) {
+	for entry, want := range map[string]string{
+		"api:route.openshift.io":           `^api:route\.openshift\.io$`,
+		"api:" + strings.Repeat("*", 1000): `^api:(?s:.)*$`,
+		"*:a**?**b":                        `^[^:]*:a(?s:.)*(?s:.)(?s:.)*b$`,
+	} {
+		if got := globPattern(entry); got != want {
+			t.Errorf("globPattern(%q) = %q, want %q", entry, got, want)
+		}
+	}
+	f := Finding{Category: Image, Subject: "quay.io/a/b:1"}
+	for entry, want := range map[string]bool{"image:quay.io/*:1": true, "im*": true, "image:*?": true, "i*:1": false} {
+		if got := Accepts([]string{entry}, f); got != want {
+			t.Errorf("accept %q: %v, want %v", entry, got, want)
+		}
+	}
+}
+
+// The JSON form always has accepted (docs/requirements.md documents a
+// boolean), and its severity is the safety report's type.
+func TestJSONAccepted(t *testing.T) {
+	var sev safety.Severity = Warning
+	out, err := json.Marshal(Finding{Category: API, Subject: "x", Severity: sev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"accepted":false`) || !strings.Contains(string(out), `"severity":"warning"`) {
+		t.Errorf("JSON %s: want \"accepted\":false and \"severity\":\"warning\"", out)
 	}
 }

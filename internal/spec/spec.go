@@ -504,8 +504,14 @@ func (s *Spec) Validate() error {
 			add("spec.clusterAPIs[%d] %q: %s", i, a, msg)
 		}
 	}
+	if len(s.Accept) > MaxAcceptEntries {
+		add("spec.accept: %d entries, at most %d: accept a whole category (\"openshift\") or use * globs (\"image:registry.redhat.io/*\")", len(s.Accept), MaxAcceptEntries)
+	}
 	for i, a := range s.Accept {
-		if msg := checkAccept(a); msg != "" {
+		if len(a) > MaxAcceptLength {
+			// The entry itself is not quoted back: it may be huge.
+			add("spec.accept[%d]: %d characters, at most %d: shorten it with * globs", i, len(a), MaxAcceptLength)
+		} else if msg := checkAccept(a); msg != "" {
 			add("spec.accept[%d] %q: %s", i, a, msg)
 		}
 	}
@@ -540,6 +546,14 @@ func checkClusterAPI(a string) string {
 // acceptCategories are the requirements report's categories (package
 // requirements), which spec.accept entries name.
 var acceptCategories = []string{"image", "api", "openshift", "certificates", "dependency", "*"}
+
+// MaxAcceptEntries and MaxAcceptLength bound spec.accept: every entry is
+// matched against every finding of every render, so a spec cannot make a
+// render slow; real lists are a handful of short entries.
+const (
+	MaxAcceptEntries = 256
+	MaxAcceptLength  = 256
+)
 
 // checkAccept returns "" for "category[:subject]", else why not.
 func checkAccept(a string) string {

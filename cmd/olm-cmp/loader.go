@@ -153,7 +153,9 @@ func sourceDir(args []string) (string, error) {
 	fi, err := os.Stat(arg)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		if filepath.Base(arg) == spec.FileName {
+		// A path a shell would complete to a spec file names a file.
+		switch filepath.Ext(arg) {
+		case ".yaml", ".yml":
 			return "", fmt.Errorf("%s: no such file", arg)
 		}
 		return "", fmt.Errorf("%s: no such directory", arg)

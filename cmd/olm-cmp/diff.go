@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
@@ -31,6 +30,7 @@ func newDiffCmd() *cobra.Command {
 	var (
 		to specFlags
 		rf registryFlags
+		cf clusterFlags
 		df diffFlags
 	)
 	cmd := &cobra.Command{
@@ -50,7 +50,7 @@ Exit status: 0 no changes, 1 changes, 2 safety findings at --fail-on or worse,
 		Args:        cobra.MaximumNArgs(2),
 		Annotations: map[string]string{annotationFailureStatus: fmt.Sprint(diffRenderError)},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			failOn, err := df.check(args)
+			failOn, err := df.check(args, to.anyChanged(cmd.Flags()))
 			if err != nil {
 				return err
 			}
@@ -63,6 +63,12 @@ Exit status: 0 no changes, 1 changes, 2 safety findings at --fail-on or worse,
 			defer cleanup()
 			if err != nil {
 				return err
+			}
+			// One cluster (the flag's, else KUBE_API_VERSIONS'): both
+			// sides are rendered for it.
+			cf.apply(to)
+			if from != nil {
+				from.APIVersions = to.APIVersions
 			}
 			report, err := compare(cmd, r, from, to, df.gitBase)
 			if err != nil {
@@ -79,6 +85,7 @@ Exit status: 0 no changes, 1 changes, 2 safety findings at --fail-on or worse,
 	}
 	to.register(cmd.Flags())
 	rf.register(cmd.Flags())
+	cf.register(cmd.Flags())
 	f := cmd.Flags()
 	f.StringVar(&df.toVersion, "to-version", "", "TO is DIR's spec with this version: an image tag, or a catalog version range")
 	f.StringVar(&df.toBundle, "to-bundle", "", "TO is DIR's spec with this bundle: an image reference or a directory (relative to the working directory)")
@@ -91,7 +98,8 @@ Exit status: 0 no changes, 1 changes, 2 safety findings at --fail-on or worse,
 }
 
 // check validates the flag combination and returns --fail-on's severity.
-func (df *diffFlags) check(args []string) (safety.Severity, error) {
+// specChanged says whether a spec flag (which changes TO) was given.
+func (df *diffFlags) check(args []string, specChanged bool) (safety.Severity, error) {
 	switch df.output {
 	case "text", "markdown", "json":
 	default:
@@ -108,6 +116,11 @@ func (df *diffFlags) check(args []string) (safety.Severity, error) {
 	}
 	if len(args) == 2 && (df.toVersion != "" || df.toBundle != "" || df.gitBase != "") {
 		return "", fmt.Errorf("diff FROM_DIR TO_DIR compares two directories: --to-version, --to-bundle and --git-base take one DIR")
+	}
+	if len(args) < 2 && df.toVersion == "" && df.toBundle == "" && df.gitBase == "" && !specChanged {
+		// Else DIR is compared with itself, and "no changes" would pass a
+		// CI job that forgot its --git-base.
+		return "", fmt.Errorf("diff DIR has nothing to compare DIR with: give the TO side with --to-version V, --to-bundle REF or a spec flag (--namespace, --bundle…), the FROM side with --git-base REV, or two directories (diff FROM_DIR TO_DIR)")
 	}
 	if df.gitBase != "" && (df.toVersion != "" || df.toBundle != "") {
 		return "", fmt.Errorf("--git-base compares DIR at a Git revision with DIR now: edit DIR instead of adding --to-version or --to-bundle")
@@ -149,17 +162,12 @@ func diffRequests(cmd *cobra.Command, args []string, to *specFlags, df *diffFlag
 func retarget(req *render.Request, df *diffFlags) error {
 	s := &req.Spec
 	if df.toBundle != "" {
-		ref := df.toBundle
-		if isDir(ref) {
-			// A path typed on the command line is relative to the working
-			// directory, not to olm-cmp.yaml.
-			abs, err := filepath.Abs(ref)
-			if err != nil {
-				return fmt.Errorf("--to-bundle %q: %w", ref, err)
-			}
-			ref = abs
+		if err := setBundle(s, "--to-bundle", df.toBundle); err != nil {
+			return err
 		}
-		s.Bundle, s.Version = ref, ""
+		// An image's tag is in REF: spec.version (or a catalog's
+		// range) was FROM's.
+		s.Version = ""
 		s.Catalog, s.Package, s.Channel = "", "", ""
 	}
 	if df.toVersion == "" {

@@ -255,7 +255,13 @@ func TestDiffForms(t *testing.T) {
 		stdout string // in the text output
 		stderr string
 	}{
-		{"same spec", []string{"../../examples/demo"}, diffNoChanges, "# no changes", ""},
+		// Without a TO side DIR would be compared with itself: "no changes"
+		// for a CI job that forgot --git-base.
+		{"no TO side", []string{"../../examples/demo"}, diffRenderError, "", "give the TO side with --to-version V, --to-bundle REF or a spec flag"},
+		{"same spec, given twice", []string{"../../examples/demo", "../../examples/demo/olm-cmp.yaml"}, diffNoChanges, "# no changes", ""},
+		{"--to-bundle of a missing directory", []string{"../../examples/demo", "--to-bundle", "./nonexist"}, diffRenderError, "", "error: --to-bundle ./nonexist: no such directory (a path is relative to the working directory)\n"},
+		{"--to-bundle of a file", []string{"../../examples/demo", "--to-bundle", "../../examples/demo/olm-cmp.yaml"}, diffRenderError, "", "--to-bundle ../../examples/demo/olm-cmp.yaml: not a directory"},
+		{"--bundle of a missing directory", []string{"../../examples/demo", "--bundle", "../nonexist"}, diffRenderError, "", "error: --bundle ../nonexist: no such directory"},
 		{"spec flag changes TO", []string{"../../examples/demo", "-n", "moved"}, diffChanges, "+ Namespace moved", ""},
 		{"two directories", []string{"../../examples/demo", "../../examples/demo"}, diffNoChanges, "# no changes", ""},
 		{"--to-bundle with a directory", []string{"../../examples/demo", "--to-bundle", bumped}, diffChanges,
@@ -264,7 +270,7 @@ func TestDiffForms(t *testing.T) {
 		{"unknown flag", []string{"../../examples/demo", "--no-such-flag"}, diffRenderError, "", "unknown flag"},
 		{"bad --fail-on", []string{"../../examples/demo", "--fail-on", "info"}, diffRenderError, "", "--fail-on \"info\": use error or warning"},
 		{"two dirs and a target", []string{"a", "b", "--to-version", "1"}, diffRenderError, "", "take one DIR"},
-		{"missing spec", []string{t.TempDir()}, diffRenderError, "", "olm-cmp.yaml"},
+		{"missing spec", []string{t.TempDir(), "-n", "x"}, diffRenderError, "", "olm-cmp.yaml"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/cmpserver"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
@@ -153,7 +154,9 @@ func sourceDir(args []string) (string, error) {
 	fi, err := os.Stat(arg)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		if filepath.Base(arg) == spec.FileName {
+		// A path a shell would complete to a spec file names a file.
+		switch filepath.Ext(arg) {
+		case ".yaml", ".yml":
 			return "", fmt.Errorf("%s: no such file", arg)
 		}
 		return "", fmt.Errorf("%s: no such directory", arg)
@@ -165,4 +168,31 @@ func sourceDir(args []string) (string, error) {
 		return filepath.Dir(arg), nil
 	}
 	return "", fmt.Errorf("%s is a file, not a source directory: give the directory holding %s (or that %s itself)", arg, spec.FileName, spec.FileName)
+}
+
+// clusterFlags simulate the target cluster, as Argo CD describes it to the
+// plugin.
+type clusterFlags struct {
+	apiVersions []string
+	fs          *pflag.FlagSet
+}
+
+func (c *clusterFlags) register(fs *pflag.FlagSet) {
+	c.fs = fs
+	fs.StringSliceVar(&c.apiVersions, "api-versions", nil, "the group/versions the target cluster serves, comma-separated (v1,apps/v1,cert-manager.io/v1), as Argo CD's "+cmpserver.EnvAPIVersions+" (read when the flag is absent): objects of other APIs are dropped with a warning, and the requirements report judges by them")
+}
+
+// apply replaces the request's API versions (from the environment: see
+// envAPIVersions) with the flag's, when given.
+func (c *clusterFlags) apply(req *render.Request) {
+	if c.fs != nil && c.fs.Changed("api-versions") {
+		req.APIVersions = splitList(strings.Join(c.apiVersions, ","))
+	}
+}
+
+// envAPIVersions is KUBE_API_VERSIONS split on commas, nil when unset or
+// empty (the cluster unknown: nothing dropped), so that a one-shot command
+// renders as the plugin does in the same environment.
+func envAPIVersions() []string {
+	return splitList(os.Getenv(cmpserver.EnvAPIVersions))
 }

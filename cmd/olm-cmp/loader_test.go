@@ -114,6 +114,8 @@ func TestSourceDir(t *testing.T) {
 		{[]string{filepath.Join(app, "olm-cmp.yaml")}, app, ""},
 		{[]string{"examples/lws"}, "", "examples/lws: no such directory"},
 		{[]string{filepath.Join(tmp, "gone", "olm-cmp.yaml")}, "", filepath.Join(tmp, "gone", "olm-cmp.yaml") + ": no such file"},
+		{[]string{filepath.Join(app, "olm-cmp.yml")}, "", filepath.Join(app, "olm-cmp.yml") + ": no such file"},
+		{[]string{filepath.Join(app, "nonexist.yaml")}, "", filepath.Join(app, "nonexist.yaml") + ": no such file"},
 		{[]string{filepath.Join(app, "other.yaml")}, "", filepath.Join(app, "other.yaml") + " is a file, not a source directory: give the directory holding olm-cmp.yaml (or that olm-cmp.yaml itself)"},
 	} {
 		got, err := sourceDir(tc.args)

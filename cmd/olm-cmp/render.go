@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -23,7 +24,7 @@ type specFlags struct {
 }
 
 func (f *specFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.bundle, "bundle", "", "bundle image reference or ./directory (overrides spec.bundle)")
+	fs.StringVar(&f.bundle, "bundle", "", "bundle image reference, or a directory relative to the working directory, which clears spec.version (overrides spec.bundle)")
 	fs.StringVar(&f.catalog, "catalog", "", "file-based catalog image reference or ./directory to pick the bundle from (overrides spec.catalog)")
 	fs.StringVar(&f.pkg, "package", "", "OLM package to install from the catalog (overrides spec.package)")
 	fs.StringVar(&f.channel, "channel", "", "catalog channel(s), comma-separated; default every channel (overrides spec.channel)")
@@ -36,13 +37,19 @@ func (f *specFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.strict, "strict", false, "fail on every requirements finding not accepted (overrides spec.strict)")
 }
 
-func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) {
+// apply sets the fields of the flags given; an error names a flag whose
+// value cannot be used.
+func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) error {
 	set := func(name string, apply func()) {
 		if fs.Changed(name) {
 			apply()
 		}
 	}
-	set("bundle", func() { s.Bundle = f.bundle })
+	if fs.Changed("bundle") {
+		if err := setBundle(s, "--bundle", f.bundle); err != nil {
+			return err
+		}
+	}
 	set("catalog", func() { s.Catalog = f.catalog })
 	set("package", func() { s.Package = f.pkg })
 	set("channel", func() { s.Channel = f.channel })
@@ -53,6 +60,41 @@ func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) {
 	set("exclude", func() { s.Exclude = f.excludes })
 	set("certificate-provider", func() { s.CertificateProvider = f.certProvider })
 	set("strict", func() { s.Strict = f.strict })
+	return nil
+}
+
+// anyChanged reports whether a spec flag was given on the command line.
+func (f *specFlags) anyChanged(fs *pflag.FlagSet) bool {
+	probe := pflag.NewFlagSet("spec", pflag.ContinueOnError)
+	(&specFlags{}).register(probe)
+	changed := false
+	probe.VisitAll(func(p *pflag.Flag) { changed = changed || fs.Changed(p.Name) })
+	return changed
+}
+
+// setBundle makes ref, the value of a command-line flag (--bundle,
+// --to-bundle), the spec's bundle. A directory is relative to the working
+// directory, where a shell completed it, not to olm-cmp.yaml; it must exist,
+// and it clears spec.version, which only an image reference takes.
+func setBundle(s *spec.Spec, flag, ref string) error {
+	if isDir(ref) {
+		fi, err := os.Stat(ref)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return fmt.Errorf("%s %s: no such directory (a path is relative to the working directory)", flag, ref)
+		case err != nil:
+			return fmt.Errorf("%s %s: %w", flag, ref, errors.Unwrap(err))
+		case !fi.IsDir():
+			return fmt.Errorf("%s %s: not a directory: give a bundle directory (holding manifests/ and metadata/) or an image reference", flag, ref)
+		}
+		abs, err := filepath.Abs(ref)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", flag, ref, err)
+		}
+		ref, s.Version = abs, ""
+	}
+	s.Bundle = ref
+	return nil
 }
 
 // loadRequest reads DIR/olm-cmp.yaml (DIR as the command line gave it: see sourceDir) and
@@ -63,7 +105,7 @@ func loadRequest(cmd *cobra.Command, arg string, f *specFlags) (render.Request, 
 	if err != nil {
 		return render.Request{}, err
 	}
-	req := render.Request{SourceDir: dir}
+	req := render.Request{SourceDir: dir, APIVersions: envAPIVersions()}
 	file, err := spec.Load(dir)
 	var fileErr *spec.FileError
 	switch {
@@ -72,7 +114,9 @@ func loadRequest(cmd *cobra.Command, arg string, f *specFlags) (render.Request, 
 	case errors.As(err, &fileErr) && f != nil:
 		// Every problem at once, judged on the spec the flags make: a flag
 		// may supply or replace what the file gets wrong.
-		f.apply(cmd.Flags(), &fileErr.File.Spec)
+		if err := f.apply(cmd.Flags(), &fileErr.File.Spec); err != nil {
+			return req, err
+		}
 		fileErr.Revalidate(&fileErr.File.Spec)
 		return req, fileErr
 	case errors.Is(err, os.ErrNotExist) && f != nil && (cmd.Flags().Changed("bundle") || cmd.Flags().Changed("catalog")):
@@ -83,7 +127,9 @@ func loadRequest(cmd *cobra.Command, arg string, f *specFlags) (render.Request, 
 		return req, err
 	}
 	if f != nil {
-		f.apply(cmd.Flags(), &req.Spec)
+		if err := f.apply(cmd.Flags(), &req.Spec); err != nil {
+			return req, err
+		}
 	}
 	return req, nil
 }
@@ -92,6 +138,7 @@ func newRenderCmd() *cobra.Command {
 	var (
 		sf specFlags
 		rf registryFlags
+		cf clusterFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "render [DIR | DIR/olm-cmp.yaml]",
@@ -108,6 +155,7 @@ problem of olm-cmp.yaml is reported at once, one per line.`,
 			if err != nil {
 				return err
 			}
+			cf.apply(&req)
 			loader, err := rf.loader()
 			if err != nil {
 				return err
@@ -130,6 +178,7 @@ problem of olm-cmp.yaml is reported at once, one per line.`,
 	}
 	sf.register(cmd.Flags())
 	rf.register(cmd.Flags())
+	cf.register(cmd.Flags())
 	return cmd
 }
 

@@ -91,13 +91,13 @@ func TestCommandsTakeTheSpecFile(t *testing.T) {
 			t.Errorf("%q: %v (output differs from rendering the directory: %v)", args, err, out != want)
 		}
 	}
-	if out, _, err := run(t, "diff", "../../examples/demo/olm-cmp.yaml"); err != nil || !strings.Contains(out, "# no changes") {
+	if out, _, err := run(t, "diff", "../../examples/demo/olm-cmp.yaml", "../../examples/demo"); err != nil || !strings.Contains(out, "# no changes") {
 		t.Errorf("diff DIR/olm-cmp.yaml: %v\n%s", err, out)
 	}
-	for _, cmd := range []string{"render", "generate", "diff"} {
-		_, _, err := run(t, cmd, "examples/lws")
+	for _, args := range [][]string{{"render"}, {"generate"}, {"diff", "-n", "x"}, {"resolve"}} {
+		_, _, err := run(t, append(args, "examples/lws")...)
 		if err == nil || err.Error() != "examples/lws: no such directory" {
-			t.Errorf("%s of a missing directory: %v", cmd, err)
+			t.Errorf("%s of a missing directory: %v", args[0], err)
 		}
 	}
 }
@@ -210,5 +210,71 @@ func TestInspectRequirements(t *testing.T) {
 	}
 	if !strings.Contains(out, `"accepted": false`) {
 		t.Errorf("json requirements must always say accepted:\n%s", out)
+	}
+}
+
+// TestRenderBundleDirFlag: --bundle DIR is relative to the working directory
+// and clears spec.version, which only an image reference takes.
+func TestRenderBundleDirFlag(t *testing.T) {
+	src := t.TempDir()
+	doc := "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: quay.io/example/greeter-bundle\n  version: v0.2.0\n  namespace: demo\n"
+	os.WriteFile(filepath.Join(src, "olm-cmp.yaml"), []byte(doc), 0o644)
+	for _, ref := range []string{"../../examples/demo/bundle", "./../../examples/demo/bundle"} {
+		out, stderr, err := run(t, "render", src, "--bundle", ref)
+		if err != nil || !strings.Contains(out, "name: greeter-operator-controller") {
+			t.Errorf("render --bundle %s: %v\n%s%.300s", ref, err, stderr, out)
+		}
+	}
+	// An explicit --version still applies, and is refused for a directory.
+	if _, _, err := run(t, "render", src, "--bundle", "../../examples/demo/bundle", "--version", "v0.2.0"); err == nil || !strings.Contains(err.Error(), "only image references take a version") {
+		t.Errorf("--bundle DIR --version V: %v", err)
+	}
+	if _, _, err := run(t, "render", src, "--bundle", "./nonexist"); err == nil || err.Error() != "--bundle ./nonexist: no such directory (a path is relative to the working directory)" {
+		t.Errorf("--bundle ./nonexist: %v", err)
+	}
+}
+
+// TestRenderAPIVersions: --api-versions, else KUBE_API_VERSIONS, says what
+// the cluster serves, as the plugin's KUBE_API_VERSIONS does.
+func TestRenderAPIVersions(t *testing.T) {
+	const vanilla = "v1,apps/v1,rbac.authorization.k8s.io/v1,apiextensions.k8s.io/v1,admissionregistration.k8s.io/v1"
+	const noCertManager = "the cluster does not serve cert-manager.io/v1"
+	want, _, err := run(t, "render", "../../examples/demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, env string
+		args      []string
+		err       string
+	}{
+		{"flag without cert-manager", "", []string{"--api-versions", vanilla}, noCertManager},
+		{"flag with cert-manager", "", []string{"--api-versions", vanilla + ",cert-manager.io/v1"}, ""},
+		{"env without cert-manager", vanilla, nil, noCertManager},
+		{"the flag wins over the env", vanilla, []string{"--api-versions", vanilla + ",cert-manager.io/v1"}, ""},
+		{"diff: both sides", "", []string{"--api-versions", vanilla, "--namespace", "moved"}, noCertManager},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("KUBE_API_VERSIONS", tc.env)
+			cmd := "render"
+			if strings.HasPrefix(tc.name, "diff") {
+				cmd = "diff"
+			}
+			out, stderr, err := run(t, append([]string{cmd, "../../examples/demo"}, tc.args...)...)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("want an error containing %q, got %v\n%s", tc.err, err, stderr)
+				}
+				return
+			}
+			if err != nil || out != want {
+				t.Errorf("%v: output differs from the render without API versions: %v\n%s", err, out != want, stderr)
+			}
+		})
+	}
+	// inspect DIR reads the variable too (its requirements report).
+	t.Setenv("KUBE_API_VERSIONS", vanilla)
+	if out, _, err := run(t, "inspect", "../../examples/demo"); err != nil || !strings.Contains(out, noCertManager) {
+		t.Errorf("inspect DIR with KUBE_API_VERSIONS: %v\n%s", err, out)
 	}
 }

@@ -22,7 +22,7 @@ func newResolveCmd() *cobra.Command {
 		write bool
 	)
 	cmd := &cobra.Command{
-		Use:   "resolve [DIR]",
+		Use:   "resolve [DIR | DIR/olm-cmp.yaml]",
 		Short: "Print the exact image@sha256 DIR/olm-cmp.yaml renders today; --write pins it in the file",
 		Long: `Resolve pins the bundle of DIR/olm-cmp.yaml as a render would (a tag asked of the
 registry, a catalog read and its choice made) and prints it:
@@ -36,18 +36,13 @@ spec.version the exact version chosen. Comments, blank lines and key order stay
 as they are. Running it again changes nothing.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			file := filepath.Join(dir, spec.FileName)
-			if fi, err := os.Stat(dir); err == nil && fi.Mode().IsRegular() {
-				dir, file = filepath.Dir(dir), dir
-			}
-			req, err := loadRequest(cmd, dir, nil)
+			// The same argument rule as render (sourceDir): --write edits
+			// exactly the file that was resolved.
+			req, err := loadRequest(cmd, firstArg(args), nil)
 			if err != nil {
 				return err
 			}
+			file := filepath.Join(req.SourceDir, spec.FileName)
 			loader, err := rf.loader()
 			if err != nil {
 				return err

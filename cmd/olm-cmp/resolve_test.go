@@ -104,3 +104,45 @@ func TestResolveDirectory(t *testing.T) {
 		t.Errorf("directory bundle: status %d\n%s%s", code, out, stderr)
 	}
 }
+
+// TestResolvePaths: resolve takes its argument by render's rule (sourceDir),
+// and --write edits exactly the file it resolved.
+func TestResolvePaths(t *testing.T) {
+	host, dir := catalogFixture(t)
+	specFile := filepath.Join(dir, "olm-cmp.yaml")
+	doc := "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  namespace: demo\n"
+	os.WriteFile(specFile, []byte(doc), 0o644)
+	prod := filepath.Join(dir, "prod.yaml")
+	os.WriteFile(prod, []byte(doc), 0o644)
+	os.WriteFile(filepath.Join(dir, "foo.yaml"), nil, 0o644)
+
+	for _, tc := range []struct {
+		arg, err string
+	}{
+		{prod, prod + " is a file, not a source directory"},
+		{filepath.Join(dir, "foo.yaml"), filepath.Join(dir, "foo.yaml") + " is a file, not a source directory"},
+		{filepath.Join(dir, "olm-cmp.yml"), filepath.Join(dir, "olm-cmp.yml") + ": no such file"},
+	} {
+		out, stderr, code := runStatus(t, "resolve", tc.arg, "--write", "--insecure-registry", host)
+		if code == 0 || out != "" || !strings.Contains(stderr, tc.err) {
+			t.Errorf("resolve %s --write: status %d, stdout %q, stderr %q; want an error containing %q", tc.arg, code, out, stderr, tc.err)
+		}
+	}
+	for _, f := range []string{specFile, prod} {
+		if got, _ := os.ReadFile(f); string(got) != doc {
+			t.Errorf("%s changed by a refused resolve:\n%s", f, got)
+		}
+	}
+
+	// DIR/olm-cmp.yaml resolves and writes that file, nothing else.
+	out, stderr, code := runStatus(t, "resolve", specFile, "--write", "--insecure-registry", host)
+	if code != 0 || !strings.Contains(out, "pinned "+specFile) {
+		t.Fatalf("resolve %s --write: status %d\n%s%s", specFile, code, out, stderr)
+	}
+	if got, _ := os.ReadFile(specFile); !strings.Contains(string(got), "version: \"0.2.0\"") {
+		t.Errorf("olm-cmp.yaml not pinned:\n%s", got)
+	}
+	if got, _ := os.ReadFile(prod); string(got) != doc {
+		t.Errorf("prod.yaml written by resolve of olm-cmp.yaml:\n%s", got)
+	}
+}

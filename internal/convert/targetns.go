@@ -34,11 +34,11 @@ func TargetNamespaces(csv *v1alpha1.ClusterServiceVersion, installNs string, wat
 		case modes[v1alpha1.InstallModeTypeOwnNamespace]:
 			return []string{installNs}, nil
 		}
-		return nil, fmt.Errorf("invalid target namespaces []: exactly one target namespace must be specified: %s supports install modes %v, neither AllNamespaces nor OwnNamespace, so watchNamespaces must name the namespace(s) the operator watches; %s", csvName(csv), modeList(modes), watchChoices(modes, installNs))
+		return nil, fmt.Errorf("invalid target namespaces (none given): exactly one target namespace must be specified: %s supports install modes %s, neither AllNamespaces nor OwnNamespace, so watchNamespaces must name the namespace(s) the operator watches; %s", csvName(csv), modeWords(modes), watchChoices(modes, installNs))
 	}
 	targets := uniq(watch)
 	if err := checkTargets(modes, installNs, targets); err != nil {
-		return nil, fmt.Errorf("invalid target namespaces %v: %w; %s", targets, err, watchChoices(modes, installNs))
+		return nil, fmt.Errorf("invalid target namespaces %s: %w; %s", namespaceWords(targets), err, watchChoices(modes, installNs))
 	}
 	return targets, nil
 }
@@ -60,22 +60,22 @@ func checkTargets(modes map[v1alpha1.InstallModeType]bool, installNs string, tar
 	switch {
 	case all:
 		if !modes[v1alpha1.InstallModeTypeAllNamespaces] {
-			return fmt.Errorf("supported install modes %v do not support targeting all namespaces", modeList(modes))
+			return fmt.Errorf("supported install modes %s do not support targeting all namespaces", modeWords(modes))
 		}
 	case len(targets) == 1 && targets[0] == installNs:
 		if !modes[v1alpha1.InstallModeTypeOwnNamespace] {
-			return fmt.Errorf("supported install modes %v do not support targeting own namespace", modeList(modes))
+			return fmt.Errorf("supported install modes %s do not support targeting own namespace", modeWords(modes))
 		}
 	case len(targets) == 1:
 		if !modes[v1alpha1.InstallModeTypeSingleNamespace] {
-			return fmt.Errorf("supported install modes %v do not support targeting a single namespace other than the install namespace %q", modeList(modes), installNs)
+			return fmt.Errorf("supported install modes %s do not support targeting a single namespace other than the install namespace %q", modeWords(modes), installNs)
 		}
 	default:
 		if !modes[v1alpha1.InstallModeTypeOwnNamespace] && slices.Contains(targets, installNs) {
-			return fmt.Errorf("supported install modes %v do not support targeting own namespace", modeList(modes))
+			return fmt.Errorf("supported install modes %s do not support targeting own namespace", modeWords(modes))
 		}
 		if !modes[v1alpha1.InstallModeTypeMultiNamespace] {
-			return fmt.Errorf("supported install modes %v do not support targeting several namespaces", modeList(modes))
+			return fmt.Errorf("supported install modes %s do not support targeting several namespaces", modeWords(modes))
 		}
 	}
 	return nil
@@ -143,6 +143,32 @@ func modeList(m map[v1alpha1.InstallModeType]bool) []v1alpha1.InstallModeType {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// modeWords writes the supported modes for a reader: "OwnNamespace and
+// SingleNamespace", or "(none)".
+func modeWords(m map[v1alpha1.InstallModeType]bool) string {
+	names := make([]string, 0, len(m))
+	for _, mode := range modeList(m) {
+		names = append(names, string(mode))
+	}
+	if len(names) == 0 {
+		return "(none)"
+	}
+	return andList(names)
+}
+
+// namespaceWords writes target namespaces for a reader: "a, b", with the
+// empty name (all namespaces) spelt out.
+func namespaceWords(targets []string) string {
+	words := make([]string, len(targets))
+	for i, ns := range targets {
+		words[i] = ns
+		if ns == "" {
+			words[i] = `"" (all namespaces)`
+		}
+	}
+	return strings.Join(words, ", ")
 }
 
 func uniq(in []string) []string {

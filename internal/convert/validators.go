@@ -112,7 +112,7 @@ func CheckConversionWebhookSupport(b *bundle.Bundle) []error {
 	var errs []error
 	for i, wh := range csvSpec(b).WebhookDefinitions {
 		if wh.Type == v1alpha1.ConversionWebhook {
-			errs = append(errs, csvErr(b, fmt.Sprintf("spec.webhookdefinitions[%d]", i), "bundle contains conversion webhook %q and supports install modes %v - conversion webhooks are only supported for bundles that only support AllNamespaces install mode", wh.GenerateName, modeList(modes)))
+			errs = append(errs, csvErr(b, fmt.Sprintf("spec.webhookdefinitions[%d]", i), "bundle contains conversion webhook %q and supports install modes %s - conversion webhooks are only supported for bundles that only support AllNamespaces install mode", wh.GenerateName, modeWords(modes)))
 		}
 	}
 	return errs

@@ -118,7 +118,7 @@ func TestValidatorsRejectBrokenBundles(t *testing.T) {
 		}, []string{"package name is empty"}},
 		{"conversion webhook without AllNamespaces-only", func(_ *bundle.Bundle, s *v1alpha1.ClusterServiceVersionSpec) {
 			s.InstallModes = append(s.InstallModes, v1alpha1.InstallMode{Type: v1alpha1.InstallModeTypeOwnNamespace, Supported: true})
-		}, []string{`conversion webhook "cgadget.example.com"`, "only support AllNamespaces"}},
+		}, []string{`conversion webhook "cgadget.example.com"`, "supports install modes AllNamespaces and OwnNamespace - ", "only support AllNamespaces"}},
 		{"conversion webhook for a CRD not owned", func(_ *bundle.Bundle, s *v1alpha1.ClusterServiceVersionSpec) {
 			s.WebhookDefinitions[2].ConversionCRDs = []string{"other.example.com"}
 		}, []string{"conversionCRDs[0]", "'other.example.com' not owned"}},

@@ -543,8 +543,10 @@ func contentDigest(files map[string][]byte) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
+// field is m[key] for a mapping m; nil when m is nil, not a mapping or lacks
+// key, so lookups chain (field(field(csv, "spec"), "version")).
 func field(m *yaml.Node, key string) *yaml.Node {
-	if m.Kind != yaml.MappingNode {
+	if m == nil || m.Kind != yaml.MappingNode {
 		return nil
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {

@@ -66,7 +66,9 @@ Exit status: 0 no changes, 1 changes, 2 safety findings at --fail-on or worse,
 			}
 			// One cluster (the flag's, else KUBE_API_VERSIONS'): both
 			// sides are rendered for it.
-			cf.apply(to)
+			if err := cf.apply(to); err != nil {
+				return err
+			}
 			if from != nil {
 				from.APIVersions = to.APIVersions
 			}

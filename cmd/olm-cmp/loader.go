@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,11 +184,20 @@ func (c *clusterFlags) register(fs *pflag.FlagSet) {
 }
 
 // apply replaces the request's API versions (from the environment: see
-// envAPIVersions) with the flag's, when given.
-func (c *clusterFlags) apply(req *render.Request) {
-	if c.fs != nil && c.fs.Changed("api-versions") {
-		req.APIVersions = splitList(strings.Join(c.apiVersions, ","))
+// envAPIVersions) with the flag's, when given. A typo here would silently
+// drop every object of that API, so each entry must read as a group/version.
+func (c *clusterFlags) apply(req *render.Request) error {
+	if c.fs == nil || !c.fs.Changed("api-versions") {
+		return nil
 	}
+	list := splitList(strings.Join(c.apiVersions, ","))
+	for _, gv := range list {
+		if _, err := schema.ParseGroupVersion(gv); err != nil || gv == "" || strings.HasSuffix(gv, "/") || strings.HasPrefix(gv, "/") {
+			return fmt.Errorf("--api-versions %q: not a group/version: write v1 for the core API, else group/version (apps/v1, cert-manager.io/v1)", gv)
+		}
+	}
+	req.APIVersions = list
+	return nil
 }
 
 // envAPIVersions is KUBE_API_VERSIONS split on commas, nil when unset or

@@ -155,7 +155,9 @@ problem of olm-cmp.yaml is reported at once, one per line.`,
 			if err != nil {
 				return err
 			}
-			cf.apply(&req)
+			if err := cf.apply(&req); err != nil {
+				return err
+			}
 			loader, err := rf.loader()
 			if err != nil {
 				return err

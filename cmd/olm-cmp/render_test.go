@@ -253,6 +253,8 @@ func TestRenderAPIVersions(t *testing.T) {
 		{"env without cert-manager", vanilla, nil, noCertManager},
 		{"the flag wins over the env", vanilla, []string{"--api-versions", vanilla + ",cert-manager.io/v1"}, ""},
 		{"diff: both sides", "", []string{"--api-versions", vanilla, "--namespace", "moved"}, noCertManager},
+		{"a typo is refused", "", []string{"--api-versions", vanilla + ",cert-manager.io/v1/x"}, `--api-versions "cert-manager.io/v1/x": not a group/version`},
+		{"diff: a typo is refused", "", []string{"--api-versions", "apps/", "--namespace", "moved"}, `--api-versions "apps/": not a group/version`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("KUBE_API_VERSIONS", tc.env)

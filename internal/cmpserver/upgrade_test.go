@@ -21,36 +21,11 @@ import (
 // demoBundleDir is the bundle every upgrade case pushes, edited per version.
 const demoBundleDir = "../../examples/demo/bundle"
 
-// pushGreeter pushes the demo bundle as version v (CSV name, version and
-// replaces edited) with crdEdits (old, new pairs) applied to its CRD, tagged
-// "v"+v, and returns the image's digest.
+// pushGreeter pushes the demo bundle as version v (see
+// bundletest.PushDemoVersion) and returns the image's digest.
 func pushGreeter(t *testing.T, host, v, replaces string, crdEdits ...string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "bundle")
-	copyTree(t, demoBundleDir, dir)
-	edit := func(file string, pairs ...string) {
-		path := filepath.Join(dir, "manifests", file)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := string(data)
-		for i := 0; i < len(pairs); i += 2 {
-			if !strings.Contains(out, pairs[i]) {
-				t.Fatalf("the demo's %s lacks %q: update pushGreeter's callers", file, pairs[i])
-			}
-			out = strings.Replace(out, pairs[i], pairs[i+1], 1)
-		}
-		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	edit("greeter-operator.clusterserviceversion.yaml",
-		"name: greeter-operator.v0.2.0", "name: greeter-operator.v"+v,
-		"version: 0.2.0", "version: "+v,
-		"replaces: greeter-operator.v0.1.0", "replaces: "+replaces)
-	edit("greeter.example.com_greeters.yaml", crdEdits...)
-	return bundletest.PushDir(t, host, "demo/greeter-bundle", "v"+v, dir)
+	return bundletest.PushDemoVersion(t, host, demoBundleDir, v, replaces, crdEdits...)
 }
 
 // TestUpgradeFromThroughThePlugin (issue 11 item 5): spec.upgradeFrom, in

@@ -11,36 +11,11 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
 )
 
-// pushDemoVersion pushes the demo bundle as version v (CSV name and version
-// changed, replaces set to replaces) with edits applied to its CRD file, and
-// returns nothing: the tag is "v"+v.
+// pushDemoVersion pushes the demo bundle as version v (see
+// bundletest.PushDemoVersion).
 func pushDemoVersion(t *testing.T, host, v, replaces string, crdEdits ...string) {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "bundle")
-	copyTree(t, filepath.Join(demoDir, "bundle"), dir)
-	rewrite := func(file string, pairs ...string) {
-		path := filepath.Join(dir, "manifests", file)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := string(data)
-		for i := 0; i < len(pairs); i += 2 {
-			if !strings.Contains(out, pairs[i]) {
-				t.Fatalf("the demo's %s lacks %q: update pushDemoVersion's callers", file, pairs[i])
-			}
-			out = strings.Replace(out, pairs[i], pairs[i+1], 1)
-		}
-		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rewrite("greeter-operator.clusterserviceversion.yaml",
-		"name: greeter-operator.v0.2.0", "name: greeter-operator.v"+v,
-		"version: 0.2.0", "version: "+v,
-		"replaces: greeter-operator.v0.1.0", "replaces: "+replaces)
-	rewrite("greeter.example.com_greeters.yaml", crdEdits...)
-	bundletest.PushDir(t, host, "demo/greeter-bundle", "v"+v, dir)
+	bundletest.PushDemoVersion(t, host, filepath.Join(demoDir, "bundle"), v, replaces, crdEdits...)
 }
 
 func TestUpgradeFromImage(t *testing.T) {

@@ -56,21 +56,15 @@ func Choose(fsys fs.FS, q Query) (image string, version string, err error) {
 	}
 
 	candidates := cat.bundles
-	var channels []string
+	channels, err := cat.namedChannels(pkg, channel)
+	if err != nil {
+		return "", "", err
+	}
 	if channel != "" {
-		for _, c := range strings.Split(channel, ",") {
-			if c = strings.TrimSpace(c); c != "" {
-				channels = append(channels, c)
-			}
-		}
 		inChannels := map[string]bool{}
 		for _, c := range channels {
-			entries, ok := cat.channels[c]
-			if !ok {
-				return "", "", fmt.Errorf("catalog: package %q has no channel %q (channels: %s)", pkg, c, strings.Join(slices.Sorted(maps.Keys(cat.channels)), ", "))
-			}
-			for _, e := range entries {
-				inChannels[e] = true
+			for _, e := range cat.channels[c] {
+				inChannels[e.Name] = true
 			}
 		}
 		candidates = slices.DeleteFunc(slices.Clone(candidates), func(b fbcBundle) bool { return !inChannels[b.name] })
@@ -117,6 +111,22 @@ func Choose(fsys fs.FS, q Query) (image string, version string, err error) {
 	return best.image, best.versionStr, nil
 }
 
+// namedChannels splits channel (comma-separated, as spec.channel writes it)
+// into channel names, each of which the package must have.
+func (c *fbcPackage) namedChannels(pkg, channel string) ([]string, error) {
+	var names []string
+	for _, n := range strings.Split(channel, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if _, ok := c.channels[n]; !ok {
+			return nil, fmt.Errorf("catalog: package %q has no channel %q (channels: %s)", pkg, n, strings.Join(slices.Sorted(maps.Keys(c.channels)), ", "))
+		}
+		names = append(names, n)
+	}
+	return names, nil
+}
+
 type fbcBundle struct {
 	name, image, versionStr, release string
 	// version orders bundles; constrained is the same version for
@@ -130,9 +140,8 @@ type fbcBundle struct {
 type fbcPackage struct {
 	found      bool
 	bundles    []fbcBundle
-	channels   map[string][]string // channel → bundle names
-	edges      map[string][]Entry  // channel → entries with their upgrade edges
-	deprecated map[string]bool     // bundle names
+	channels   map[string][]Entry // channel → its entries, in file order
+	deprecated map[string]bool    // bundle names
 }
 
 // fbcObject holds the fields of every schema resolution needs.
@@ -158,7 +167,7 @@ type fbcObject struct {
 }
 
 func readCatalog(fsys fs.FS, pkg string) (*fbcPackage, error) {
-	cat := &fbcPackage{channels: map[string][]string{}, edges: map[string][]Entry{}, deprecated: map[string]bool{}}
+	cat := &fbcPackage{channels: map[string][]Entry{}, deprecated: map[string]bool{}}
 	ignores := map[string][]string{} // directory → .indexignore patterns
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -224,8 +233,7 @@ func (c *fbcPackage) add(o fbcObject) error {
 		c.found = true
 	case "olm.channel":
 		for _, e := range o.Entries {
-			c.channels[o.Name] = append(c.channels[o.Name], e.Name)
-			c.edges[o.Name] = append(c.edges[o.Name], Entry{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange})
+			c.channels[o.Name] = append(c.channels[o.Name], Entry{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange})
 		}
 	case "olm.deprecations":
 		for _, e := range o.Entries {

@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
-	"strings"
 
 	bsemver "github.com/blang/semver/v4"
 )
@@ -38,23 +37,19 @@ func ReadGraph(fsys fs.FS, pkg, channel string) (*Graph, error) {
 	if !cat.found {
 		return nil, fmt.Errorf("catalog: package %q not found", pkg)
 	}
+	names, err := cat.namedChannels(pkg, channel)
+	if err != nil {
+		return nil, err
+	}
 	g := &Graph{Package: pkg, Channels: map[string][]Entry{}, Versions: map[string]bsemver.Version{}}
 	for _, b := range cat.bundles {
 		g.Versions[b.name] = b.version
 	}
 	if channel == "" {
-		g.Channels = cat.edges
-		return g, nil
+		g.Channels = cat.channels
 	}
-	for _, c := range strings.Split(channel, ",") {
-		if c = strings.TrimSpace(c); c == "" {
-			continue
-		}
-		entries, ok := cat.edges[c]
-		if !ok {
-			return nil, fmt.Errorf("catalog: package %q has no channel %q (channels: %s)", pkg, c, strings.Join(slices.Sorted(maps.Keys(cat.edges)), ", "))
-		}
-		g.Channels[c] = entries
+	for _, n := range names {
+		g.Channels[n] = cat.channels[n]
 	}
 	return g, nil
 }

@@ -3,7 +3,6 @@ package catalog
 import (
 	"fmt"
 	"io/fs"
-	"maps"
 	"slices"
 
 	bsemver "github.com/blang/semver/v4"
@@ -20,7 +19,6 @@ type Entry struct {
 // Graph is the upgrade graph of one package of a file-based catalog, in the
 // channels asked for.
 type Graph struct {
-	Package string
 	// Channels maps each channel to its entries, in file order.
 	Channels map[string][]Entry
 	// Versions maps bundle names to their olm.package versions.
@@ -41,7 +39,7 @@ func ReadGraph(fsys fs.FS, pkg, channel string) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Graph{Package: pkg, Channels: map[string][]Entry{}, Versions: map[string]bsemver.Version{}}
+	g := &Graph{Channels: map[string][]Entry{}, Versions: map[string]bsemver.Version{}}
 	for _, b := range cat.bundles {
 		g.Versions[b.name] = b.version
 	}
@@ -66,43 +64,37 @@ func (g *Graph) Named(v bsemver.Version) []string {
 	return names
 }
 
-// Path finds a way from the bundle from to the bundle to through the edges
-// OLM follows, one channel at a time (channels in name order): an entry
-// upgrades from the bundle it replaces, the bundles it skips, and every
-// bundle whose version its skipRange includes. It returns the channel and
-// the bundles on the way (from first, to last), or "" and nil.
-func (g *Graph) Path(from, to string) (channel string, path []string) {
-	for _, ch := range slices.Sorted(maps.Keys(g.Channels)) {
-		if p := g.pathIn(g.Channels[ch], from, to); p != nil {
-			return ch, p
+// Reaches reports whether OLM can upgrade from the bundle from to the bundle
+// to, one channel at a time, through the edges it follows: an entry upgrades
+// from the bundle it replaces, the bundles it skips, and every bundle whose
+// version its skipRange includes.
+func (g *Graph) Reaches(from, to string) bool {
+	for _, entries := range g.Channels {
+		if g.reachesIn(entries, from, to) {
+			return true
 		}
 	}
-	return "", nil
+	return false
 }
 
-// pathIn is a breadth-first search, so the path is a shortest one.
-func (g *Graph) pathIn(entries []Entry, from, to string) []string {
-	prev := map[string]string{from: ""}
+// reachesIn searches one channel's entries breadth first.
+func (g *Graph) reachesIn(entries []Entry, from, to string) bool {
+	seen := map[string]bool{from: true}
 	queue := []string{from}
 	for len(queue) > 0 {
 		cur := queue[0]
 		queue = queue[1:]
 		if cur == to {
-			var p []string
-			for n := to; n != ""; n = prev[n] {
-				p = append(p, n)
-			}
-			slices.Reverse(p)
-			return p
+			return true
 		}
 		for _, e := range entries {
-			if _, seen := prev[e.Name]; !seen && g.upgradesFrom(e, cur) {
-				prev[e.Name] = cur
+			if !seen[e.Name] && g.upgradesFrom(e, cur) {
+				seen[e.Name] = true
 				queue = append(queue, e.Name)
 			}
 		}
 	}
-	return nil
+	return false
 }
 
 // upgradesFrom reports whether entry e is an upgrade of the bundle name.

@@ -86,7 +86,7 @@ func catalogEdge(from, to *bundle.Bundle, o Options, sev Severity) ([]Finding, e
 	}
 	for _, f := range froms {
 		for _, t := range tos {
-			if _, p := g.Path(f, t); p != nil {
+			if g.Reaches(f, t) {
 				return nil, nil
 			}
 		}

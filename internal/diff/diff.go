@@ -9,7 +9,6 @@
 package diff
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -219,19 +218,10 @@ func change(old, cur item) (Change, error) {
 	return c, nil
 }
 
-// sortFindings orders findings errors first, then by CRD, version, path and
-// rule, so output does not depend on the order checks ran in.
+// sortFindings orders a report's findings as safety.Check does (a report
+// may be built by hand), leaving the report's own slice as it is.
 func sortFindings(fs []safety.Finding) []safety.Finding {
 	out := slices.Clone(fs)
-	rank := func(s safety.Severity) int {
-		if s == safety.Error {
-			return 0
-		}
-		return 1
-	}
-	slices.SortStableFunc(out, func(a, b safety.Finding) int {
-		return cmp.Or(cmp.Compare(rank(a.Severity), rank(b.Severity)), cmp.Compare(a.CRD, b.CRD),
-			cmp.Compare(a.Version, b.Version), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Rule, b.Rule))
-	})
+	slices.SortStableFunc(out, safety.Compare)
 	return out
 }

@@ -93,14 +93,18 @@ func Check(from, to *bundle.Bundle, o Options) ([]Finding, error) {
 		return nil, err
 	}
 	out = append(out, edge...)
-	slices.SortFunc(out, func(a, b Finding) int {
-		if a.Severity != b.Severity {
-			if a.Severity == Error {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Or(cmp.Compare(a.CRD, b.CRD), cmp.Compare(a.Version, b.Version), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Message, b.Message))
-	})
+	slices.SortFunc(out, Compare)
 	return slices.Compact(out), nil
+}
+
+// Compare orders findings: errors first, then by CRD, version, path, rule
+// and message, so output does not depend on the order checks ran in.
+func Compare(a, b Finding) int {
+	if a.Severity != b.Severity {
+		if a.Severity == Error {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Or(cmp.Compare(a.CRD, b.CRD), cmp.Compare(a.Version, b.Version), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Message, b.Message))
 }

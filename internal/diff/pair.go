@@ -123,7 +123,7 @@ func roleKey(it item, side []item) string {
 
 // serviceAccounts lists a binding's ServiceAccount subjects as namespace/name.
 func serviceAccounts(it item) []string {
-	subjects, err := it.node.Pipe(lookup("subjects"))
+	subjects, err := it.node.Pipe(yaml.Lookup("subjects"))
 	if err != nil || subjects == nil {
 		return nil
 	}
@@ -142,14 +142,12 @@ func serviceAccounts(it item) []string {
 
 // ref reads roleRef.<key> of a binding.
 func ref(it item, key string) string {
-	n, err := it.node.Pipe(lookup("roleRef"))
+	n, err := it.node.Pipe(yaml.Lookup("roleRef"))
 	if err != nil || n == nil {
 		return ""
 	}
 	return field(n, key)
 }
-
-func lookup(path ...string) yaml.Filter { return yaml.Lookup(path...) }
 
 // field reads a scalar field of a mapping node, "" when absent.
 func field(n *yaml.RNode, key string) string {

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/safety"
+	"github.com/olm-cmp/olm-cmp/internal/transform"
 )
 
 // Object names one object: its JSON form is part of `olm-cmp diff -o json`.
@@ -188,8 +189,8 @@ func parseAll(manifests []string) ([]item, error) {
 // pruned reports whether Argo CD prunes the live object when the render
 // drops it: not when its sync options say Prune=false.
 func pruned(n *yaml.RNode) bool {
-	for _, o := range strings.Split(n.GetAnnotations()["argocd.argoproj.io/sync-options"], ",") {
-		if strings.TrimSpace(o) == "Prune=false" {
+	for _, o := range strings.Split(n.GetAnnotations()[transform.SyncOptionsAnnotation], ",") {
+		if strings.TrimSpace(o) == transform.OptPruneFalse {
 			return false
 		}
 	}

@@ -73,9 +73,9 @@ func catalogEdge(from, to *bundle.Bundle, o Options, sev Severity) ([]Finding, e
 	}
 	fv, tv := from.CSV.Spec.Version.Version, to.CSV.Spec.Version.Version
 	froms, tos := g.Named(fv), g.Named(tv)
-	where := "channel " + orNone(o.Channel)
-	if o.Channel == "" {
-		where = "any channel"
+	where := "any channel"
+	if o.Channel != "" {
+		where = "channel " + o.Channel
 	}
 	if len(froms) == 0 || len(tos) == 0 {
 		missing := fv

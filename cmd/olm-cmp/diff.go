@@ -9,6 +9,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/diff"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/safety"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
 // Exit statuses of diff (docs/diff.md).
@@ -197,21 +198,23 @@ func retarget(req *render.Request, df *diffFlags) error {
 // added.
 func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, gitBase string) (*diff.Report, error) {
 	ctx := cmd.Context()
-	toRes, err := r.Render(ctx, *to)
+	toRes, toBundle, err := r.RenderLoaded(ctx, *to)
 	if err != nil {
 		return nil, fmt.Errorf("rendering TO: %w", err)
 	}
 	printWarnings(cmd.ErrOrStderr(), toRes.Warnings)
 	var fromManifests []string
-	fromSide := diff.Side{Source: fmt.Sprintf("(no %s at %s)", "olm-cmp.yaml", gitBase)}
+	fromSide := diff.Side{Source: fmt.Sprintf("(no %s at %s)", spec.FileName, gitBase)}
 	var findings []safety.Finding
 	if from != nil {
-		fromRes, err := r.Render(ctx, *from)
+		// The safety checks judge the very bundles rendered: resolving the
+		// tags (or catalogs) again could find others, and pull again.
+		fromRes, fromBundle, err := r.RenderLoaded(ctx, *from)
 		if err != nil {
 			return nil, fmt.Errorf("rendering FROM: %w", err)
 		}
 		fromManifests, fromSide = fromRes.Manifests, side(fromRes)
-		if findings, err = r.CheckUpgrade(ctx, *from, *to); err != nil {
+		if findings, err = r.CheckUpgrade(ctx, *to, fromBundle, toBundle); err != nil {
 			return nil, fmt.Errorf("checking the upgrade: %w", err)
 		}
 	}

@@ -28,21 +28,11 @@ func main() {
 // (diff documents 3 for "could not render"); 1 otherwise.
 const annotationFailureStatus = "olm-cmp.dev/failure-status"
 
-// exitError ends a command with a chosen status. Without err, the command's
-// output already said everything (diff's "there are changes").
-type exitError struct {
-	code int
-	err  error
-}
+// exitError ends a command with a chosen status, its output having already
+// said everything (diff's "there are changes").
+type exitError struct{ code int }
 
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit status %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 // exitStatus prints err, if any, and returns the process's exit status. cmd
 // is the command cobra ran or failed to run (flag and argument errors too).
@@ -52,9 +42,6 @@ func exitStatus(cmd *cobra.Command, err error, stderr io.Writer) int {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintln(stderr, "error:", err)
-		}
 		return ee.code
 	}
 	fmt.Fprintln(stderr, "error:", err)

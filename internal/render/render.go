@@ -116,24 +116,32 @@ type Resolved struct {
 // Render runs the whole pipeline. It returns either the complete output or an
 // error; never a partial stream.
 func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
+	res, _, err := r.RenderLoaded(ctx, req)
+	return res, err
+}
+
+// RenderLoaded is Render that also returns the bundle it loaded, for a
+// caller that checks that very bundle further (diff's upgrade safety)
+// without resolving its tag or catalog, and loading it, a second time.
+func (r *Renderer) RenderLoaded(ctx context.Context, req Request) (*Result, *bundle.Bundle, error) {
 	rv, err := r.Resolve(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b, err := r.Load(ctx, rv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	upgradeWarnings, err := r.CheckUpgradeFrom(ctx, rv, b)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res, err := RenderBundle(ctx, rv, b)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res.Warnings = append(upgradeWarnings, res.Warnings...)
-	return res, nil
+	return res, b, nil
 }
 
 // resolveBundle validates the spec and pins its bundle: a directory is

@@ -71,7 +71,7 @@ func (r *Renderer) CheckUpgradeFrom(ctx context.Context, rv Resolved, to *bundle
 	if err != nil {
 		return nil, fmt.Errorf("spec.upgradeFrom %q: %w", v, err)
 	}
-	fs, err := r.check(ctx, rv.Request, from, to)
+	fs, err := r.CheckUpgrade(ctx, rv.Request, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("spec.upgradeFrom %q: %w", v, err)
 	}
@@ -90,32 +90,12 @@ func (r *Renderer) CheckUpgradeFrom(ctx context.Context, rv Resolved, to *bundle
 	return warnings, nil
 }
 
-// CheckUpgrade resolves and loads the bundles of two requests, FROM (what the
-// cluster runs) and TO, and returns the safety findings of going from one
-// to the other (see package safety), judged with TO's spec: its keepCRDs,
-// strict and catalog. Neither request's upgradeFrom is followed.
-func (r *Renderer) CheckUpgrade(ctx context.Context, from, to Request) ([]safety.Finding, error) {
-	from.Spec.UpgradeFrom, to.Spec.UpgradeFrom = "", ""
-	load := func(req Request) (*bundle.Bundle, error) {
-		rv, err := r.Resolve(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		return r.Load(ctx, rv)
-	}
-	fb, err := load(from)
-	if err != nil {
-		return nil, fmt.Errorf("from: %w", err)
-	}
-	tb, err := load(to)
-	if err != nil {
-		return nil, fmt.Errorf("to: %w", err)
-	}
-	return r.check(ctx, to, fb, tb)
-}
-
-// check runs safety.Check with the options TO's spec sets.
-func (r *Renderer) check(ctx context.Context, to Request, from, tb *bundle.Bundle) ([]safety.Finding, error) {
+// CheckUpgrade returns the safety findings of going from the loaded bundle
+// from (what the cluster runs) to tb, the bundle of the request to (see
+// package safety), judged with TO's spec: its keepCRDs, strict and catalog.
+// The bundles are the ones rendered (RenderLoaded), not resolved again: a
+// tag that moved in between would judge other bundles than those compared.
+func (r *Renderer) CheckUpgrade(ctx context.Context, to Request, from, tb *bundle.Bundle) ([]safety.Finding, error) {
 	s := to.Spec
 	o := safety.Options{KeepCRDs: s.KeepsCRDs(), Strict: s.Strict}
 	if s.Catalog != "" {

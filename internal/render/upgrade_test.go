@@ -145,7 +145,19 @@ func TestCheckUpgradeDirectories(t *testing.T) {
 	to.Spec.Examples = nil // the examples' CRD is gone
 	for _, keep := range []bool{true, false} {
 		to.Spec.KeepCRDs = &keep
-		got, err := (&Renderer{}).CheckUpgrade(context.Background(), from, to)
+		r := &Renderer{}
+		load := func(req Request) *bundle.Bundle {
+			rv, err := r.Resolve(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := r.Load(context.Background(), rv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+		got, err := r.CheckUpgrade(context.Background(), to, load(from), load(to))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -80,8 +80,8 @@ func (r *Result) YAML() []byte {
 
 // Renderer renders requests; it is safe for concurrent use. A render is three
 // steps, each exported so a cache can sit between them (internal/engine):
-// Resolve pins the bundle (what a cache keys on), Load reads it, RenderBundle
-// converts it.
+// Resolve pins the bundle (what a cache keys on), Load reads it, RenderLoaded
+// checks spec.upgradeFrom and converts it (RenderBundle).
 type Renderer struct {
 	// Loader resolves and loads bundle images (and pulls catalog images when
 	// it is a catalog.Puller); nil means directories only.
@@ -109,7 +109,7 @@ type Resolved struct {
 	// Catalog says which bundle spec.catalog chose; nil without a catalog.
 	Catalog *catalog.Choice
 	// UpgradeFrom is the bundle of spec.upgradeFrom, resolved the same way;
-	// nil without it (see CheckUpgradeFrom).
+	// nil without it (see RenderLoaded).
 	UpgradeFrom *Resolved
 }
 
@@ -124,7 +124,14 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	upgradeWarnings, err := r.CheckUpgradeFrom(ctx, rv, b)
+	return r.RenderLoaded(ctx, rv, b)
+}
+
+// RenderLoaded is the step after Load: spec.upgradeFrom's safety check
+// (checkUpgradeFrom: its errors fail the render, its warnings come first),
+// then RenderBundle.
+func (r *Renderer) RenderLoaded(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, error) {
+	upgradeWarnings, err := r.checkUpgradeFrom(ctx, rv, b)
 	if err != nil {
 		return nil, err
 	}

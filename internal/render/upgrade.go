@@ -57,12 +57,12 @@ func upgradeFromRequest(req Request) (Request, error) {
 	return from, nil
 }
 
-// CheckUpgradeFrom runs the safety checks from the bundle of spec.upgradeFrom
+// checkUpgradeFrom runs the safety checks from the bundle of spec.upgradeFrom
 // (rv.UpgradeFrom) to to, the bundle rv resolved to. Errors fail the render:
 // the error lists every finding, one per line (Argo CD shows it as is);
 // warnings are returned as render warnings. Without upgradeFrom it does
 // nothing.
-func (r *Renderer) CheckUpgradeFrom(ctx context.Context, rv Resolved, to *bundle.Bundle) (warnings []string, err error) {
+func (r *Renderer) checkUpgradeFrom(ctx context.Context, rv Resolved, to *bundle.Bundle) (warnings []string, err error) {
 	if rv.UpgradeFrom == nil {
 		return nil, nil
 	}

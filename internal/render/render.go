@@ -143,17 +143,15 @@ func (r *Renderer) RenderLoaded(ctx context.Context, rv Resolved, b *bundle.Bund
 	return res, nil
 }
 
-// resolveBundle validates the spec and pins its bundle: a directory is
-// located (and kept inside RootDir) and digested, an image tag is resolved to
-// a digest, a catalog is read and the bundle it chooses resolved.
-func (r *Renderer) resolveBundle(ctx context.Context, req Request) (Resolved, error) {
+// resolveBundle pins the bundle of a validated spec: a directory is located
+// (and kept inside RootDir) and digested, an image tag is resolved to a
+// digest, the bundle the catalog cat (spec.catalog, opened by the caller)
+// chooses is resolved.
+func (r *Renderer) resolveBundle(ctx context.Context, req Request, cat *openedCatalog) (Resolved, error) {
 	s := req.Spec
-	if err := s.Validate(); err != nil {
-		return Resolved{}, err
-	}
 	rv := Resolved{Request: req}
 	if s.Catalog != "" {
-		c, err := r.chooseBundle(ctx, req)
+		c, err := chooseBundle(req, cat)
 		if err != nil {
 			return Resolved{}, err
 		}
@@ -187,19 +185,13 @@ func (r *Renderer) resolveBundle(ctx context.Context, req Request) (Resolved, er
 	return rv, nil
 }
 
-// chooseBundle reads the catalog spec.catalog names (a directory, kept
-// inside RootDir like bundle directories, or an image pulled through the
-// Loader) and picks the bundle of spec.package in spec.channel matching the
+// chooseBundle picks from cat, the catalog spec.catalog names (see
+// openCatalog), the bundle of spec.package in spec.channel matching the
 // spec.version range, as OLM v1 would install it.
-func (r *Renderer) chooseBundle(ctx context.Context, req Request) (*catalog.Choice, error) {
+func chooseBundle(req Request, cat *openedCatalog) (*catalog.Choice, error) {
 	s := req.Spec
 	q := catalog.Query{Package: s.Package, Channel: s.Channel, Range: s.Version}
-	fsys, image, done, err := r.openCatalog(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	c, err := catalog.FromFS(s.Catalog, image, fsys, q)
+	c, err := catalog.FromFS(s.Catalog, cat.image, cat.fsys, q)
 	if err != nil {
 		return nil, fmt.Errorf("spec.catalog %q: %w", s.Catalog, err)
 	}

@@ -14,9 +14,21 @@ import (
 // Resolve validates the spec and pins its bundle (see resolveBundle) and,
 // when the spec names upgradeFrom, the bundle of that version too: a tag can
 // move and a catalog can change, so what FROM is belongs to the resolved
-// request (a cache keys on it) as much as TO.
+// request (a cache keys on it) as much as TO. spec.catalog is read once for
+// both, so they are chosen from the same catalog.
 func (r *Renderer) Resolve(ctx context.Context, req Request) (Resolved, error) {
-	rv, err := r.resolveBundle(ctx, req)
+	if err := req.Spec.Validate(); err != nil {
+		return Resolved{}, err
+	}
+	var cat *openedCatalog
+	if req.Spec.Catalog != "" {
+		var err error
+		if cat, err = r.openCatalog(ctx, req, ""); err != nil {
+			return Resolved{}, err
+		}
+		defer cat.close()
+	}
+	rv, err := r.resolveBundle(ctx, req, cat)
 	if err != nil || req.Spec.UpgradeFrom == "" {
 		return rv, err
 	}
@@ -24,7 +36,11 @@ func (r *Renderer) Resolve(ctx context.Context, req Request) (Resolved, error) {
 	if err != nil {
 		return Resolved{}, err
 	}
-	from, err := r.resolveBundle(ctx, fromReq)
+	err = fromReq.Spec.Validate()
+	var from Resolved
+	if err == nil {
+		from, err = r.resolveBundle(ctx, fromReq, cat)
+	}
 	if err != nil {
 		return Resolved{}, fmt.Errorf("spec.upgradeFrom %q: %w", req.Spec.UpgradeFrom, err)
 	}
@@ -71,7 +87,7 @@ func (r *Renderer) checkUpgradeFrom(ctx context.Context, rv Resolved, to *bundle
 	if err != nil {
 		return nil, fmt.Errorf("spec.upgradeFrom %q: %w", v, err)
 	}
-	fs, err := r.check(ctx, rv.Request, from, to)
+	fs, err := r.check(ctx, rv, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("spec.upgradeFrom %q: %w", v, err)
 	}
@@ -96,35 +112,42 @@ func (r *Renderer) checkUpgradeFrom(ctx context.Context, rv Resolved, to *bundle
 // strict and catalog. Neither request's upgradeFrom is followed.
 func (r *Renderer) CheckUpgrade(ctx context.Context, from, to Request) ([]safety.Finding, error) {
 	from.Spec.UpgradeFrom, to.Spec.UpgradeFrom = "", ""
-	load := func(req Request) (*bundle.Bundle, error) {
+	load := func(req Request) (Resolved, *bundle.Bundle, error) {
 		rv, err := r.Resolve(ctx, req)
 		if err != nil {
-			return nil, err
+			return Resolved{}, nil, err
 		}
-		return r.Load(ctx, rv)
+		b, err := r.Load(ctx, rv)
+		return rv, b, err
 	}
-	fb, err := load(from)
+	_, fb, err := load(from)
 	if err != nil {
 		return nil, fmt.Errorf("from: %w", err)
 	}
-	tb, err := load(to)
+	trv, tb, err := load(to)
 	if err != nil {
 		return nil, fmt.Errorf("to: %w", err)
 	}
-	return r.check(ctx, to, fb, tb)
+	return r.check(ctx, trv, fb, tb)
 }
 
-// check runs safety.Check with the options TO's spec sets.
-func (r *Renderer) check(ctx context.Context, to Request, from, tb *bundle.Bundle) ([]safety.Finding, error) {
-	s := to.Spec
+// check runs safety.Check with the options TO's spec sets. Its catalog is
+// the one TO was chosen from (pinned by Resolve), not spec.catalog's tag
+// asked again.
+func (r *Renderer) check(ctx context.Context, to Resolved, from, tb *bundle.Bundle) ([]safety.Finding, error) {
+	s := to.Request.Spec
 	o := safety.Options{KeepCRDs: s.KeepsCRDs(), Strict: s.Strict}
 	if s.Catalog != "" {
-		fsys, _, done, err := r.openCatalog(ctx, to)
+		var pinned string
+		if to.Catalog != nil {
+			pinned = to.Catalog.Image
+		}
+		cat, err := r.openCatalog(ctx, to.Request, pinned)
 		if err != nil {
 			return nil, err
 		}
-		defer done()
-		o.Catalog, o.Package, o.Channel = fsys, s.Package, s.Channel
+		defer cat.close()
+		o.Catalog, o.Package, o.Channel = cat.fsys, s.Package, s.Channel
 	}
 	return safety.Check(from, tb, o)
 }

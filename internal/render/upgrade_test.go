@@ -2,8 +2,10 @@ package render
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,5 +158,40 @@ func TestCheckUpgradeDirectories(t *testing.T) {
 		if len(got) != 1 || !strings.HasPrefix(got[0].String(), want) {
 			t.Errorf("keepCRDs %v: got %v, want one finding %q…", keep, got, want)
 		}
+	}
+}
+
+// countingPuller records the references catalog images are pulled by.
+type countingPuller struct {
+	*bundle.ImageLoader
+	pulls []string
+}
+
+func (p *countingPuller) LoadCatalog(ctx context.Context, ref string) (fs.FS, bundle.Origin, error) {
+	p.pulls = append(p.pulls, ref)
+	return p.ImageLoader.LoadCatalog(ctx, ref)
+}
+
+// TestUpgradeFromCatalogImagePulledOnce: TO, FROM and the upgrade edge come
+// from one catalog: its tag is asked for once per render, and the edge check
+// reads the digest that tag named.
+func TestUpgradeFromCatalogImagePulledOnce(t *testing.T) {
+	e := newCatalogEnv(t)
+	catalogDigest := bundletest.Push(t, e.host, "demo/catalog", "latest",
+		bundletest.CatalogImage(t, filepath.Join(e.sourceDir, "catalog"), "/configs"))
+	ref := e.host + "/demo/catalog:latest"
+	req := e.request(t, ref, "0.2.0", "stable")
+	req.Spec.UpgradeFrom = "0.1.0"
+	p := &countingPuller{ImageLoader: e.loader}
+	res, err := (&Renderer{Loader: p}).Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Version != "0.2.0" {
+		t.Errorf("rendered %s, want 0.2.0", res.Version)
+	}
+	want := []string{ref, e.host + "/demo/catalog@" + catalogDigest}
+	if !slices.Equal(p.pulls, want) {
+		t.Errorf("catalog pulls %q, want %q (the tag once, then its digest)", p.pulls, want)
 	}
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/diff"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/safety"
@@ -198,7 +200,7 @@ func retarget(req *render.Request, df *diffFlags) error {
 // added.
 func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, gitBase string) (*diff.Report, error) {
 	ctx := cmd.Context()
-	toRes, toBundle, err := r.RenderLoaded(ctx, *to)
+	toRV, toBundle, toRes, err := renderSide(ctx, r, *to)
 	if err != nil {
 		return nil, fmt.Errorf("rendering TO: %w", err)
 	}
@@ -209,12 +211,12 @@ func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, g
 	if from != nil {
 		// The safety checks judge the very bundles rendered: resolving the
 		// tags (or catalogs) again could find others, and pull again.
-		fromRes, fromBundle, err := r.RenderLoaded(ctx, *from)
+		_, fromBundle, fromRes, err := renderSide(ctx, r, *from)
 		if err != nil {
 			return nil, fmt.Errorf("rendering FROM: %w", err)
 		}
 		fromManifests, fromSide = fromRes.Manifests, side(fromRes)
-		if findings, err = r.CheckUpgrade(ctx, *to, fromBundle, toBundle); err != nil {
+		if findings, err = r.CheckUpgrade(ctx, toRV, fromBundle, toBundle); err != nil {
 			return nil, fmt.Errorf("checking the upgrade: %w", err)
 		}
 	}
@@ -224,6 +226,22 @@ func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, g
 	}
 	report.From, report.To, report.Safety = fromSide, side(toRes), findings
 	return report, nil
+}
+
+// renderSide is render.Render step by step (Resolve, Load, RenderLoaded),
+// keeping what the safety checks need: the bundle loaded and, for TO, what it
+// resolved to.
+func renderSide(ctx context.Context, r *render.Renderer, req render.Request) (render.Resolved, *bundle.Bundle, *render.Result, error) {
+	rv, err := r.Resolve(ctx, req)
+	if err != nil {
+		return render.Resolved{}, nil, nil, err
+	}
+	b, err := r.Load(ctx, rv)
+	if err != nil {
+		return render.Resolved{}, nil, nil, err
+	}
+	res, err := r.RenderLoaded(ctx, rv, b)
+	return rv, b, res, err
 }
 
 // side identifies a render: an image by digest, a directory with its

@@ -1,6 +1,7 @@
 // Package catalog chooses a bundle from a file-based catalog (FBC) as OLM v1
-// does for one catalog and no installed bundle: it reads the catalog (a
-// directory, or an image pulled through a Puller), picks the newest bundle of
+// does for one catalog and no installed bundle: from the catalog its caller
+// opened (a directory, or an image pulled through a Puller; render's
+// openCatalog), it picks the newest bundle of
 // a package in the channels and version range asked for, and says which one
 // it chose (Choice). Pulling images is the bundle package's loader's job.
 package catalog
@@ -8,7 +9,6 @@ package catalog
 import (
 	"context"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
@@ -67,29 +67,6 @@ func (c *Choice) String() string {
 		s += " (" + strings.Join(asked, ", ") + ")"
 	}
 	return s + " from catalog " + from + ": " + c.Bundle
-}
-
-// FromDir chooses from the file-based catalog in dir, which the caller has
-// located (and kept inside whatever bounds it); ref is the catalog as the
-// spec names it. The directory is read through an os.Root: a symbolic link
-// in a repository's catalog cannot make the server read files outside it.
-func FromDir(ref, dir string, q Query) (*Choice, error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	return choose(root.FS(), &Choice{Ref: ref}, q)
-}
-
-// FromImage pins the catalog image ref through p and chooses from its
-// file-based catalog.
-func FromImage(ctx context.Context, p Puller, ref string, q Query) (*Choice, error) {
-	fsys, o, err := p.LoadCatalog(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	return choose(fsys, &Choice{Ref: ref, Image: o.Image}, q)
 }
 
 // FromFS chooses from the file-based catalog in fsys, read by the caller;

@@ -1,6 +1,6 @@
 // Package engine is the render cache every transport shares: the Argo CD
 // plugin's gRPC server, the HTTP render and the classic mode call one
-// Engine. It sits on render's seam (Resolve, then Load, then RenderBundle):
+// Engine. It sits on render's seam (Resolve, then Load, then RenderLoaded):
 // it keys each render on what Resolve pins and the files the render reads,
 // keeps rendered output in a bounded cache, lets concurrent identical
 // requests share one render, and counts all of it in Prometheus metrics.
@@ -133,15 +133,8 @@ func (e *Engine) Render(ctx context.Context, req render.Request) (*render.Result
 func (e *Engine) render(ctx context.Context, rv render.Resolved) (*render.Result, error) {
 	b, err := e.r.Load(ctx, rv)
 	var res *render.Result
-	var upgradeWarnings []string
 	if err == nil {
-		upgradeWarnings, err = e.r.CheckUpgradeFrom(ctx, rv, b)
-	}
-	if err == nil {
-		res, err = render.RenderBundle(ctx, rv, b)
-	}
-	if err == nil && res != nil {
-		res.Warnings = append(upgradeWarnings, res.Warnings...)
+		res, err = e.r.RenderLoaded(ctx, rv, b)
 	}
 	if err == nil && res == nil {
 		err = errors.New("internal error: the renderer returned no result and no error")

@@ -80,8 +80,8 @@ func (r *Result) YAML() []byte {
 
 // Renderer renders requests; it is safe for concurrent use. A render is three
 // steps, each exported so a cache can sit between them (internal/engine):
-// Resolve pins the bundle (what a cache keys on), Load reads it, RenderBundle
-// converts it.
+// Resolve pins the bundle (what a cache keys on), Load reads it, RenderLoaded
+// checks spec.upgradeFrom and converts it (RenderBundle).
 type Renderer struct {
 	// Loader resolves and loads bundle images (and pulls catalog images when
 	// it is a catalog.Puller); nil means directories only.
@@ -109,52 +109,49 @@ type Resolved struct {
 	// Catalog says which bundle spec.catalog chose; nil without a catalog.
 	Catalog *catalog.Choice
 	// UpgradeFrom is the bundle of spec.upgradeFrom, resolved the same way;
-	// nil without it (see CheckUpgradeFrom).
+	// nil without it (see RenderLoaded).
 	UpgradeFrom *Resolved
 }
 
 // Render runs the whole pipeline. It returns either the complete output or an
 // error; never a partial stream.
 func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
-	res, _, err := r.RenderLoaded(ctx, req)
-	return res, err
-}
-
-// RenderLoaded is Render that also returns the bundle it loaded, for a
-// caller that checks that very bundle further (diff's upgrade safety)
-// without resolving its tag or catalog, and loading it, a second time.
-func (r *Renderer) RenderLoaded(ctx context.Context, req Request) (*Result, *bundle.Bundle, error) {
 	rv, err := r.Resolve(ctx, req)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	b, err := r.Load(ctx, rv)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	upgradeWarnings, err := r.CheckUpgradeFrom(ctx, rv, b)
+	return r.RenderLoaded(ctx, rv, b)
+}
+
+// RenderLoaded is the step after Load: spec.upgradeFrom's safety check
+// (checkUpgradeFrom: its errors fail the render, its warnings come first),
+// then RenderBundle.
+func (r *Renderer) RenderLoaded(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, error) {
+	upgradeWarnings, err := r.checkUpgradeFrom(ctx, rv, b)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	res, err := RenderBundle(ctx, rv, b)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	res.Warnings = append(upgradeWarnings, res.Warnings...)
-	return res, b, nil
+	return res, nil
 }
 
-// resolveBundle validates the spec and pins its bundle: a directory is
-// located (and kept inside RootDir) and digested, an image tag is resolved to
-// a digest, a catalog is read and the bundle it chooses resolved.
-func (r *Renderer) resolveBundle(ctx context.Context, req Request) (Resolved, error) {
+// resolveBundle pins the bundle of a validated spec: a directory is located
+// (and kept inside RootDir) and digested, an image tag is resolved to a
+// digest, the bundle the catalog cat (spec.catalog, opened by the caller)
+// chooses is resolved.
+func (r *Renderer) resolveBundle(ctx context.Context, req Request, cat *openedCatalog) (Resolved, error) {
 	s := req.Spec
-	if err := s.Validate(); err != nil {
-		return Resolved{}, err
-	}
 	rv := Resolved{Request: req}
 	if s.Catalog != "" {
-		c, err := r.chooseBundle(ctx, req)
+		c, err := chooseBundle(req, cat)
 		if err != nil {
 			return Resolved{}, err
 		}
@@ -188,19 +185,13 @@ func (r *Renderer) resolveBundle(ctx context.Context, req Request) (Resolved, er
 	return rv, nil
 }
 
-// chooseBundle reads the catalog spec.catalog names (a directory, kept
-// inside RootDir like bundle directories, or an image pulled through the
-// Loader) and picks the bundle of spec.package in spec.channel matching the
+// chooseBundle picks from cat, the catalog spec.catalog names (see
+// openCatalog), the bundle of spec.package in spec.channel matching the
 // spec.version range, as OLM v1 would install it.
-func (r *Renderer) chooseBundle(ctx context.Context, req Request) (*catalog.Choice, error) {
+func chooseBundle(req Request, cat *openedCatalog) (*catalog.Choice, error) {
 	s := req.Spec
 	q := catalog.Query{Package: s.Package, Channel: s.Channel, Range: s.Version}
-	fsys, image, done, err := r.openCatalog(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	c, err := catalog.FromFS(s.Catalog, image, fsys, q)
+	c, err := catalog.FromFS(s.Catalog, cat.image, cat.fsys, q)
 	if err != nil {
 		return nil, fmt.Errorf("spec.catalog %q: %w", s.Catalog, err)
 	}

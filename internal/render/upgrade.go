@@ -14,9 +14,21 @@ import (
 // Resolve validates the spec and pins its bundle (see resolveBundle) and,
 // when the spec names upgradeFrom, the bundle of that version too: a tag can
 // move and a catalog can change, so what FROM is belongs to the resolved
-// request (a cache keys on it) as much as TO.
+// request (a cache keys on it) as much as TO. spec.catalog is read once for
+// both, so they are chosen from the same catalog.
 func (r *Renderer) Resolve(ctx context.Context, req Request) (Resolved, error) {
-	rv, err := r.resolveBundle(ctx, req)
+	if err := req.Spec.Validate(); err != nil {
+		return Resolved{}, err
+	}
+	var cat *openedCatalog
+	if req.Spec.Catalog != "" {
+		var err error
+		if cat, err = r.openCatalog(ctx, req, ""); err != nil {
+			return Resolved{}, err
+		}
+		defer cat.close()
+	}
+	rv, err := r.resolveBundle(ctx, req, cat)
 	if err != nil || req.Spec.UpgradeFrom == "" {
 		return rv, err
 	}
@@ -24,7 +36,11 @@ func (r *Renderer) Resolve(ctx context.Context, req Request) (Resolved, error) {
 	if err != nil {
 		return Resolved{}, err
 	}
-	from, err := r.resolveBundle(ctx, fromReq)
+	err = fromReq.Spec.Validate()
+	var from Resolved
+	if err == nil {
+		from, err = r.resolveBundle(ctx, fromReq, cat)
+	}
 	if err != nil {
 		return Resolved{}, fmt.Errorf("spec.upgradeFrom %q: %w", req.Spec.UpgradeFrom, err)
 	}
@@ -57,12 +73,12 @@ func upgradeFromRequest(req Request) (Request, error) {
 	return from, nil
 }
 
-// CheckUpgradeFrom runs the safety checks from the bundle of spec.upgradeFrom
+// checkUpgradeFrom runs the safety checks from the bundle of spec.upgradeFrom
 // (rv.UpgradeFrom) to to, the bundle rv resolved to. Errors fail the render:
 // the error lists every finding, one per line (Argo CD shows it as is);
 // warnings are returned as render warnings. Without upgradeFrom it does
 // nothing.
-func (r *Renderer) CheckUpgradeFrom(ctx context.Context, rv Resolved, to *bundle.Bundle) (warnings []string, err error) {
+func (r *Renderer) checkUpgradeFrom(ctx context.Context, rv Resolved, to *bundle.Bundle) (warnings []string, err error) {
 	if rv.UpgradeFrom == nil {
 		return nil, nil
 	}
@@ -71,7 +87,7 @@ func (r *Renderer) CheckUpgradeFrom(ctx context.Context, rv Resolved, to *bundle
 	if err != nil {
 		return nil, fmt.Errorf("spec.upgradeFrom %q: %w", v, err)
 	}
-	fs, err := r.CheckUpgrade(ctx, rv.Request, from, to)
+	fs, err := r.CheckUpgrade(ctx, rv, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("spec.upgradeFrom %q: %w", v, err)
 	}
@@ -91,20 +107,26 @@ func (r *Renderer) CheckUpgradeFrom(ctx context.Context, rv Resolved, to *bundle
 }
 
 // CheckUpgrade returns the safety findings of going from the loaded bundle
-// from (what the cluster runs) to tb, the bundle of the request to (see
-// package safety), judged with TO's spec: its keepCRDs, strict and catalog.
-// The bundles are the ones rendered (RenderLoaded), not resolved again: a
-// tag that moved in between would judge other bundles than those compared.
-func (r *Renderer) CheckUpgrade(ctx context.Context, to Request, from, tb *bundle.Bundle) ([]safety.Finding, error) {
-	s := to.Spec
+// from (what the cluster runs) to tb, the bundle to resolved to (see package
+// safety), judged with TO's spec: its keepCRDs, strict and catalog. The
+// bundles are the ones rendered, not resolved again (a tag that moved in
+// between would judge other bundles than those compared), and the catalog
+// is the one TO was chosen from (pinned by Resolve), not spec.catalog's tag
+// asked again.
+func (r *Renderer) CheckUpgrade(ctx context.Context, to Resolved, from, tb *bundle.Bundle) ([]safety.Finding, error) {
+	s := to.Request.Spec
 	o := safety.Options{KeepCRDs: s.KeepsCRDs(), Strict: s.Strict}
 	if s.Catalog != "" {
-		fsys, _, done, err := r.openCatalog(ctx, to)
+		var pinned string
+		if to.Catalog != nil {
+			pinned = to.Catalog.Image
+		}
+		cat, err := r.openCatalog(ctx, to.Request, pinned)
 		if err != nil {
 			return nil, err
 		}
-		defer done()
-		o.Catalog, o.Package, o.Channel = fsys, s.Package, s.Channel
+		defer cat.close()
+		o.Catalog, o.Package, o.Channel = cat.fsys, s.Package, s.Channel
 	}
 	return safety.Check(from, tb, o)
 }

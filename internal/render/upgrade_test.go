@@ -2,8 +2,10 @@ package render
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -146,7 +148,7 @@ func TestCheckUpgradeDirectories(t *testing.T) {
 	for _, keep := range []bool{true, false} {
 		to.Spec.KeepCRDs = &keep
 		r := &Renderer{}
-		load := func(req Request) *bundle.Bundle {
+		load := func(req Request) (Resolved, *bundle.Bundle) {
 			rv, err := r.Resolve(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
@@ -155,9 +157,11 @@ func TestCheckUpgradeDirectories(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return b
+			return rv, b
 		}
-		got, err := r.CheckUpgrade(context.Background(), to, load(from), load(to))
+		_, fb := load(from)
+		trv, tb := load(to)
+		got, err := r.CheckUpgrade(context.Background(), trv, fb, tb)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,5 +172,40 @@ func TestCheckUpgradeDirectories(t *testing.T) {
 		if len(got) != 1 || !strings.HasPrefix(got[0].String(), want) {
 			t.Errorf("keepCRDs %v: got %v, want one finding %q…", keep, got, want)
 		}
+	}
+}
+
+// countingPuller records the references catalog images are pulled by.
+type countingPuller struct {
+	*bundle.ImageLoader
+	pulls []string
+}
+
+func (p *countingPuller) LoadCatalog(ctx context.Context, ref string) (fs.FS, bundle.Origin, error) {
+	p.pulls = append(p.pulls, ref)
+	return p.ImageLoader.LoadCatalog(ctx, ref)
+}
+
+// TestUpgradeFromCatalogImagePulledOnce: TO, FROM and the upgrade edge come
+// from one catalog: its tag is asked for once per render, and the edge check
+// reads the digest that tag named.
+func TestUpgradeFromCatalogImagePulledOnce(t *testing.T) {
+	e := newCatalogEnv(t)
+	catalogDigest := bundletest.Push(t, e.host, "demo/catalog", "latest",
+		bundletest.CatalogImage(t, filepath.Join(e.sourceDir, "catalog"), "/configs"))
+	ref := e.host + "/demo/catalog:latest"
+	req := e.request(t, ref, "0.2.0", "stable")
+	req.Spec.UpgradeFrom = "0.1.0"
+	p := &countingPuller{ImageLoader: e.loader}
+	res, err := (&Renderer{Loader: p}).Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Version != "0.2.0" {
+		t.Errorf("rendered %s, want 0.2.0", res.Version)
+	}
+	want := []string{ref, e.host + "/demo/catalog@" + catalogDigest}
+	if !slices.Equal(p.pulls, want) {
+		t.Errorf("catalog pulls %q, want %q (the tag once, then its digest)", p.pulls, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
@@ -180,7 +181,7 @@ func (v apiView) finding(u apiUse, needed bool) Finding {
 func apiUses(in Input) []apiUse {
 	var out []apiUse
 	for _, n := range in.Objects {
-		group, version := splitAPIVersion(n.GetApiVersion())
+		group, version := resid.ParseGroupVersion(n.GetApiVersion())
 		out = append(out, apiUse{group, version, objectName(n), true})
 		if (n.GetKind() == "Role" || n.GetKind() == "ClusterRole") && group == "rbac.authorization.k8s.io" {
 			out = append(out, rbacUses(n)...)
@@ -236,13 +237,4 @@ func rbacUses(n *yaml.RNode) []apiUse {
 		return nil
 	})
 	return out
-}
-
-// splitAPIVersion splits "group/version" ("v1" is the core group).
-func splitAPIVersion(av string) (group, version string) {
-	g, v, found := strings.Cut(av, "/")
-	if !found {
-		return "", av
-	}
-	return g, v
 }

@@ -3,9 +3,10 @@ package render
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,11 +66,7 @@ func dirRequest(t testing.TB, dir, ns string) Request {
 func TestCorpusRendersDeterministically(t *testing.T) {
 	requireShared(t)
 	bundles := corpusBundles(t)
-	names := make([]string, 0, len(bundles))
-	for n := range bundles {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(bundles))
 	for _, rel := range names {
 		t.Run(rel, func(t *testing.T) {
 			req := dirRequest(t, bundles[rel], corpusNamespace(rel))

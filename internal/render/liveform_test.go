@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -30,11 +32,7 @@ import (
 func TestCorpusLiveForm(t *testing.T) {
 	requireShared(t)
 	bundles := corpusBundles(t)
-	names := make([]string, 0, len(bundles))
-	for n := range bundles {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(bundles))
 	crds, aggregated := 0, 0
 	for _, rel := range names {
 		if strings.Contains(rel, "single-namespace-operator") {

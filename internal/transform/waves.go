@@ -25,7 +25,7 @@ const (
 	OptSkipDryRun      = "SkipDryRunOnMissingResource=true"
 )
 
-// CRMarker is the internal annotation MarkCR sets and SyncWaves removes.
+// CRMarker is the internal annotation MarkCR sets and WaveStep removes.
 // Internal annotations (prefix internal.olm-cmp.dev/) never reach the output:
 // Serialize drops any left.
 const (
@@ -55,7 +55,7 @@ type markCRFilter struct{}
 // MarkCR marks every object it sees as a custom resource, for SyncWaves: the
 // caller runs it over the alm-examples and the user's extra manifests before
 // adding them to the bundle's objects. The mark is an internal annotation
-// (CRMarker) so it survives patches; SyncWaves removes it.
+// (CRMarker); WaveStep notes it and removes it, before patches run.
 func MarkCR() kio.Filter { return markCRFilter{} }
 
 func (markCRFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {

@@ -18,6 +18,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -26,6 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/jsonfields"
 )
 
 // problem is one thing wrong in the file.
@@ -168,11 +171,12 @@ func (w *walker) object(n *yaml.Node, t reflect.Type, path string) (any, bool) {
 		w.fail(n, path, "expected %s, got %s", describeType(t), describeNode(n))
 		return nil, false
 	}
-	fields := jsonFields(t)
+	fields := jsonfields.Of(t)
 	out := map[string]any{}
 	for _, kv := range w.pairs(n, path) {
 		p := fieldPath(path, kv.key)
-		ft, ok := fields[kv.key]
+		f, ok := fields[kv.key]
+		ft := f.Type
 		if !ok {
 			w.fail(kv.keyNode, "", "unknown field %q%s", p, suggest(kv.key, fields))
 			continue
@@ -333,43 +337,6 @@ func hasOwnDecoding(t reflect.Type) bool {
 	return p.Implements(jsonUnmarshaler) || p.Implements(textUnmarshaler)
 }
 
-// jsonFields maps each JSON name of struct t to its type, with the fields of
-// embedded structs promoted as encoding/json does (an outer name wins).
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	var embedded []reflect.Type
-	for f := range t.Fields() {
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		ft := f.Type
-		if ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
-			embedded = append(embedded, ft)
-			continue
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out[name] = f.Type
-	}
-	for _, e := range embedded {
-		for name, ft := range jsonFields(e) {
-			if _, ok := out[name]; !ok {
-				out[name] = ft
-			}
-		}
-	}
-	return out
-}
-
 // fieldPath joins a struct field to its parent's path.
 func fieldPath(parent, key string) string {
 	if parent == "" {
@@ -447,14 +414,8 @@ func describeType(t reflect.Type) string {
 // suggest returns ": did you mean X?" for the known field closest to key,
 // when it is close enough to be a typo (a wrong case, a missing or extra
 // letter), or the list of known fields when there are few.
-func suggest(key string, fields map[string]reflect.Type) string {
-	names := slices.Sorted(func(yield func(string) bool) {
-		for n := range fields {
-			if !yield(n) {
-				return
-			}
-		}
-	})
+func suggest(key string, fields map[string]jsonfields.Field) string {
+	names := slices.Sorted(maps.Keys(fields))
 	best, bestDist := "", -1
 	for _, n := range names {
 		d := editDistance(strings.ToLower(key), strings.ToLower(n))

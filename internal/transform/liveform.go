@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
-	"strings"
-	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	k8syaml "sigs.k8s.io/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/jsonfields"
 )
 
 // liveFormFilter leaves out of the render what the cluster would not keep.
@@ -161,7 +161,7 @@ func (tw *typeWalker) walk(n *yaml.Node, t reflect.Type) error {
 	}
 	switch {
 	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
-		fields := jsonFields(t)
+		fields := jsonfields.Of(t)
 		kept := n.Content[:0]
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
@@ -174,7 +174,7 @@ func (tw *typeWalker) walk(n *yaml.Node, t reflect.Type) error {
 				continue
 			}
 			if known {
-				if err := tw.walk(v, f.typ); err != nil {
+				if err := tw.walk(v, f.Type); err != nil {
 					return err
 				}
 			}
@@ -203,7 +203,7 @@ func (tw *typeWalker) walk(n *yaml.Node, t reflect.Type) error {
 // they vanish; known ones only under omitempty when empty, or omitzero when
 // zero. Only empty values are ever dropped: an unknown key that holds
 // something stays, for the API server to refuse with its own message.
-func (tw *typeWalker) dropped(f jsonField, known bool, v *yaml.Node) (bool, error) {
+func (tw *typeWalker) dropped(f jsonfields.Field, known bool, v *yaml.Node) (bool, error) {
 	val, err := tw.read(v)
 	if err != nil {
 		return false, err
@@ -214,32 +214,32 @@ func (tw *typeWalker) dropped(f jsonField, known bool, v *yaml.Node) (bool, erro
 	if !known {
 		return true, nil
 	}
-	t := f.typ
+	t := f.Type
 	isNull := val == nil
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		// A pointer is nil only when the value is null: `x: false` into *bool
 		// is a pointer to false, which omitempty keeps.
-		return isNull && (f.omitEmpty || f.omitZero), nil
+		return isNull && (f.OmitEmpty || f.OmitZero), nil
 	case reflect.Map, reflect.Slice:
 		// {} or [] decodes to an empty non-nil value: omitempty drops it,
 		// omitzero only drops nil.
-		return f.omitEmpty || (f.omitZero && isNull), nil
+		return f.OmitEmpty || (f.OmitZero && isNull), nil
 	case reflect.Struct:
 		// omitempty never drops a struct; omitzero drops the zero value,
 		// which null decodes to.
-		return f.omitZero && isNull, nil
+		return f.OmitZero && isNull, nil
 	case reflect.String:
 		_, isString := val.(string)
-		return (f.omitEmpty || f.omitZero) && (isNull || isString), nil
+		return (f.OmitEmpty || f.OmitZero) && (isNull || isString), nil
 	case reflect.Bool:
 		_, isBool := val.(bool)
-		return (f.omitEmpty || f.omitZero) && (isNull || isBool), nil
+		return (f.OmitEmpty || f.OmitZero) && (isNull || isBool), nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 		reflect.Float32, reflect.Float64:
 		_, isNumber := val.(json.Number)
-		return (f.omitEmpty || f.omitZero) && (isNull || isNumber), nil
+		return (f.OmitEmpty || f.OmitZero) && (isNull || isNumber), nil
 	}
 	return false, nil
 }
@@ -324,67 +324,4 @@ func isEmptyJSON(v any) bool {
 		return len(t) == 0
 	}
 	return false
-}
-
-// jsonField is what encoding/json needs to know of a struct field.
-type jsonField struct {
-	typ                 reflect.Type
-	omitEmpty, omitZero bool
-}
-
-var fieldCache sync.Map // reflect.Type -> map[string]jsonField
-
-// jsonFields maps the JSON names of t's fields, embedded structs without a
-// name of their own (metav1.TypeMeta, `json:",inline"`) included, as
-// encoding/json does.
-func jsonFields(t reflect.Type) map[string]jsonField {
-	if m, ok := fieldCache.Load(t); ok {
-		return m.(map[string]jsonField)
-	}
-	m := map[string]jsonField{}
-	addJSONFields(t, m)
-	fieldCache.Store(t, m)
-	return m
-}
-
-func addJSONFields(t reflect.Type, m map[string]jsonField) {
-	var embedded []reflect.Type
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				embedded = append(embedded, ft)
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		jf := jsonField{typ: f.Type}
-		for o := range strings.SplitSeq(opts, ",") {
-			jf.omitEmpty = jf.omitEmpty || o == "omitempty"
-			jf.omitZero = jf.omitZero || o == "omitzero"
-		}
-		m[name] = jf
-	}
-	// A field of the struct itself hides a promoted one of the same name.
-	for _, et := range embedded {
-		for name, jf := range jsonFields(et) {
-			if _, ok := m[name]; !ok {
-				m[name] = jf
-			}
-		}
-	}
 }

@@ -277,15 +277,9 @@ func RenderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, 
 	}, nil
 }
 
-// certProvider picks the webhook certificate provider: the spec's choice, else
-// cert-manager when the bundle has webhooks (the one provider that works on
-// any cluster), else none.
+// certProvider picks the webhook certificate provider (spec.CertProvider;
+// cert-manager is the default because it is the one provider that works on
+// any cluster).
 func certProvider(s spec.Spec, b *bundle.Bundle) convert.CertProvider {
-	if s.CertificateProvider != "" {
-		return convert.CertProvider(s.CertificateProvider)
-	}
-	if len(b.CSV.Spec.WebhookDefinitions) > 0 {
-		return convert.CertManager
-	}
-	return convert.NoCertProvider
+	return convert.CertProvider(s.CertProvider(len(b.CSV.Spec.WebhookDefinitions) > 0))
 }

@@ -116,13 +116,7 @@ func rulesName(n *yaml.RNode, resource string) bool {
 // effectiveProvider is the certificate provider the render used (render's
 // rule: the spec's, else cert-manager when the bundle has webhooks).
 func effectiveProvider(in Input) string {
-	if in.Spec.CertificateProvider != "" {
-		return in.Spec.CertificateProvider
-	}
-	if in.Bundle != nil && in.Bundle.CSV != nil && len(in.Bundle.CSV.Spec.WebhookDefinitions) > 0 {
-		return spec.CertProviderCertManager
-	}
-	return spec.CertProviderNone
+	return in.Spec.CertProvider(in.Bundle != nil && in.Bundle.CSV != nil && len(in.Bundle.CSV.Spec.WebhookDefinitions) > 0)
 }
 
 // webhookServiceNames are the Services the conversion makes for webhook

@@ -166,6 +166,19 @@ const (
 // CreatesNamespace reports the effective createNamespace.
 func (s *Spec) CreatesNamespace() bool { return s.CreateNamespace == nil || *s.CreateNamespace }
 
+// CertProvider reports the effective certificateProvider of a bundle that
+// has webhooks or not: the spec's, else cert-manager when there are webhooks
+// to serve, else none.
+func (s *Spec) CertProvider(hasWebhooks bool) string {
+	switch {
+	case s.CertificateProvider != "":
+		return s.CertificateProvider
+	case hasWebhooks:
+		return CertProviderCertManager
+	}
+	return CertProviderNone
+}
+
 // KeepsCRDs reports the effective keepCRDs.
 func (s *Spec) KeepsCRDs() bool { return s.KeepCRDs == nil || *s.KeepCRDs }
 

@@ -419,3 +419,22 @@ func TestValidateClusterAPIsAndAccept(t *testing.T) {
 		}
 	}
 }
+
+func TestCertProvider(t *testing.T) {
+	for _, tc := range []struct {
+		set         string
+		hasWebhooks bool
+		want        string
+	}{
+		{"", false, CertProviderNone},
+		{"", true, CertProviderCertManager},
+		{CertProviderServiceCA, true, CertProviderServiceCA},
+		{CertProviderNone, true, CertProviderNone},
+		{CertProviderCertManager, false, CertProviderCertManager},
+	} {
+		s := Spec{CertificateProvider: tc.set}
+		if got := s.CertProvider(tc.hasWebhooks); got != tc.want {
+			t.Errorf("certificateProvider %q, webhooks %v: got %q, want %q", tc.set, tc.hasWebhooks, got, tc.want)
+		}
+	}
+}

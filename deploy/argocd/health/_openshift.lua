@@ -6,7 +6,9 @@
 -- `operator` (its name in messages) first.
 --
 -- No status yet, or status for an older generation: Progressing. Otherwise
--- byType maps condition types to conditions, and detail(c) describes one.
+-- byType maps condition types to conditions, detail(c) describes one,
+-- firstTrue(types) is the first condition of types that is True, and
+-- notYetTrue(t) says why condition t is not True yet (nil once it is).
 local hs = {}
 
 if obj.status == nil or obj.status.conditions == nil or #obj.status.conditions == 0 then
@@ -40,4 +42,25 @@ local function detail(c)
     return c.type .. ": " .. c.reason
   end
   return c.type .. " is " .. tostring(c.status)
+end
+
+local function firstTrue(types)
+  for _, t in ipairs(types) do
+    local c = byType[t]
+    if c ~= nil and c.status == "True" then
+      return c
+    end
+  end
+  return nil
+end
+
+local function notYetTrue(t)
+  local c = byType[t]
+  if c == nil then
+    return "Waiting for condition " .. t
+  end
+  if c.status ~= "True" then
+    return detail(c)
+  end
+  return nil
 end

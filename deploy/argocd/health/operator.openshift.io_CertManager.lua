@@ -30,27 +30,20 @@ end
 for _, c in ipairs(staticResources) do
   table.insert(degraded, "cert-manager-" .. c .. "-static-resources-Degraded")
 end
-for _, t in ipairs(degraded) do
-  local c = byType[t]
-  if c ~= nil and c.status == "True" then
-    hs.status = "Degraded"
-    hs.message = detail(c)
-    return hs
-  end
+local failing = firstTrue(degraded)
+if failing ~= nil then
+  hs.status = "Degraded"
+  hs.message = detail(failing)
+  return hs
 end
 
 -- cert-manager works only when all three Deployments are available and settled.
 for _, name in ipairs(components) do
   local prefix = "cert-manager-" .. name .. "-deployment"
-  local available = byType[prefix .. "Available"]
-  if available == nil then
+  local waiting = notYetTrue(prefix .. "Available")
+  if waiting ~= nil then
     hs.status = "Progressing"
-    hs.message = "Waiting for condition " .. prefix .. "Available"
-    return hs
-  end
-  if available.status ~= "True" then
-    hs.status = "Progressing"
-    hs.message = detail(available)
+    hs.message = waiting
     return hs
   end
   local progressing = byType[prefix .. "Progressing"]

@@ -18,24 +18,17 @@
 local operator = "lws-operator"
 -- #include _openshift.lua
 
-for _, t in ipairs({"Degraded", "TargetConfigControllerDegraded"}) do
-  local c = byType[t]
-  if c ~= nil and c.status == "True" then
-    hs.status = "Degraded"
-    hs.message = detail(c)
-    return hs
-  end
-end
-
-local available = byType["Available"]
-if available == nil then
-  hs.status = "Progressing"
-  hs.message = "Waiting for condition Available"
+local failing = firstTrue({"Degraded", "TargetConfigControllerDegraded"})
+if failing ~= nil then
+  hs.status = "Degraded"
+  hs.message = detail(failing)
   return hs
 end
-if available.status ~= "True" then
+
+local waiting = notYetTrue("Available")
+if waiting ~= nil then
   hs.status = "Progressing"
-  hs.message = detail(available)
+  hs.message = waiting
   return hs
 end
 

@@ -7,6 +7,15 @@
 // aliases ("billion laughs") expand to gigabytes. Check refuses both, and
 // documents too large or too deep to be honest Kubernetes objects, before
 // any other code walks the nodes.
+//
+// The bound that matters is the expanded tree, counted before anything is
+// expanded: sixteen levels of anchors that each name the level below twice
+// fit in 1.5 KB and expand to a million nodes. Check counts the expansion
+// in time proportional to the nodes written (each anchor's size is counted
+// once), Parse refuses a file whose aliases add more than MaxAliasNodes to
+// it, and DeAnchor expands in time proportional to the result (kyaml's
+// de-anchoring copies every mapping's subtree again at each level and on
+// each visit, minutes for such a file).
 package yamlsafe
 
 import (
@@ -14,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -26,21 +36,63 @@ type Limits struct {
 	MaxNodes int
 	// MaxDepth caps nesting. Real CRD schemas nest about 30 levels deep.
 	MaxDepth int
+	// MaxAliasNodes caps the nodes alias expansion adds to those written,
+	// over all the documents of one Parse (one file), and over a whole
+	// bundle in the bundle loader. No real bundle uses anchors at all; the
+	// cap still lets a large schema be shared by a few CRD versions. Without
+	// it, a 1.5 KB file could stand for the million nodes MaxNodes allows,
+	// each costing memory and time in every later step.
+	MaxAliasNodes int
 }
 
 // DefaultLimits are the limits every caller in olm-cmp uses.
-var DefaultLimits = Limits{MaxNodes: 1 << 20, MaxDepth: 256}
+var DefaultLimits = Limits{MaxNodes: 1 << 20, MaxDepth: 256, MaxAliasNodes: 1 << 17}
 
 // maxNodesPerFile bounds the YAML items of one file before it is parsed:
 // see PreScan.
 const maxNodesPerFile = 1 << 19
 
 // Check verifies that n (a document's root) has no alias cycle, expands to
-// at most l.MaxNodes nodes and nests at most l.MaxDepth levels.
+// at most l.MaxNodes nodes, nests at most l.MaxDepth levels and that its
+// aliases add at most l.MaxAliasNodes nodes.
 func Check(n *yaml.Node, l Limits) error {
-	c := checker{l: l, memo: map[*yaml.Node]int{}, active: map[*yaml.Node]bool{}}
-	_, err := c.size(n, 0)
+	_, err := Measure(n, l)
 	return err
+}
+
+// Measure checks n as Check does, without the MaxAliasNodes bound, and
+// returns how many nodes expanding its aliases would add to the nodes
+// written (0 without aliases), so a caller can bound several documents
+// together. Nothing is expanded: each anchor's size is computed once, so
+// the cost is that of the nodes written, whatever they expand to.
+func Measure(n *yaml.Node, l Limits) (added int, err error) {
+	c := checker{l: l, memo: map[*yaml.Node]int{}, active: map[*yaml.Node]bool{}}
+	expanded, err := c.size(n, 0)
+	if err != nil {
+		return 0, err
+	}
+	added = expanded - written(n)
+	if l.MaxAliasNodes > 0 && added > l.MaxAliasNodes {
+		return 0, aliasBudgetError(l.MaxAliasNodes)
+	}
+	return added, nil
+}
+
+func aliasBudgetError(max int) error {
+	return fmt.Errorf("YAML aliases would add more than %d nodes once expanded (anchors that name anchors: an alias bomb): write the repeated parts out, or share less", max)
+}
+
+// written counts the nodes of n as the parser built them, aliases counted
+// as one node and not followed.
+func written(n *yaml.Node) int {
+	size := 1
+	if n.Kind == yaml.AliasNode {
+		return size
+	}
+	for _, c := range n.Content {
+		size += written(c)
+	}
+	return size
 }
 
 type checker struct {
@@ -95,16 +147,110 @@ func HasAliases(n *yaml.Node) bool {
 	return false
 }
 
-// DeAnchor checks n and replaces its aliases by copies of what they name.
+// DeAnchor checks n and replaces its aliases by copies of what they name,
+// applies merge keys (`<<: *base`, `<<: [*a, *b]`: the mapping's own keys
+// win, then the earlier of the merged mappings) and clears every anchor,
+// as kyaml's RNode.DeAnchor does. It modifies n in place and works in time
+// proportional to the expanded tree: each anchor is expanded once and each
+// alias copies the result.
 func DeAnchor(n *yaml.Node, l Limits) (*yaml.Node, error) {
 	if err := Check(n, l); err != nil {
 		return nil, err
 	}
-	rn := yaml.NewRNode(n)
-	if err := rn.DeAnchor(); err != nil {
-		return nil, err
+	e := expander{done: map[*yaml.Node]bool{}}
+	return e.expand(n)
+}
+
+type expander struct {
+	done map[*yaml.Node]bool // nodes already expanded in place
+}
+
+func (e *expander) expand(n *yaml.Node) (*yaml.Node, error) {
+	if n.Kind == yaml.AliasNode {
+		// Check refused aliases without an anchor and cycles.
+		t, err := e.expand(n.Alias)
+		if err != nil {
+			return nil, err
+		}
+		return yaml.CopyYNode(t), nil
 	}
-	return rn.YNode(), nil
+	if e.done[n] {
+		return n, nil
+	}
+	e.done[n] = true
+	n.Anchor = ""
+	for i, c := range n.Content {
+		x, err := e.expand(c)
+		if err != nil {
+			return nil, err
+		}
+		n.Content[i] = x
+	}
+	if n.Kind == yaml.MappingNode {
+		return n, merge(n)
+	}
+	return n, nil
+}
+
+// merge applies the merge key of the expanded mapping n, if it has one.
+func merge(n *yaml.Node) error {
+	at := -1
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Tag == yaml.MergeTag {
+			if at >= 0 {
+				return errors.New("a mapping has two merge keys (<<)")
+			}
+			at = i
+		}
+	}
+	if at < 0 {
+		return nil
+	}
+	v := n.Content[at+1]
+	sources := []*yaml.Node{v}
+	if v.Kind == yaml.SequenceNode {
+		sources = v.Content
+	}
+	own := slices.Concat(n.Content[:at], n.Content[at+2:])
+	index := map[string]int{} // key → its position in out
+	for i := 0; i+1 < len(own); i += 2 {
+		if _, dup := index[own[i].Value]; !dup {
+			index[own[i].Value] = i
+		}
+	}
+	out := own
+	fromOwn := len(own)
+	// Lowest precedence first: the last mapping of a list, up to the first;
+	// a key the mapping itself has is never replaced.
+	for j := len(sources) - 1; j >= 0; j-- {
+		src := sources[j]
+		if src.Kind != yaml.MappingNode {
+			return fmt.Errorf("line %d: the merge key << takes a mapping or a list of mappings, not a YAML %s", src.Line, kindWord(src))
+		}
+		for i := 0; i+1 < len(src.Content); i += 2 {
+			k, val := src.Content[i], src.Content[i+1]
+			if pos, ok := index[k.Value]; ok {
+				if pos >= fromOwn {
+					out[pos], out[pos+1] = k, val
+				}
+				continue
+			}
+			index[k.Value] = len(out)
+			out = append(out, k, val)
+		}
+	}
+	n.Content = out
+	return nil
+}
+
+func kindWord(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return "scalar"
+	case yaml.SequenceNode:
+		return "sequence"
+	}
+	return "document"
 }
 
 // PreScan refuses data that would make the YAML parser itself build more
@@ -130,6 +276,7 @@ func Parse(data []byte) ([]*yaml.Node, error) {
 		return nil, err
 	}
 	var docs []*yaml.Node
+	added := 0
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for i := 1; ; i++ {
 		var doc yaml.Node
@@ -147,8 +294,12 @@ func Parse(data []byte) ([]*yaml.Node, error) {
 		if doc.HeadComment != "" && n.HeadComment == "" {
 			n.HeadComment = doc.HeadComment
 		}
-		if err := Check(n, DefaultLimits); err != nil {
+		a, err := Measure(n, DefaultLimits)
+		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if added += a; added > DefaultLimits.MaxAliasNodes {
+			return nil, fmt.Errorf("document %d: %w", i, aliasBudgetError(DefaultLimits.MaxAliasNodes))
 		}
 		docs = append(docs, n)
 	}

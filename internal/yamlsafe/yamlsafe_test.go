@@ -141,7 +141,7 @@ func TestDeAnchorCopies(t *testing.T) {
 
 func TestDeAnchorRefusesBadMerges(t *testing.T) {
 	for doc, want := range map[string]string{
-		"a: &a [1]\nb: {<<: *a}\n":       "the merge key << takes a mapping",
+		"a: &a [1]\nb: {<<: *a}\n":      "the merge key << takes a mapping",
 		"b: {<<: {x: 1}, <<: {y: 1}}\n": "two merge keys",
 	} {
 		docs, err := Parse([]byte(doc))

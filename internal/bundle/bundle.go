@@ -42,6 +42,18 @@ type Bundle struct {
 	// OLM v1 refuses bundles that need other packages, so the renderer can
 	// warn about them; they have the same type/value shape as properties.
 	Dependencies []Property
+	// DependenciesUnreadable says why metadata/dependencies.yaml could not
+	// be read ("line 22: did not find expected key"), empty when it was read
+	// or is absent. Dependencies are then unknown, not none: OLM v1 never
+	// reads the file to render, so the load goes on and the requirements
+	// report says so.
+	DependenciesUnreadable string
+	// Files are the files of manifests/ (bundle-relative, sorted), skipped
+	// ones included.
+	Files []string
+	// SkippedFiles are the files of manifests/ the load left unread, as
+	// Origin.SkipFiles asked.
+	SkippedFiles []string
 	// Origin says where the bundle came from.
 	Origin Origin
 }
@@ -69,6 +81,10 @@ type Origin struct {
 	Digest string
 	// Dir is the local directory the bundle files were read from.
 	Dir string
+	// SkipFiles are files of manifests/ ("manifests/broken.yaml") the
+	// loader reads for the digest but never parses (spec.excludeFiles): a
+	// request's choice, not part of the bundle's identity.
+	SkipFiles []string
 }
 
 // ObjectID names an object the way the API server tells objects apart: kind,

@@ -39,3 +39,15 @@ func fsReason(err error) error {
 	}
 	return pe.Err
 }
+
+// FileError is a problem of one file of manifests/ (File, bundle-relative)
+// that the rest of the bundle may not need: it does not parse, an object
+// in it lacks apiVersion or kind, or it holds a v1beta1 CRD the CSV does not
+// own. Listing the file in Origin.SkipFiles loads the bundle without it.
+type FileError struct {
+	File string
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.File + ": " + e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }

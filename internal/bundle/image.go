@@ -169,7 +169,7 @@ func (l *ImageLoader) Load(ctx context.Context, o Origin) (*Bundle, error) {
 		if o.Dir == "" {
 			return nil, fmt.Errorf("bundle origin %q has neither an image nor a directory; call Resolve first", o.Ref)
 		}
-		b, err := loadDir(o.Dir, l.Parsed)
+		b, err := loadDir(o.Dir, o.SkipFiles, l.Parsed)
 		if err != nil {
 			return nil, err
 		}

@@ -215,7 +215,7 @@ func TestLayerConnectionReset(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second load: %v", err)
 	}
-	want, err := loadDir("testdata/good", nil)
+	want, err := loadDir("testdata/good", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"golang.org/x/sync/errgroup"
@@ -43,12 +44,13 @@ const (
 // symbolic link inside the bundle cannot make the loader read a file outside
 // dir: repositories handed to the plugin are not trusted that far. Origin.Dir
 // is the absolute directory and Origin.Digest a content hash (see LoadFS).
-// Errors are *DirError, naming dir as given.
-func LoadDir(dir string) (*Bundle, error) {
-	return loadDir(dir, nil)
+// Errors are *DirError, naming dir as given. The files of manifests/ that
+// skip names are left unparsed (Origin.SkipFiles).
+func LoadDir(dir string, skip ...string) (*Bundle, error) {
+	return loadDir(dir, skip, nil)
 }
 
-func loadDir(dir string, cache *ParseCache) (*Bundle, error) {
+func loadDir(dir string, skip []string, cache *ParseCache) (*Bundle, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, &DirError{dir, fsReason(err)}
@@ -58,7 +60,7 @@ func loadDir(dir string, cache *ParseCache) (*Bundle, error) {
 		return nil, &DirError{dir, fsReason(err)}
 	}
 	defer root.Close()
-	b, err := loadFS(root.FS(), Origin{Ref: dir, Dir: abs}, cache)
+	b, err := loadFS(root.FS(), Origin{Ref: dir, Dir: abs, SkipFiles: skip}, cache)
 	if err != nil {
 		return nil, &DirError{dir, err}
 	}
@@ -80,7 +82,15 @@ func loadDir(dir string, cache *ParseCache) (*Bundle, error) {
 //   - apiextensions.k8s.io/v1beta1 CRDs are refused: no supported Kubernetes
 //     serves them, and OLM v1 silently drops their schema when it decodes
 //     them into the v1 type;
-//   - every object must have apiVersion and kind.
+//   - every object must have apiVersion and kind;
+//   - metadata/dependencies.yaml that does not parse is recorded
+//     (DependenciesUnreadable), not fatal: OLM v1 never reads it to render.
+//
+// A problem that belongs to one file of manifests/ (it does not parse, an
+// object lacks apiVersion or kind, an unowned CRD is v1beta1) is a
+// *FileError naming it: the bundle may load without it when the caller lists
+// it in origin.SkipFiles, which the loader leaves unparsed. It refuses to
+// skip the CSV or a CRD the CSV owns.
 //
 // As in OLM, metadata/properties.yaml is appended to the CSV's
 // olm.properties annotation (on the typed CSV; Properties keeps the file's
@@ -111,12 +121,15 @@ func loadFS(fsys fs.FS, origin Origin, cache *ParseCache) (*Bundle, error) {
 		return nil, err
 	}
 	if b.Dependencies, err = parsePropertyFile(files.all, DependenciesFile, "dependencies"); err != nil {
+		// OLM v1 never reads the file to render: the requirements report
+		// says the dependencies are unknown instead.
+		b.Dependencies, b.DependenciesUnreadable = nil, strings.TrimPrefix(err.Error(), DependenciesFile+": ")
+	}
+	manifests := skipFiles(b, files.manifests, origin.SkipFiles)
+	if err := parseManifests(manifests, cache); err != nil {
 		return nil, err
 	}
-	if err := parseManifests(files.manifests, cache); err != nil {
-		return nil, err
-	}
-	if err := classify(b, files.manifests); err != nil {
+	if err := classify(b, manifests); err != nil {
 		return nil, err
 	}
 	if err := mergeCSVProperties(b); err != nil {
@@ -235,9 +248,27 @@ func readManifests(fsys fs.FS, read map[string][]byte) ([]*manifestFile, error) 
 	return files, nil
 }
 
+// skipFiles records the files of manifests/ in b and returns those to parse:
+// all but the ones skip names, which are read (the bundle's digest covers
+// every file) but never parsed, so a file that cannot be parsed is no
+// obstacle.
+func skipFiles(b *Bundle, files []*manifestFile, skip []string) []*manifestFile {
+	var keep []*manifestFile
+	for _, f := range files {
+		b.Files = append(b.Files, f.name)
+		if slices.Contains(skip, f.name) {
+			b.SkippedFiles = append(b.SkippedFiles, f.name)
+			continue
+		}
+		keep = append(keep, f)
+	}
+	return keep
+}
+
 // parseManifests parses the files in parallel: YAML parsing is the whole
 // cost of a load (3 MB of CRDs in the largest bundles) and files are
-// independent.
+// independent. When several files fail, the error is the first file's in
+// name order, whichever finished first.
 func parseManifests(files []*manifestFile, cache *ParseCache) error {
 	// Largest first, so one big CRD does not start last and leave the other
 	// workers idle; results stay in file order because each job owns its slot.
@@ -245,17 +276,28 @@ func parseManifests(files []*manifestFile, cache *ParseCache) error {
 	slices.SortStableFunc(order, func(a, b *manifestFile) int { return len(b.data) - len(a.data) })
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
+	errs := make(map[*manifestFile]error, len(files))
+	var mu sync.Mutex
 	for _, f := range order {
 		g.Go(func() error {
 			docs, err := cache.parse(f.data)
 			if err != nil {
-				return fmt.Errorf("%s: %w", f.name, err)
+				mu.Lock()
+				errs[f] = &FileError{File: f.name, Err: err}
+				mu.Unlock()
+				return nil
 			}
 			f.docs = docs
 			return nil
 		})
 	}
-	return g.Wait()
+	g.Wait()
+	for _, f := range files {
+		if err := errs[f]; err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ParseDocuments returns the content node of every non-empty document in
@@ -265,6 +307,10 @@ func parseManifests(files []*manifestFile, cache *ParseCache) error {
 // are legal JSON streams but not YAML); if that fails it is parsed as YAML,
 // whose error is the more useful one.
 func ParseDocuments(data []byte) ([]*yaml.Node, error) {
+	// JSON too: a stream of a million small values is as costly to parse.
+	if err := yamlsafe.PreScan(data); err != nil {
+		return nil, err
+	}
 	if t := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {
 		if docs, err := parseJSONStream(t); err == nil {
 			for i, d := range docs {
@@ -320,6 +366,8 @@ func blockStyle(n *yaml.Node) {
 func classify(b *Bundle, files []*manifestFile) error {
 	var csvs []string
 	var csvNode *yaml.Node
+	var v1beta1 []v1beta1CRD
+	aliasNodes := 0 // added by expanding aliases, over the whole bundle
 	for _, f := range files {
 		var objs []located
 		for i, doc := range f.docs {
@@ -328,14 +376,24 @@ func classify(b *Bundle, files []*manifestFile) error {
 			}
 			var err error
 			if objs, err = flatten(objs, doc, fmt.Sprintf("document %d", i+1)); err != nil {
-				return fmt.Errorf("%s: %w", f.name, err)
+				return &FileError{File: f.name, Err: err}
 			}
 		}
 		for _, o := range objs {
 			if yamlsafe.HasAliases(o.node) {
-				n, err := yamlsafe.DeAnchor(o.node, yamlsafe.DefaultLimits)
+				// Counted before anything expands: many files, each under
+				// the per-file budget, must not add up to a bomb.
+				added, err := yamlsafe.Measure(o.node, yamlsafe.DefaultLimits)
+				if err == nil && aliasNodes+added > yamlsafe.DefaultLimits.MaxAliasNodes {
+					err = fmt.Errorf("YAML aliases of the bundle's files would add more than %d nodes once expanded: write the repeated parts out", yamlsafe.DefaultLimits.MaxAliasNodes)
+				}
+				aliasNodes += added
+				var n *yaml.Node
+				if err == nil {
+					n, err = yamlsafe.DeAnchor(o.node, yamlsafe.DefaultLimits)
+				}
 				if err != nil {
-					return fmt.Errorf("%s: %s: expanding YAML aliases: %w", f.name, o.where, err)
+					return &FileError{File: f.name, Err: fmt.Errorf("%s: expanding YAML aliases: %w", o.where, err)}
 				}
 				o.node = n
 			}
@@ -346,7 +404,8 @@ func classify(b *Bundle, files []*manifestFile) error {
 				csvs = append(csvs, f.name)
 				csvNode, b.CSVFile = o.node, f.name
 			case o.kind == "CustomResourceDefinition" && o.apiVersion == "apiextensions.k8s.io/v1beta1":
-				return fmt.Errorf("%s: %s: CustomResourceDefinition %q is apiextensions.k8s.io/v1beta1, which Kubernetes stopped serving in 1.22; convert it to apiextensions.k8s.io/v1", f.name, o.where, o.name)
+				// Refused once the CSV says whether the operator owns it.
+				v1beta1 = append(v1beta1, v1beta1CRD{f.name, o.where, o.name})
 			case o.kind == "CustomResourceDefinition" && o.apiVersion == "apiextensions.k8s.io/v1":
 				b.CRDs = append(b.CRDs, Object{File: f.name, RNode: yaml.NewRNode(o.node)})
 			default:
@@ -356,6 +415,9 @@ func classify(b *Bundle, files []*manifestFile) error {
 	}
 	switch len(csvs) {
 	case 0:
+		if len(b.SkippedFiles) > 0 {
+			return fmt.Errorf("no ClusterServiceVersion found in %s/ once %s skipped, unread: the ClusterServiceVersion cannot be skipped; remove its file from the list", ManifestsDir, strings.Join(b.SkippedFiles, ", "))
+		}
 		return fmt.Errorf("no ClusterServiceVersion found in %s/", ManifestsDir)
 	case 1:
 	default:
@@ -369,6 +431,46 @@ func classify(b *Bundle, files []*manifestFile) error {
 		return fmt.Errorf("%s: ClusterServiceVersion: %w", b.CSVFile, err)
 	}
 	b.CSV = csv
+	if err := refuseV1beta1(csv, v1beta1); err != nil {
+		return err
+	}
+	return checkSkippedOwned(b)
+}
+
+// v1beta1CRD is an apiextensions.k8s.io/v1beta1 CRD of the bundle.
+type v1beta1CRD struct{ file, where, name string }
+
+// refuseV1beta1 refuses the first v1beta1 CRD. No Kubernetes serves
+// apiextensions.k8s.io/v1beta1 since 1.22, and OLM v1 installs such a CRD
+// without its schema, which current clusters refuse: there is nothing to
+// render. One the CSV owns is the operator's own API, so the only way out
+// is another bundle version; one it does not own may be needless, and the
+// file can then be skipped (a *FileError).
+func refuseV1beta1(csv *v1alpha1.ClusterServiceVersion, crds []v1beta1CRD) error {
+	if len(crds) == 0 {
+		return nil
+	}
+	c := crds[0]
+	msg := fmt.Sprintf("%s: CustomResourceDefinition %q is apiextensions.k8s.io/v1beta1, which no Kubernetes serves since 1.22 (OLM v1 would install it without its schema, which current clusters refuse)", c.where, c.name)
+	for _, o := range csv.Spec.CustomResourceDefinitions.Owned {
+		if o.Name == c.name {
+			return fmt.Errorf("%s: %s; the ClusterServiceVersion owns it, so the operator cannot run without it: use a bundle version whose CRDs are apiextensions.k8s.io/v1 (or ask the vendor for one)", c.file, msg)
+		}
+	}
+	return &FileError{File: c.file, Err: fmt.Errorf("%s; the ClusterServiceVersion does not own it", msg)}
+}
+
+// checkSkippedOwned refuses a load whose skipped files took a CRD the CSV
+// owns with them: the operator needs its own APIs.
+func checkSkippedOwned(b *Bundle) error {
+	if len(b.SkippedFiles) == 0 {
+		return nil
+	}
+	for _, o := range b.CSV.Spec.CustomResourceDefinitions.Owned {
+		if !slices.ContainsFunc(b.CRDs, func(c Object) bool { return c.GetName() == o.Name }) {
+			return fmt.Errorf("the ClusterServiceVersion owns CustomResourceDefinition %q, and no file left once %s skipped holds it: the operator cannot run without it; skip only files it does not need", o.Name, strings.Join(b.SkippedFiles, ", "))
+		}
+	}
 	return nil
 }
 
@@ -482,14 +584,14 @@ func mergeCSVProperties(b *Bundle) error {
 // written (a `channel.default.v1: 1.0` stays "1.0"), so odd but valid files
 // do not fail on typing.
 func parseAnnotations(data []byte) (map[string]string, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	docs, err := yamlsafe.Parse(data)
+	if err != nil {
 		return nil, err
 	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+	if len(docs) == 0 || docs[0] == nil || docs[0].Kind != yaml.MappingNode {
 		return nil, errors.New("want a mapping with an `annotations:` key")
 	}
-	m := field(doc.Content[0], "annotations")
+	m := field(docs[0], "annotations")
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil, errors.New("no `annotations:` mapping")
 	}
@@ -511,9 +613,23 @@ func parsePropertyFile(files map[string][]byte, name, key string) ([]Property, e
 	if !ok {
 		return nil, nil
 	}
+	// Bounded first: sigs.k8s.io/yaml expands aliases as it decodes.
+	if _, err := yamlsafe.Parse(data); err != nil {
+		if strings.Contains(err.Error(), "yaml: ") {
+			// A syntax error. The YAML 1.1 parser's line is the one at or
+			// just before the mistake; the newer parser's is often that of
+			// the enclosing construct, lines earlier. It stops at the
+			// error, before expanding anything.
+			if _, err1 := sigsyaml.YAMLToJSON(data); err1 != nil {
+				err = err1
+			}
+			return nil, fmt.Errorf("%s: not valid YAML near %s", name, plainYAMLError(err))
+		}
+		return nil, fmt.Errorf("%s: %s", name, plainYAMLError(err))
+	}
 	var file map[string][]Property
 	if err := sigsyaml.Unmarshal(data, &file); err != nil {
-		return nil, fmt.Errorf("%s: want `%s:` with a list of {type, value}: %w", name, key, err)
+		return nil, fmt.Errorf("%s: want `%s:` with a list of {type, value}: %s", name, key, plainYAMLError(err))
 	}
 	props := file[key]
 	for i, p := range props {
@@ -522,6 +638,17 @@ func parsePropertyFile(files map[string][]byte, name, key string) ([]Property, e
 		}
 	}
 	return props, nil
+}
+
+// plainYAMLError is a YAML parser's or decoder's error without the layers
+// of prefixes the libraries add ("document 1: yaml: line 22: …" becomes
+// "line 22: …").
+func plainYAMLError(err error) string {
+	msg := err.Error()
+	for _, p := range []string{"document 1: ", "error converting YAML to JSON: ", "error unmarshaling JSON: while decoding JSON: ", "yaml: ", "json: "} {
+		msg = strings.TrimPrefix(msg, p)
+	}
+	return msg
 }
 
 // contentDigest hashes the bundle files; see LoadFS and DirDigest.

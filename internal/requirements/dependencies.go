@@ -31,6 +31,9 @@ func dependencyFindings(in Input) []Finding {
 		out = append(out, Finding{Category: Dependency, Subject: subject, Source: source, Severity: Error, Message: msg,
 			Fix: fmt.Sprintf("install it first (its own Application, in an earlier sync wave or synced before this one), then accept %q", "dependency:"+subject)})
 	}
+	if why := in.Bundle.DependenciesUnreadable; why != "" {
+		out = append(out, unreadableDependencies(why))
+	}
 	for _, src := range []struct {
 		file  string
 		props []bundle.Property
@@ -59,6 +62,19 @@ func dependencyFindings(in Input) []Finding {
 		}
 	}
 	return out
+}
+
+// unreadableDependencies is the finding for a metadata/dependencies.yaml
+// the loader could not read (why: "not valid YAML near line 22: …"). OLM v1
+// never reads the file to render, so the render goes on; what the operator
+// needs installed first is then unknown, which the user must find out.
+func unreadableDependencies(why string) Finding {
+	return Finding{
+		Category: Dependency, Subject: "unknown", Source: bundle.DependenciesFile, Severity: Warning,
+		Message: fmt.Sprintf("the packages this operator needs installed first are unknown: %s cannot be read (%s); OLM v1 does not read it to render, and neither does olm-cmp",
+			bundle.DependenciesFile, why),
+		Fix: fmt.Sprintf("read the file (or the operator's documentation) for the operators it needs, install them first, then accept %q", "dependency:unknown"),
+	}
 }
 
 // constraintPackages are the packageNames anywhere in an olm.constraint

@@ -211,6 +211,12 @@ spec:
 			b.Dependencies = []bundle.Property{{Type: "olm.package", Value: json.RawMessage(`{"packageName":"devworkspace-operator","version":">=0.11.0"}`)}}
 			return b
 		}(), want: []want{{"dependency:devworkspace-operator", Error}}, wantSub: "metadata/dependencies.yaml"},
+		// eventing-kogito 1.2.0: the loader could not read the file.
+		{name: "dependencies unknown", bundle: func() *bundle.Bundle {
+			b := emptyBundle()
+			b.DependenciesUnreadable = "not valid YAML near line 22: did not find expected key"
+			return b
+		}(), want: []want{{"dependency:unknown", Warning}}, wantSub: "metadata/dependencies.yaml"},
 		{name: "olm.constraint packages", bundle: func() *bundle.Bundle {
 			b := emptyBundle()
 			b.Properties = []bundle.Property{{Type: "olm.constraint", Value: json.RawMessage(`{"failureMessage":"SBO needed","any":{"constraints":[{"package":{"packageName":"b"}},{"package":{"packageName":"a"}}]}}`)}}
@@ -248,6 +254,16 @@ metadata: {name: r}
 				t.Errorf("source %q does not name %q", got[0].Source, c.wantSub)
 			}
 		})
+	}
+}
+
+func TestUnreadableDependenciesMessage(t *testing.T) {
+	b := emptyBundle()
+	b.DependenciesUnreadable = "not valid YAML near line 22: did not find expected key"
+	got := Pending(Report(Input{Bundle: b}))
+	want := `requirement dependency:unknown (from metadata/dependencies.yaml): the packages this operator needs installed first are unknown: metadata/dependencies.yaml cannot be read (not valid YAML near line 22: did not find expected key); OLM v1 does not read it to render, and neither does olm-cmp; fix: read the file (or the operator's documentation) for the operators it needs, install them first, then accept "dependency:unknown"`
+	if len(got) != 1 || got[0].Line() != want {
+		t.Fatalf("got %+v\nwant %s", got, want)
 	}
 }
 

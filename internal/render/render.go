@@ -216,17 +216,18 @@ func (r *Renderer) Load(ctx context.Context, rv Resolved) (*bundle.Bundle, error
 	if rv.Catalog != nil {
 		what = chosen(rv.Catalog)
 	}
+	o.SkipFiles = rv.Request.Spec.ExcludeFiles
 	if r.Loader == nil {
-		b, err := bundle.LoadDir(o.Dir)
+		b, err := bundle.LoadDir(o.Dir, o.SkipFiles...)
 		if err != nil {
-			return nil, dirError(what, err)
+			return nil, skipHint(dirError(what, err))
 		}
 		b.Origin.Ref = o.Ref
 		return b, nil
 	}
 	b, err := r.Loader.Load(ctx, o)
 	if err != nil {
-		return nil, dirError(what, err)
+		return nil, skipHint(dirError(what, err))
 	}
 	return b, nil
 }
@@ -251,6 +252,9 @@ func RenderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, 
 	}
 	p, err := newPipeline(rv.Request, b)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkExcludeFiles(p, rv.Request.Spec, b); err != nil {
 		return nil, err
 	}
 	nodes, manifests, err := p.run(ctx)

@@ -84,6 +84,10 @@ type Spec struct {
 	AuthReaderBinding bool `json:"authReaderBinding,omitempty"`
 	// Exclude drops objects matching [group/]Kind[/name]; * globs.
 	Exclude []string `json:"exclude,omitempty"`
+	// ExcludeFiles are files of the bundle's manifests/ the loader skips
+	// unread ("manifests/broken.yaml"): the way past a vendor's file that
+	// does not parse. Exact paths, as load errors name them.
+	ExcludeFiles []string `json:"excludeFiles,omitempty"`
 	// Images are image prefix rewrites (from → to), longest prefix first.
 	Images map[string]string `json:"images,omitempty"`
 	// Config is OLM's SubscriptionConfig, applied to every operator Deployment.
@@ -491,6 +495,15 @@ func (s *Spec) Validate() error {
 			add("spec.exclude[%d]: %v", i, err)
 		}
 	}
+	if len(s.ExcludeFiles) > MaxExcludeFiles {
+		add("spec.excludeFiles: %d entries, at most %d", len(s.ExcludeFiles), MaxExcludeFiles)
+	} else {
+		for i, f := range s.ExcludeFiles {
+			if msg := checkExcludeFile(f); msg != "" {
+				add("spec.excludeFiles[%d] %q: %s", i, truncate(f, 80), msg)
+			}
+		}
+	}
 	for from, to := range s.Images {
 		if from == "" || to == "" {
 			add("spec.images: %q -> %q: both the prefix and its replacement must be non-empty", from, to)
@@ -580,6 +593,36 @@ func checkAccept(a string) string {
 	return ""
 }
 
+// MaxExcludeFiles bounds spec.excludeFiles: a bundle with more broken files
+// than this is not one to render.
+const MaxExcludeFiles = 64
+
+// checkExcludeFile returns "" for a file of a bundle's manifests/ named as
+// the loader names it ("manifests/x.yaml"), else why not. Exact names only:
+// a glob could skip the ClusterServiceVersion unnoticed.
+func checkExcludeFile(f string) string {
+	name, ok := strings.CutPrefix(f, "manifests/")
+	switch {
+	case !ok:
+		return "name a file of the bundle's manifests/ directory as errors name it, e.g. manifests/broken.yaml"
+	case name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\"):
+		return "name one file directly in manifests/ (a bundle has no subdirectories there), e.g. manifests/broken.yaml"
+	case strings.HasPrefix(name, "."):
+		return "files starting with '.' are never read: remove the entry"
+	case strings.ContainsAny(name, "*?[") || len(f) > 255:
+		return "an exact file name, without globs and at most 255 characters"
+	}
+	return ""
+}
+
+// truncate shortens s for quoting in a message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
 // ValidateSelector checks an exclude entry of the form [group/]Kind[/name].
 func ValidateSelector(sel string) error {
 	if strings.TrimSpace(sel) == "" {
@@ -610,6 +653,7 @@ func (s *Spec) Normalized() []byte {
 	c.Examples = sortedSet(c.Examples)
 	c.ClusterAPIs = sortedSet(c.ClusterAPIs)
 	c.Accept = sortedSet(c.Accept)
+	c.ExcludeFiles = sortedSet(c.ExcludeFiles)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -438,3 +438,49 @@ func TestCertProvider(t *testing.T) {
 		}
 	}
 }
+
+func TestExcludeFiles(t *testing.T) {
+	base := Spec{Bundle: "./bundle", Namespace: "n"}
+	for _, ok := range []string{"manifests/broken.yaml", "manifests/a b.json"} {
+		s := base
+		s.ExcludeFiles = []string{ok}
+		if err := s.Validate(); err != nil {
+			t.Errorf("%q refused: %v", ok, err)
+		}
+	}
+	for f, want := range map[string]string{
+		"broken.yaml":               `spec.excludeFiles[0] "broken.yaml": name a file of the bundle's manifests/ directory as errors name it, e.g. manifests/broken.yaml`,
+		"metadata/annotations.yaml": `spec.excludeFiles[0] "metadata/annotations.yaml": name a file`,
+		"manifests/":                "name one file directly in manifests/",
+		"manifests/sub/x.yaml":      "name one file directly in manifests/",
+		"manifests/../x.yaml":       "name one file directly in manifests/",
+		"manifests/.hidden.yaml":    "never read",
+		"manifests/*.yaml":          "without globs",
+	} {
+		s := base
+		s.ExcludeFiles = []string{f}
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", f, err, want)
+		}
+	}
+	s := base
+	s.ExcludeFiles = make([]string, MaxExcludeFiles+1)
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "spec.excludeFiles: 65 entries, at most 64") {
+		t.Errorf("too many: %v", err)
+	}
+	// The cache key sees the field, and not its order.
+	a, b, c := base, base, base
+	a.ExcludeFiles = []string{"manifests/a.yaml", "manifests/b.yaml"}
+	b.ExcludeFiles = []string{"manifests/b.yaml", "manifests/a.yaml"}
+	if string(a.Normalized()) != string(b.Normalized()) || string(a.Normalized()) == string(c.Normalized()) {
+		t.Errorf("normalized: %s / %s / %s", a.Normalized(), b.Normalized(), c.Normalized())
+	}
+	// It decodes from the file and from a plugin parameter.
+	f, err := Parse("f", []byte(minimal+"  excludeFiles: [manifests/broken.yaml]\n"))
+	if err != nil || !slices.Equal(f.Spec.ExcludeFiles, []string{"manifests/broken.yaml"}) {
+		t.Errorf("parsed %v, %v", f, err)
+	}
+	if p, ok := FindParam("excludeFiles"); !ok || p.Collection != CollectionArray {
+		t.Errorf("parameter %+v %v", p, ok)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -82,5 +83,29 @@ func TestExcludeFilesThroughTheImageLoader(t *testing.T) {
 	req.Spec.ExcludeFiles = []string{"manifests/vendor.yaml"}
 	if _, err := r.Render(context.Background(), req); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestUnreadableDependenciesRender: eventing-kogito 1.2.0's dependencies.yaml
+// is mis-indented; OLM v1 renders the bundle, and so does olm-cmp, with one
+// warning saying the dependencies are unknown.
+func TestUnreadableDependenciesRender(t *testing.T) {
+	req := demoWith(t, map[string]string{"metadata/dependencies.yaml": "dependencies:\n- type: olm.package\n  value:\n    packageName: knative-eventing\n   version: 1.0.0\n"})
+	res := mustRender(t, req)
+	base := mustRender(t, demoRequest(t))
+	var added []string
+	for _, w := range res.Warnings {
+		if !slices.Contains(base.Warnings, w) {
+			added = append(added, w)
+		}
+	}
+	want := `requirement dependency:unknown (from metadata/dependencies.yaml): the packages this operator needs installed first are unknown: metadata/dependencies.yaml cannot be read (not valid YAML near line 4: did not find expected key); OLM v1 does not read it to render, and neither does olm-cmp; fix: read the file (or the operator's documentation) for the operators it needs, install them first, then accept "dependency:unknown"`
+	if len(added) != 1 || added[0] != want {
+		t.Fatalf("new warnings %q\nwant %q", added, want)
+	}
+	// The same objects: only the bundle's content digest differs.
+	strip := func(y []byte) string { return regexp.MustCompile(`sha256:[0-9a-f]{64}`).ReplaceAllString(string(y), "") }
+	if strip(res.YAML()) != strip(base.YAML()) {
+		t.Errorf("the render differs from the demo's")
 	}
 }

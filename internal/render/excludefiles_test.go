@@ -104,7 +104,9 @@ func TestUnreadableDependenciesRender(t *testing.T) {
 		t.Fatalf("new warnings %q\nwant %q", added, want)
 	}
 	// The same objects: only the bundle's content digest differs.
-	strip := func(y []byte) string { return regexp.MustCompile(`sha256:[0-9a-f]{64}`).ReplaceAllString(string(y), "") }
+	strip := func(y []byte) string {
+		return regexp.MustCompile(`sha256:[0-9a-f]{64}`).ReplaceAllString(string(y), "")
+	}
 	if strip(res.YAML()) != strip(base.YAML()) {
 		t.Errorf("the render differs from the demo's")
 	}

@@ -3,6 +3,7 @@ package transform
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -85,8 +86,9 @@ type excludeFilter struct {
 }
 
 // Exclude drops every object matching one of selectors (see ParseSelector for
-// the syntax) and warns about each selector that matched nothing, so a typo
-// does not go unnoticed. An invalid selector is an error.
+// the syntax) and warns about each selector that matched nothing, naming
+// what it could have meant, so a typo does not go unnoticed (see noop.go).
+// An invalid selector is an error.
 func Exclude(selectors []string, warn func(string)) kio.Filter {
 	return excludeFilter{selectors, warn, nil}
 }
@@ -128,12 +130,31 @@ func (f excludeFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 		if gkOf(n).Group == groupCertManager {
 			fix = fmt.Sprintf("remove %q from exclude, or set certificateProvider: none and supply the Secret", f.selectors[first])
 		}
-		f.drops.record(n, fmt.Sprintf("exclude %q matches it", f.selectors[first]), fix)
+		f.drops.recordChosen(n, fmt.Sprintf("exclude %q matches it", f.selectors[first]), fix)
 	}
 	for i, u := range used {
 		if !u {
-			warnf(f.warn, "exclude %q matched no object", f.selectors[i])
+			warnf(f.warn, "exclude %q matched no object; %s", f.selectors[i], nearSelections(sels[i], nodes))
 		}
 	}
 	return out, nil
+}
+
+// nearSelections says what an exclude selector that matched nothing could
+// have meant: the names of the objects of its kind when it names one (a
+// misspelt name), else the kinds the render has (a misspelt kind).
+func nearSelections(sel Selector, nodes []*yaml.RNode) string {
+	var names, kinds []string
+	for _, n := range nodes {
+		kinds = append(kinds, gkOf(n).String())
+		if kindOnly := (Selector{Group: sel.Group, Kind: sel.Kind, Name: "*", AnyGroup: sel.AnyGroup}); kindOnly.Matches(n) {
+			names = append(names, n.GetName())
+		}
+	}
+	if sel.Name != "*" && len(names) > 0 {
+		slices.Sort(names)
+		return "objects of that kind: " + listSome(names)
+	}
+	slices.Sort(kinds)
+	return "kinds rendered: " + listSome(kinds)
 }

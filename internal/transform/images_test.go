@@ -29,8 +29,8 @@ func TestImagesRewrite(t *testing.T) {
 		{"ghcr.io/x/img:v1.2", ""},
 		{"other.io/a/b", ""},
 	} {
-		got, ok := f.rewrite(tc.in)
-		if !ok {
+		got, rule := f.rewrite(tc.in)
+		if rule < 0 {
 			got = ""
 		}
 		if got != tc.want {

@@ -266,8 +266,8 @@ func TestRequiredObjectsAfterAPIVersions(t *testing.T) {
 func TestRequiredObjectsAfterPatchDelete(t *testing.T) {
 	drops := &Drops{}
 	patch := kustomizetypes.Patch{Patch: "apiVersion: v1\nkind: Service\nmetadata:\n  name: op-api\n$patch: delete\n"}
-	_, err := Apply(parse(t, requiresInput), patchesRecording([]kustomizetypes.Patch{patch}, nil, drops), RequiredObjects(drops, nil))
-	want := `Service ops/op-api is dropped because patches[0] deletes it, but APIService v1.op.example.com serves its API through it: change patches[0] so that it keeps the object`
+	_, err := Apply(parse(t, requiresInput), patchesRecording([]kustomizetypes.Patch{patch}, nil, drops, nil), RequiredObjects(drops, nil))
+	want := `Service ops/op-api is dropped because patches[0] deletes it, but APIService v1.op.example.com serves its API through it: change patches[0] so that it keeps the object, or exclude APIService/v1.op.example.com too`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error:\n%v\nwant:\n%s", err, want)
 	}

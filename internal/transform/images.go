@@ -122,10 +122,15 @@ func (f imagesFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	}
 	if f.unmatched != nil {
 		slices.Sort(run.images)
+		var unused []string
 		for i, u := range run.used {
 			if !u {
-				f.unmatched(fmt.Sprintf("images %q matched no image; images rendered: %s", f.rules[i].from, listSome(run.images)))
+				unused = append(unused, f.rules[i].from)
 			}
+		}
+		slices.Sort(unused) // the order a user reads the map in
+		for _, from := range unused {
+			f.unmatched(fmt.Sprintf("images %q matched no image; images rendered: %s", from, listSome(run.images)))
 		}
 	}
 	return nodes, nil

@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"slices"
@@ -142,19 +143,34 @@ func (f excludeFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 
 // nearSelections says what an exclude selector that matched nothing could
 // have meant: the names of the objects of its kind when it names one (a
-// misspelt name), else the kinds the render has (a misspelt kind).
+// misspelt name), else a kind one edit away, else the kinds rendered.
 func nearSelections(sel Selector, nodes []*yaml.RNode) string {
-	var names, kinds []string
+	var names, kinds, groups []string
+	kindOnly := Selector{Group: sel.Group, Kind: sel.Kind, Name: "*", AnyGroup: sel.AnyGroup}
+	anyGroup := Selector{Kind: sel.Kind, Name: "*", AnyGroup: true}
 	for _, n := range nodes {
-		kinds = append(kinds, gkOf(n).String())
-		if kindOnly := (Selector{Group: sel.Group, Kind: sel.Kind, Name: "*", AnyGroup: sel.AnyGroup}); kindOnly.Matches(n) {
+		kinds = append(kinds, n.GetKind())
+		if kindOnly.Matches(n) {
 			names = append(names, n.GetName())
+		}
+		if anyGroup.Matches(n) {
+			groups = append(groups, cmp.Or(gkOf(n).Group, "core"))
 		}
 	}
 	if sel.Name != "*" && len(names) > 0 {
 		slices.Sort(names)
 		return "objects of that kind: " + listSome(names)
 	}
+	if len(names) == 0 && len(groups) > 0 {
+		slices.Sort(groups)
+		return "that kind is in group " + listSome(groups)
+	}
 	slices.Sort(kinds)
+	kinds = slices.Compact(kinds)
+	for _, k := range kinds {
+		if oneEditApart(sel.Kind, k) {
+			return "did you mean " + k + "?"
+		}
+	}
 	return "kinds rendered: " + listSome(kinds)
 }

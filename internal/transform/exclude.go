@@ -172,5 +172,9 @@ func nearSelections(sel Selector, nodes []*yaml.RNode) string {
 			return "did you mean " + k + "?"
 		}
 	}
-	return "kinds rendered: " + listSome(kinds)
+	none := ""
+	if !strings.ContainsAny(sel.Kind, "*?[") {
+		none = "no " + sel.Kind + " is rendered; "
+	}
+	return none + "kinds rendered: " + listUpTo(kinds, maxKinds)
 }

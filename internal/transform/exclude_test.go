@@ -105,7 +105,7 @@ func TestExclude(t *testing.T) {
 		{"unmatched selectors warn, naming what there is", []string{"Foo", "apps/ConfigMap", "ConfigMap/cfg", "Deployment/opp", "Deploymnet"},
 			[]string{"ConfigMap/cfg"},
 			[]string{
-				`exclude "Foo" matched no object; kinds rendered: ClusterRole, ConfigMap, ConsoleLink, ConsoleYAMLSample, Deployment, Service`,
+				`exclude "Foo" matched no object; no Foo is rendered; kinds rendered: ClusterRole, ConfigMap, ConsoleLink, ConsoleYAMLSample, Deployment, Service`,
 				`exclude "apps/ConfigMap" matched no object; that kind is in group core, example.com`,
 				`exclude "Deployment/opp" matched no object; objects of that kind: op`,
 				`exclude "Deploymnet" matched no object; did you mean Deployment?`,

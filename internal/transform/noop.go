@@ -14,12 +14,19 @@ import (
 // same for spec.accept). Entries that already fail the render when they
 // match nothing (a patch's target, an examples kind) are errors anyway.
 
-// maxListed bounds the alternatives a no-op message lists.
-const maxListed = 10
+// maxListed bounds the alternatives a no-op message lists; maxKinds the
+// kinds (a bundle renders about fifteen, a typo is best seen among all).
+const (
+	maxListed = 10
+	maxKinds  = 30
+)
 
 // listSome joins the distinct items in their order, at most maxListed of
 // them, counting the rest; "none" when there are none.
-func listSome(items []string) string {
+func listSome(items []string) string { return listUpTo(items, maxListed) }
+
+// listUpTo is listSome listing at most limit items.
+func listUpTo(items []string, limit int) string {
 	var seen []string
 	for _, it := range items {
 		if !slices.Contains(seen, it) {
@@ -29,8 +36,8 @@ func listSome(items []string) string {
 	if len(seen) == 0 {
 		return "none"
 	}
-	out := strings.Join(seen[:min(len(seen), maxListed)], ", ")
-	if more := len(seen) - maxListed; more > 0 {
+	out := strings.Join(seen[:min(len(seen), limit)], ", ")
+	if more := len(seen) - limit; more > 0 {
 		out += fmt.Sprintf(" (and %d more)", more)
 	}
 	return out

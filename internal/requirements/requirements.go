@@ -9,7 +9,9 @@
 // A user states facts about the cluster with spec.clusterAPIs (APIs served
 // beyond vanilla Kubernetes) and accepts a finding knowingly with spec.accept
 // ("category:subject", globs allowed); accepted findings are still reported,
-// marked as accepted, and never fail a render.
+// marked as accepted, and never fail a render. An accept entry that matches
+// no finding is reported by UnmatchedAccept, like every spec entry that
+// matches nothing.
 package requirements
 
 import (

@@ -20,8 +20,9 @@ import (
 //     the patch sets. That is refused when the new element is incomplete for
 //     its type (it lacks a field the schema requires, or a container's
 //     image, which the API server's validation requires), or when its type
-//     needs more than its key (a container, a webhook) and its key is one
-//     edit away from an existing element's (`manger` next to `manager`):
+//     needs more than its key (a container, a volume mount, a webhook) and
+//     its key is one edit away from an existing element's (`manger` next to
+//     `manager`):
 //     both are a misspelt key far more often than an addition. A real
 //     addition is complete (a sidecar with its name and image) and named
 //     unlike its neighbours; one that is not can still be added with a JSON

@@ -300,12 +300,15 @@ type requiredFilter struct {
 // RequiredObjects fails the render when an object it keeps needs an object a
 // step dropped (see references): a Deployment whose ServiceAccount, mounted
 // Secret (or the Certificate that makes it) or ConfigMap is gone, a webhook
-// configuration, APIService or conversion webhook whose Service is gone, a
+// configuration, APIService or conversion webhook whose Service is gone or
+// whose Service's only pods were the dropped workload's (serviceBackends), a
 // Certificate whose Issuer is gone, an object whose inject-ca-from
-// Certificate is gone. The error names both objects and the way out, one line
-// per problem, sorted. A binding whose role is gone is a warning. A dropped
-// object nothing needs is not reported here (the step that dropped it warns
-// when it should).
+// Certificate is gone, a custom resource whose CRD the cluster's API list
+// dropped. The error names both objects and the way out, one line per
+// problem, sorted. A binding whose role is gone is a warning, and so is a
+// custom resource whose CRD the user dropped (it may be installed
+// separately). A dropped object nothing needs is not reported here (the step
+// that dropped it warns when it should).
 func RequiredObjects(drops *Drops, warn func(string)) kio.Filter {
 	return requiredFilter{drops, warn}
 }

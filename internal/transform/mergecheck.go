@@ -20,8 +20,8 @@ import (
 //     the patch sets. That is refused when the new element is incomplete for
 //     its type (it lacks a field the schema requires, or a container's
 //     image, which the API server's validation requires), or when its type
-//     needs more than its key (a container, a volume mount, a webhook) and
-//     its key is one edit away from an existing element's (`manger` next to
+//     needs more than its key (a container, a webhook) and its key is a
+//     name one edit away from an existing element's (`manger` next to
 //     `manager`):
 //     both are a misspelt key far more often than an addition. A real
 //     addition is complete (a sidecar with its name and image) and named
@@ -202,8 +202,11 @@ func (c *mergeCheck) created(schema *openapi.ResourceSchema, path, noun string, 
 			head, fix, noun, holding, strings.Join(missing, ", ")))
 		return
 	}
-	if len(keys) != 1 || len(required) <= 1 {
-		return // complete, and its type needs nothing beyond its key: an addition
+	if len(keys) != 1 || keys[0] != "name" || len(required) <= 1 {
+		// Complete, and its type needs nothing beyond its key, or its key
+		// is not a name (a mount path, a port: /certs2 next to /certs is
+		// an addition): an addition.
+		return
 	}
 	name := str(e, keys[0])
 	for _, x := range existing {

@@ -110,3 +110,46 @@ func TestOneEditApart(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeCheckOddShapes: patches whose shapes differ from the object's
+// (a map for a list, a scalar for a map, nulls in lists, keys that are not
+// scalars) are read without a panic; kustomize's merge judges them.
+func TestMergeCheckOddShapes(t *testing.T) {
+	const head = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: op-controller\n"
+	for _, body := range []string{
+		"spec: 3\n",
+		"spec:\n  template:\n    spec:\n      containers: {name: manager}\n",
+		"spec:\n  template:\n    spec:\n      containers: [null, 3, [a], {name: {x: y}, image: i}]\n",
+		"spec:\n  template:\n    spec:\n      containers:\n      - $patch: delete\n",
+		"spec:\n  template:\n    spec:\n      containers:\n      - name: manager\n        env: {$patch: delete}\n",
+		"spec:\n  template:\n    spec:\n      containers:\n      - name: manager\n        $patch: replace\n        image: x\n",
+		"spec:\n  template:\n    spec:\n      containers:\n      - name: manager\n        ports:\n        - {containerPort: 1, protocol: TCP}\n        - {protocol: UDP}\n",
+		"spec:\n  template: ~\n",
+		"$patch: delete\n",
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("patch %q: panic %v", body, r)
+				}
+			}()
+			_, _ = patchesRecording([]kustomizetypes.Patch{{Patch: head + body}}, nil, nil, func(string) {}).Filter(parse(t, patchInput))
+		}()
+	}
+}
+
+// TestPatchNewMountNextToASimilarOne: the one-edit rule is for names; a
+// mount path one character from another is an addition.
+func TestPatchNewMountNextToASimilarOne(t *testing.T) {
+	in := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: op\nspec:\n  template:\n    spec:\n      containers:\n      - name: manager\n        image: x.io/op:1\n        volumeMounts:\n        - {name: certs, mountPath: /certs}\n"
+	patch := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: op\nspec:\n  template:\n    spec:\n      containers:\n      - name: manager\n        volumeMounts:\n        - {name: certs2, mountPath: /certs2}\n"
+	if out := run(t, Patches([]kustomizetypes.Patch{{Patch: patch}}, nil), in); !strings.Contains(out, "mountPath: /certs2") {
+		t.Errorf("the mount was not added:\n%s", out)
+	}
+	// Without its name, the new mount is incomplete.
+	patch = strings.Replace(patch, "name: certs2, ", "", 1)
+	want := "patches[0]: apps/Deployment op: spec.template.spec.containers[name=manager].volumeMounts[mountPath=/certs2] matches no volume mount; existing: /certs — fix the mountPath (a strategic-merge patch would add a new volume mount holding nothing but its key, without name)"
+	if msg := runErr(t, Patches([]kustomizetypes.Patch{{Patch: patch}}, nil), in); msg != want {
+		t.Errorf("error:\n%s\nwant:\n%s", msg, want)
+	}
+}

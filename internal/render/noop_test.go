@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kustomizetypes "sigs.k8s.io/kustomize/api/types"
 )
 
@@ -19,10 +20,12 @@ func noopRequest(t *testing.T) Request {
 	req.Spec.Accept = []string{"api:nothing.example.com"}
 	req.Spec.Patches = []kustomizetypes.Patch{{Patch: demoDeployment + "      containers:\n      - name: sidecar\n        $patch: delete\n"}}
 	req.Spec.ClusterAPIs = []string{"cert-manager.io/v1"} // the demo's one finding
+	req.Spec.Config.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "greeter"}}
 	return req
 }
 
 var noopMessages = []string{
+	`config.selector selects nothing: OLM applies config to every Deployment of the bundle; remove it, and change a single Deployment with a patch instead`,
 	`exclude "Deploymnet" matched no object; did you mean Deployment?`,
 	`images "quay.io/olmcmp/" matched no image; images rendered: quay.io/olm-cmp/greeter-operator:v0.2.0`,
 	`patches[0]: apps/Deployment greeter-system/greeter-operator-controller: $patch: delete of spec.template.spec.containers[name=sidecar] deletes nothing: no container has name=sidecar; existing: manager`,
@@ -45,6 +48,7 @@ func TestSpecEntriesMatchingNothing(t *testing.T) {
 	}
 	// Fixed, strict renders.
 	req.Spec.Exclude, req.Spec.Accept, req.Spec.Patches = []string{"ConfigMap"}, nil, nil
+	req.Spec.Config.Selector = nil
 	req.Spec.Images = map[string]string{"quay.io/olm-cmp/": "mirror.example.com/olm-cmp/"}
 	if _, err := (&Renderer{}).Render(context.Background(), req); err != nil {
 		t.Fatal(err)

@@ -113,6 +113,10 @@ func (p *pipeline) convert(_ []*yaml.RNode) ([]*yaml.RNode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", p.b.CSV.Name, err)
 	}
+	if s.Config != nil && s.Config.Selector != nil {
+		// OLM ignores it too; a user who set it meant to pick Deployments.
+		p.noMatch("config.selector selects nothing: OLM applies config to every Deployment of the bundle; remove it, and change a single Deployment with a patch instead")
+	}
 	return objs, nil
 }
 

@@ -3,6 +3,7 @@ package transform
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -173,9 +174,26 @@ func selectTarget(nodes []*yaml.RNode, target *kustomizetypes.Selector) ([]int, 
 		}
 	}
 	if len(idx) == 0 {
-		return nil, fmt.Errorf("target %s matches no object", describeTarget(target))
+		return nil, fmt.Errorf("target %s matches no object%s", describeTarget(target), sameKind(nodes, sr))
 	}
 	return idx, nil
+}
+
+// sameKind names the objects of the kind a target that matched nothing
+// names (a misspelt name or namespace), or "" when it names none or there
+// are none.
+func sameKind(nodes []*yaml.RNode, sr *kustomizetypes.SelectorRegex) string {
+	var names []string
+	for _, n := range nodes {
+		if gvk := resid.GvkFromNode(n); gvk.Kind != "" && sr.MatchGvk(gvk) {
+			names = append(names, strings.TrimPrefix(n.GetNamespace()+"/"+n.GetName(), "/"))
+		}
+	}
+	if len(names) == 0 || len(names) == len(nodes) {
+		return ""
+	}
+	slices.Sort(names)
+	return "; objects of that kind: " + listSome(names)
 }
 
 // describeTarget writes a target the way a user wrote it.

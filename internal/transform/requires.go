@@ -274,7 +274,13 @@ type drop struct {
 
 // Drops records what the steps of one render drop (exclude, patches that
 // delete, API versions), for RequiredObjects.
-type Drops struct{ list []drop }
+type Drops struct {
+	list []drop
+	// served, when not nil, are the APIs the cluster serves: a custom
+	// resource of one of them has its CRD on the cluster, whatever the
+	// render dropped.
+	served []string
+}
 
 // record notes that n was dropped because of cause ("the cluster does not
 // serve x"), with fix the way out. A nil *Drops records nothing.
@@ -338,6 +344,9 @@ func (f requiredFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 				u := use{podSpec(r.from) == nil, displayName(r.from) + " " + fmt.Sprintf(r.use, what), r.alt}
 				if r.elsewhere && !d.chosen {
 					u.alt = ""
+				}
+				if r.elsewhere && d.chosen && slices.Contains(f.drops.served, r.from.GetApiVersion()) {
+					continue // the cluster serves it: installed some other way
 				}
 				if r.fatal && !(r.elsewhere && d.chosen) {
 					fatal[i] = append(fatal[i], u)

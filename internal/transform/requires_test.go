@@ -414,6 +414,11 @@ func TestRequiredObjectsCRWithoutCRD(t *testing.T) {
 	if strings.Join(w, "\n") != wantWarn {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(w, "\n"), wantWarn)
 	}
+	// The cluster serves the CR's API: its CRD is there, nothing to say.
+	w, drops = nil, &Drops{served: []string{"op.example.com/v1"}}
+	if _, err := Apply(parse(t, backendsInput), excludeRecording([]string{"CustomResourceDefinition"}, nil, drops), RequiredObjects(drops, w.add)); err != nil || len(w) > 0 {
+		t.Fatalf("err %v, warnings %q", err, w)
+	}
 	// Both go: nothing to say.
 	w, drops = nil, &Drops{}
 	if _, err := Apply(parse(t, backendsInput), excludeRecording([]string{"CustomResourceDefinition", "Widget"}, nil, drops), RequiredObjects(drops, w.add)); err != nil || len(w) > 0 {

@@ -134,7 +134,7 @@ func Steps(o Options) []Step {
 		steps = append(steps, Step{"annotations", Annotate(k, o.Annotations[k])})
 	}
 	waves := NewSyncWaves(o.Waves, o.KeepCRDs)
-	drops := &Drops{}
+	drops := &Drops{served: o.APIVersions}
 	return append(steps,
 		Step{"sync waves", waves.WaveStep()},
 		Step{"exclude", excludeRecording(o.Exclude, o.unmatched(), drops)},

@@ -82,6 +82,6 @@ over its variable.`,
 	}
 	lf.register(cmd.Flags())
 	cmd.Flags().BoolVar(&announce, "announce", false, "print the parameter announcements (JSON) instead of rendering")
-	cmd.Flags().BoolVar(&strict, "strict", false, "fail on every requirements finding not accepted (as the plugin env strict=true; a strict parameter wins)")
+	cmd.Flags().BoolVar(&strict, "strict", false, "fail on every requirements finding not accepted and every spec entry that matches nothing (as the plugin env strict=true; a strict parameter wins)")
 	return cmd
 }

@@ -34,7 +34,7 @@ func (f *specFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.pullSecrets, "image-pull-secret", nil, "pull secret name, repeatable (overrides spec.imagePullSecrets)")
 	fs.StringArrayVar(&f.excludes, "exclude", nil, "[group/]Kind[/name] to drop, repeatable (overrides spec.exclude)")
 	fs.StringVar(&f.certProvider, "certificate-provider", "", "cert-manager, service-ca or none (overrides spec.certificateProvider)")
-	fs.BoolVar(&f.strict, "strict", false, "fail on every requirements finding not accepted (overrides spec.strict)")
+	fs.BoolVar(&f.strict, "strict", false, "fail on every requirements finding not accepted and every spec entry that matches nothing (overrides spec.strict)")
 }
 
 // apply sets the fields of the flags given; an error names a flag whose

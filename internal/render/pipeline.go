@@ -33,9 +33,12 @@ const (
 const maxExtraManifestBytes = 8 << 20
 
 type pipeline struct {
-	req       Request
-	b         *bundle.Bundle
-	warnings  []string
+	req      Request
+	b        *bundle.Bundle
+	warnings []string
+	// unmatched are the spec entries that matched nothing (transform's
+	// Options.Unmatched): warnings, or under strict errors.
+	unmatched []string
 	manifests []string // set by the serialize step
 }
 
@@ -47,6 +50,8 @@ func newPipeline(req Request, b *bundle.Bundle) (*pipeline, error) {
 }
 
 func (p *pipeline) warn(msg string) { p.warnings = append(p.warnings, msg) }
+
+func (p *pipeline) noMatch(msg string) { p.unmatched = append(p.unmatched, msg) }
 
 // step is one entry of the pipeline: it takes the objects so far and
 // returns the next ones. The order is data (kyaml's "order is data"): the
@@ -107,6 +112,10 @@ func (p *pipeline) convert(_ []*yaml.RNode) ([]*yaml.RNode, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", p.b.CSV.Name, err)
+	}
+	if s.Config != nil && s.Config.Selector != nil {
+		// OLM ignores it too; a user who set it meant to pick Deployments.
+		p.noMatch("config.selector selects nothing: OLM applies config to every Deployment of the bundle; remove it, and change a single Deployment with a patch instead")
 	}
 	return objs, nil
 }
@@ -180,6 +189,7 @@ func (p *pipeline) transformOptions() transform.Options {
 		KeepCRDs:          s.KeepsCRDs(),
 		SettleHook:        base + "-sync-settled",
 		Warn:              p.warn,
+		Unmatched:         p.noMatch,
 	}
 }
 

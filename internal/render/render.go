@@ -261,7 +261,7 @@ func RenderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, 
 	if err != nil {
 		return nil, err
 	}
-	report, reqWarnings, err := checkRequirements(rv.Request, b, nodes)
+	report, reqWarnings, err := checkRequirements(rv.Request, b, nodes, p.unmatched)
 	if err != nil {
 		return nil, err
 	}

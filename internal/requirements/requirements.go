@@ -9,7 +9,9 @@
 // A user states facts about the cluster with spec.clusterAPIs (APIs served
 // beyond vanilla Kubernetes) and accepts a finding knowingly with spec.accept
 // ("category:subject", globs allowed); accepted findings are still reported,
-// marked as accepted, and never fail a render.
+// marked as accepted, and never fail a render. An accept entry that matches
+// no finding is reported by UnmatchedAccept, like every spec entry that
+// matches nothing.
 package requirements
 
 import (
@@ -183,6 +185,60 @@ func prefer(a, b Finding) bool {
 		return a.Severity == Error
 	}
 	return a.Message < b.Message
+}
+
+// maxListed bounds the findings an unmatched accept entry's message lists.
+const maxListed = 10
+
+// UnmatchedAccept returns one line per entry of in.Spec.Accept that matches
+// no finding of report (Report(in)): an entry that accepts nothing is a typo
+// or outlived its finding, and says so like every spec entry that matches
+// nothing (a warning; an error under strict, which render decides). An entry
+// counts as matched when it matches a finding of the report for a cluster
+// of unknown APIs too (in.APIVersions nil): a spec shared by clusters may
+// accept what only some of them lack.
+func UnmatchedAccept(in Input, report []Finding) []string {
+	unmatched := func(fs []Finding, entries []int) []int {
+		var out []int
+		for _, i := range entries {
+			one := compileAccept(in.Spec.Accept[i : i+1])
+			if !slices.ContainsFunc(fs, one.matches) {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	all := make([]int, len(in.Spec.Accept))
+	for i := range all {
+		all[i] = i
+	}
+	left := unmatched(report, all)
+	if len(left) > 0 && in.APIVersions != nil {
+		vanilla := in
+		vanilla.APIVersions = nil
+		left = unmatched(Report(vanilla), left)
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	var keys []string
+	for _, f := range report {
+		if !slices.Contains(keys, f.Key()) {
+			keys = append(keys, f.Key())
+		}
+	}
+	there := "the report has no findings"
+	if len(keys) > 0 {
+		there = "findings: " + strings.Join(keys[:min(len(keys), maxListed)], ", ")
+		if more := len(keys) - maxListed; more > 0 {
+			there += fmt.Sprintf(" (and %d more)", more)
+		}
+	}
+	out := make([]string, len(left))
+	for j, i := range left {
+		out[j] = fmt.Sprintf("accept %q matched no finding; %s", in.Spec.Accept[i], there)
+	}
+	return out
 }
 
 // Accepts reports whether an entry of spec.accept matches f. An entry is

@@ -410,3 +410,33 @@ func TestJSONAccepted(t *testing.T) {
 		t.Errorf("JSON %s: want \"accepted\":false and \"severity\":\"warning\"", out)
 	}
 }
+
+// TestUnmatchedAccept: an accept entry that matches no finding is reported,
+// listing the findings there are; one that matches only on a cluster of
+// unknown APIs (the spec may serve several clusters) is not.
+func TestUnmatchedAccept(t *testing.T) {
+	objs := objects(t, deployment("busybox", "op")+"---\napiVersion: route.openshift.io/v1\nkind: Route\nmetadata: {name: r}\n")
+	in := Input{Bundle: emptyBundle(), Objects: objs, Spec: spec.Spec{Accept: []string{
+		"api:route.openshift.io", // matched on a cluster that lacks routes
+		"api:rout.openshift.io",  // a typo
+		"image:*",                // matched
+		"openshift",              // a whole category with no finding
+	}}, APIVersions: []string{"v1", "apps/v1", "route.openshift.io/v1"}}
+	got := UnmatchedAccept(in, Report(in))
+	want := []string{
+		`accept "api:rout.openshift.io" matched no finding; findings: image:busybox`,
+		`accept "openshift" matched no finding; findings: image:busybox`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	in.Spec.Accept = []string{"image:x"}
+	in.Objects = nil
+	if got := UnmatchedAccept(in, Report(in)); !slices.Equal(got, []string{`accept "image:x" matched no finding; the report has no findings`}) {
+		t.Errorf("got %q", got)
+	}
+	in.Spec.Accept = nil
+	if got := UnmatchedAccept(in, Report(in)); got != nil {
+		t.Errorf("got %q", got)
+	}
+}

@@ -57,7 +57,7 @@ var paramDocs = map[string][2]string{
 	"patches":             {"Patches", "Kustomize patches (strategic merge or JSON 6902, with target) as a JSON or YAML list"},
 	"syncWaves":           {"Sync waves", "Argo CD sync wave per group (crds, rbac, operator, webhooks, crs) as a JSON or YAML object"},
 	"keepCRDs":            {"Keep CRDs", "Protect CRDs from deletion by Argo CD (true or false; default true)"},
-	"strict":              {"Strict", "Fail the render on every requirements finding not accepted (true or false)"},
+	"strict":              {"Strict", "Fail the render on every requirements finding not accepted and every spec entry that matches nothing (true or false)"},
 	"clusterAPIs":         {"Cluster APIs", "APIs the cluster serves beyond vanilla Kubernetes, group/version or group (e.g. cert-manager.io/v1)"},
 	"upgradeFrom":         {"Upgrade from", "The version the cluster runs today (the image tag, or the exact catalog version): the render fails if upgrading from it is unsafe (e.g. 1.19.1)"},
 	"accept":              {"Accepted requirements", "Requirements findings accepted knowingly, category:subject with * globs (e.g. api:route.openshift.io)"},

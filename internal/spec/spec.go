@@ -103,8 +103,8 @@ type Spec struct {
 	SyncWaves SyncWaves `json:"syncWaves,omitempty"`
 	// KeepCRDs protects CRDs from deletion by Argo CD (default true).
 	KeepCRDs *bool `json:"keepCRDs,omitempty"`
-	// Strict turns the requirements report's findings and upgrade-graph
-	// warnings into errors.
+	// Strict turns the requirements report's findings, upgrade-graph
+	// warnings and spec entries that match nothing into errors.
 	Strict bool `json:"strict,omitempty"`
 	// ClusterAPIs are APIs the target cluster serves beyond vanilla
 	// Kubernetes ("cert-manager.io/v1", or a group alone for every version):

@@ -66,6 +66,13 @@ func apiVersionsRecording(served []string, warn func(string), drops *Drops) kio.
 	return f
 }
 
+// everyClusterServes are the APIs no supported Kubernetes lacks: a list of
+// served APIs without one of them is partial, not a fact about the cluster.
+var everyClusterServes = map[string]bool{
+	"v1": true, "apps/v1": true, "rbac.authorization.k8s.io/v1": true,
+	"apiextensions.k8s.io/v1": true, "admissionregistration.k8s.io/v1": true,
+}
+
 // isKindSegment tells "v1/Pod" (kind) from "apps/v1" (group/version): kinds
 // start with an upper-case letter, versions with a lower-case 'v'.
 func isKindSegment(s string) bool { return s != "" && s[0] >= 'A' && s[0] <= 'Z' }
@@ -98,6 +105,9 @@ func (f apiVersionsFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 		}
 		warnf(f.warn, "dropped %s: %s", describe(n), cause)
 		fix := fmt.Sprintf("install what serves %s on the cluster (its CRDs or operator) first, then refresh", av)
+		if everyClusterServes[av] {
+			fix = fmt.Sprintf("every cluster serves %s: the list of APIs the cluster serves (--api-versions, Argo CD's KUBE_API_VERSIONS) looks partial; give the whole list", av)
+		}
 		if gkOf(n).Group == groupCertManager {
 			fix = "install cert-manager, or set certificateProvider: none and supply the Secret"
 		}

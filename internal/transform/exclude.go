@@ -1,8 +1,10 @@
 package transform
 
 import (
+	"cmp"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -85,8 +87,9 @@ type excludeFilter struct {
 }
 
 // Exclude drops every object matching one of selectors (see ParseSelector for
-// the syntax) and warns about each selector that matched nothing, so a typo
-// does not go unnoticed. An invalid selector is an error.
+// the syntax) and warns about each selector that matched nothing, naming
+// what it could have meant, so a typo does not go unnoticed (see noop.go).
+// An invalid selector is an error.
 func Exclude(selectors []string, warn func(string)) kio.Filter {
 	return excludeFilter{selectors, warn, nil}
 }
@@ -128,12 +131,50 @@ func (f excludeFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 		if gkOf(n).Group == groupCertManager {
 			fix = fmt.Sprintf("remove %q from exclude, or set certificateProvider: none and supply the Secret", f.selectors[first])
 		}
-		f.drops.record(n, fmt.Sprintf("exclude %q matches it", f.selectors[first]), fix)
+		f.drops.recordChosen(n, fmt.Sprintf("exclude %q matches it", f.selectors[first]), fix)
 	}
 	for i, u := range used {
 		if !u {
-			warnf(f.warn, "exclude %q matched no object", f.selectors[i])
+			warnf(f.warn, "exclude %q matched no object; %s", f.selectors[i], nearSelections(sels[i], nodes))
 		}
 	}
 	return out, nil
+}
+
+// nearSelections says what an exclude selector that matched nothing could
+// have meant: the names of the objects of its kind when it names one (a
+// misspelt name), else a kind one edit away, else the kinds rendered.
+func nearSelections(sel Selector, nodes []*yaml.RNode) string {
+	var names, kinds, groups []string
+	kindOnly := Selector{Group: sel.Group, Kind: sel.Kind, Name: "*", AnyGroup: sel.AnyGroup}
+	anyGroup := Selector{Kind: sel.Kind, Name: "*", AnyGroup: true}
+	for _, n := range nodes {
+		kinds = append(kinds, n.GetKind())
+		if kindOnly.Matches(n) {
+			names = append(names, n.GetName())
+		}
+		if anyGroup.Matches(n) {
+			groups = append(groups, cmp.Or(gkOf(n).Group, "core"))
+		}
+	}
+	if sel.Name != "*" && len(names) > 0 {
+		slices.Sort(names)
+		return "objects of that kind: " + listSome(names)
+	}
+	if len(names) == 0 && len(groups) > 0 {
+		slices.Sort(groups)
+		return "that kind is in group " + listSome(groups)
+	}
+	slices.Sort(kinds)
+	kinds = slices.Compact(kinds)
+	for _, k := range kinds {
+		if oneEditApart(sel.Kind, k) {
+			return "did you mean " + k + "?"
+		}
+	}
+	none := ""
+	if !strings.ContainsAny(sel.Kind, "*?[") {
+		none = "no " + sel.Kind + " is rendered; "
+	}
+	return none + "kinds rendered: " + listUpTo(kinds, maxKinds)
 }

@@ -102,9 +102,14 @@ func TestExclude(t *testing.T) {
 		{"kind/name", []string{"Deployment/op"}, []string{"Deployment/op"}, nil},
 		{"any kind by name", []string{"*/op"}, []string{"Deployment/op", "ClusterRole/op"}, nil},
 		{"three segments", []string{"core/*/op-*"}, []string{"Service/op-svc"}, nil},
-		{"unmatched selectors warn", []string{"Foo", "apps/ConfigMap", "ConfigMap/cfg"},
+		{"unmatched selectors warn, naming what there is", []string{"Foo", "apps/ConfigMap", "ConfigMap/cfg", "Deployment/opp", "Deploymnet"},
 			[]string{"ConfigMap/cfg"},
-			[]string{`exclude "Foo" matched no object`, `exclude "apps/ConfigMap" matched no object`}},
+			[]string{
+				`exclude "Foo" matched no object; no Foo is rendered; kinds rendered: ClusterRole, ConfigMap, ConsoleLink, ConsoleYAMLSample, Deployment, Service`,
+				`exclude "apps/ConfigMap" matched no object; that kind is in group core, example.com`,
+				`exclude "Deployment/opp" matched no object; objects of that kind: op`,
+				`exclude "Deploymnet" matched no object; did you mean Deployment?`,
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var w warnings

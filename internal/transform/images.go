@@ -2,6 +2,7 @@ package transform
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -13,7 +14,11 @@ import (
 type imageRule struct{ from, to string }
 
 // imagesFilter rewrites image references by prefix.
-type imagesFilter struct{ rules []imageRule }
+type imagesFilter struct {
+	rules []imageRule
+	// unmatched, when not nil, hears of each rule that rewrote nothing.
+	unmatched func(string)
+}
 
 // Images rewrites image references that start with a key of rewrites to start
 // with its value instead (mirrors: "quay.io/org" → "mirror.example.com/org").
@@ -31,6 +36,13 @@ type imagesFilter struct{ rules []imageRule }
 // CronJobs and in Pods. The CSV's relatedImages are not rendered, so not
 // rewritten. Scalar styles and comments are kept.
 func Images(rewrites map[string]string) kio.Filter {
+	return imagesReporting(rewrites, nil)
+}
+
+// imagesReporting is Images telling unmatched about each prefix that
+// rewrote no image (a typo, or a prefix a longer one always wins over),
+// listing the images there are (see noop.go).
+func imagesReporting(rewrites map[string]string, unmatched func(string)) kio.Filter {
 	rules := make([]imageRule, 0, len(rewrites))
 	for from, to := range rewrites {
 		if from != "" {
@@ -40,21 +52,30 @@ func Images(rewrites map[string]string) kio.Filter {
 	slices.SortFunc(rules, func(a, b imageRule) int {
 		return cmp.Or(cmp.Compare(len(b.from), len(a.from)), cmp.Compare(a.from, b.from))
 	})
-	return imagesFilter{rules}
+	return imagesFilter{rules, unmatched}
 }
 
-// rewrite returns ref with its longest matching prefix replaced.
-func (f imagesFilter) rewrite(ref string) (string, bool) {
-	for _, r := range f.rules {
+// rewrite returns ref with its longest matching prefix replaced, and the
+// index of that rule.
+func (f imagesFilter) rewrite(ref string) (string, int) {
+	for i, r := range f.rules {
 		if !strings.HasPrefix(ref, r.from) {
 			continue
 		}
 		rest := ref[len(r.from):]
 		if rest == "" || strings.ContainsAny(r.from[len(r.from)-1:], "/:@") || strings.ContainsAny(rest[:1], "/:@") {
-			return r.to + rest, true
+			return r.to + rest, i
 		}
 	}
-	return "", false
+	return "", -1
+}
+
+// imageRun is one pass of the filter: which rules rewrote something, and
+// the container images seen (for the message about a rule that did not).
+type imageRun struct {
+	imagesFilter
+	used   []bool
+	images []string
 }
 
 // podSpecPaths are where each workload kind keeps its pod spec.
@@ -83,6 +104,7 @@ func (f imagesFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	if len(f.rules) == 0 {
 		return nodes, nil
 	}
+	run := &imageRun{imagesFilter: f, used: make([]bool, len(f.rules))}
 	for _, n := range nodes {
 		ps := podSpec(n)
 		if ps == nil {
@@ -94,16 +116,32 @@ func (f imagesFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 				continue
 			}
 			for _, c := range seq.Value.Content() {
-				f.container(yaml.NewRNode(c))
+				run.container(yaml.NewRNode(c))
 			}
+		}
+	}
+	if f.unmatched != nil {
+		slices.Sort(run.images)
+		var unused []string
+		for i, u := range run.used {
+			if !u {
+				unused = append(unused, f.rules[i].from)
+			}
+		}
+		slices.Sort(unused) // the order a user reads the map in
+		for _, from := range unused {
+			f.unmatched(fmt.Sprintf("images %q matched no image; images rendered: %s", from, listSome(run.images)))
 		}
 	}
 	return nodes, nil
 }
 
 // container rewrites one container's image and env values.
-func (f imagesFilter) container(c *yaml.RNode) {
+func (f *imageRun) container(c *yaml.RNode) {
 	if img := c.Field("image"); img != nil {
+		if y := img.Value.YNode(); y.Kind == yaml.ScalarNode {
+			f.images = append(f.images, y.Value)
+		}
 		f.scalar(img.Value.YNode())
 	}
 	env := c.Field("env")
@@ -118,11 +156,12 @@ func (f imagesFilter) container(c *yaml.RNode) {
 }
 
 // scalar rewrites a string scalar in place, keeping its style and comments.
-func (f imagesFilter) scalar(y *yaml.Node) {
+func (f *imageRun) scalar(y *yaml.Node) {
 	if y.Kind != yaml.ScalarNode {
 		return
 	}
-	if v, ok := f.rewrite(y.Value); ok {
+	if v, i := f.rewrite(y.Value); i >= 0 {
 		y.Value = v
+		f.used[i] = true
 	}
 }

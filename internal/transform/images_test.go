@@ -1,6 +1,9 @@
 package transform
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestImagesRewrite(t *testing.T) {
 	f := Images(map[string]string{
@@ -29,8 +32,8 @@ func TestImagesRewrite(t *testing.T) {
 		{"ghcr.io/x/img:v1.2", ""},
 		{"other.io/a/b", ""},
 	} {
-		got, ok := f.rewrite(tc.in)
-		if !ok {
+		got, rule := f.rewrite(tc.in)
+		if rule < 0 {
 			got = ""
 		}
 		if got != tc.want {
@@ -159,4 +162,29 @@ spec:
 	diff(t, run(t, Images(map[string]string{"quay.io/org": "m.example.com"}), in), want)
 	// No rewrites: untouched, byte for byte.
 	diff(t, run(t, Images(nil), in), in)
+}
+
+// TestImagesUnmatched: a prefix that rewrites no image (a typo, or one a
+// longer prefix always wins over) is reported, listing the images rendered;
+// one that rewrites only an env value is used.
+func TestImagesUnmatched(t *testing.T) {
+	in := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: op\nspec:\n  template:\n    spec:\n      containers:\n" +
+		"      - name: manager\n        image: quay.io/org/op:v1\n        env:\n        - name: RELATED_IMAGE_X\n          value: ghcr.io/x/operand:1\n" +
+		"      - name: proxy\n        image: gcr.io/kubebuilder/kube-rbac-proxy:v0.13\n"
+	var w warnings
+	run(t, imagesReporting(map[string]string{
+		"quay.io/orgg":      "m.example.com/a", // typo
+		"quay.io":           "m.example.com/b", // always beaten by the longer one
+		"quay.io/org/":      "m.example.com/c/",
+		"ghcr.io/x":         "m.example.com/d", // an env value only
+		"docker.io/library": "m.example.com/e",
+	}, w.add), in)
+	want := []string{
+		`images "docker.io/library" matched no image; images rendered: gcr.io/kubebuilder/kube-rbac-proxy:v0.13, quay.io/org/op:v1`,
+		`images "quay.io" matched no image; images rendered: gcr.io/kubebuilder/kube-rbac-proxy:v0.13, quay.io/org/op:v1`,
+		`images "quay.io/orgg" matched no image; images rendered: gcr.io/kubebuilder/kube-rbac-proxy:v0.13, quay.io/org/op:v1`,
+	}
+	if strings.Join(w, "\n") != strings.Join(want, "\n") {
+		t.Errorf("no-ops:\n%s\nwant:\n%s", strings.Join(w, "\n"), strings.Join(want, "\n"))
+	}
 }

@@ -3,6 +3,7 @@ package transform
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -24,6 +25,8 @@ type patchesFilter struct {
 	patches  []kustomizetypes.Patch
 	readFile func(string) ([]byte, error)
 	drops    *Drops
+	// unmatched, when not nil, hears of each deletion that deletes nothing.
+	unmatched func(string)
 }
 
 // Patches applies patches in order, each as a kustomize `patches:` entry does,
@@ -47,30 +50,50 @@ type patchesFilter struct {
 //     JSON (as in kustomize), so the object's comments are lost.
 //
 // A patch that matches no object is an error naming its index: a silently
-// ignored patch is worse than a failed render.
+// ignored patch is worse than a failed render. So is a strategic-merge patch
+// that would append an element to a merge-keyed list when that element is
+// incomplete or its key one edit from an existing one (a misspelt container
+// name: mergecheck.go).
 func Patches(patches []kustomizetypes.Patch, readFile func(path string) ([]byte, error)) kio.Filter {
-	return patchesFilter{patches, readFile, nil}
+	return patchesFilter{patches, readFile, nil, nil}
 }
 
-// patchesRecording is Patches noting the objects a patch deletes in drops.
-func patchesRecording(patches []kustomizetypes.Patch, readFile func(path string) ([]byte, error), drops *Drops) kio.Filter {
-	return patchesFilter{patches, readFile, drops}
+// patchesRecording is Patches noting the objects a patch deletes in drops,
+// and telling unmatched about each strategic-merge deletion that deletes
+// nothing (`$patch: delete` or null on what the objects lack).
+func patchesRecording(patches []kustomizetypes.Patch, readFile func(path string) ([]byte, error), drops *Drops, unmatched func(string)) kio.Filter {
+	return patchesFilter{patches, readFile, drops, unmatched}
 }
 
 func (f patchesFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	var err error
 	for i, p := range f.patches {
 		deleted := func(n *yaml.RNode) {
-			f.drops.record(n, fmt.Sprintf("patches[%d] deletes it", i), fmt.Sprintf("change patches[%d] so that it keeps the object", i))
+			f.drops.recordChosen(n, fmt.Sprintf("patches[%d] deletes it", i), fmt.Sprintf("change patches[%d] so that it keeps the object", i))
 		}
-		if nodes, err = f.apply(nodes, p, deleted); err != nil {
-			return nil, fmt.Errorf("patches[%d]: %w", i, err)
+		noop := func(msg string) {
+			if f.unmatched != nil {
+				f.unmatched(fmt.Sprintf("patches[%d]: %s", i, msg))
+			}
+		}
+		if nodes, err = f.apply(nodes, p, mergeHooks{deleted, noop}); err != nil {
+			// one line per problem, each naming the patch
+			prefix := fmt.Sprintf("patches[%d]: ", i)
+			return nil, errors.New(prefix + strings.ReplaceAll(err.Error(), "\n", "\n"+prefix))
 		}
 	}
 	return nodes, nil
 }
 
-func (f patchesFilter) apply(nodes []*yaml.RNode, p kustomizetypes.Patch, deleted func(*yaml.RNode)) ([]*yaml.RNode, error) {
+// mergeHooks hear what a strategic-merge patch does beyond changing
+// objects: deleted of each object it deletes, noop of each deletion that
+// deletes nothing.
+type mergeHooks struct {
+	deleted func(*yaml.RNode)
+	noop    func(string)
+}
+
+func (f patchesFilter) apply(nodes []*yaml.RNode, p kustomizetypes.Patch, hooks mergeHooks) ([]*yaml.RNode, error) {
 	text := strings.TrimSpace(p.Patch)
 	switch {
 	case text != "" && p.Path != "":
@@ -104,7 +127,7 @@ func (f patchesFilter) apply(nodes []*yaml.RNode, p kustomizetypes.Patch, delete
 	case errSM != nil && errJSON != nil:
 		return nil, fmt.Errorf("neither a strategic-merge patch (%v) nor a JSON 6902 patch (%v)", errSM, errJSON)
 	case errSM == nil && len(sm) > 0:
-		return applyStrategicMerge(nodes, sm, p, deleted)
+		return applyStrategicMerge(nodes, sm, p, hooks)
 	case errJSON == nil:
 		return applyJSON6902(nodes, text, p.Target)
 	}
@@ -151,9 +174,26 @@ func selectTarget(nodes []*yaml.RNode, target *kustomizetypes.Selector) ([]int, 
 		}
 	}
 	if len(idx) == 0 {
-		return nil, fmt.Errorf("target %s matches no object", describeTarget(target))
+		return nil, fmt.Errorf("target %s matches no object%s", describeTarget(target), sameKind(nodes, sr))
 	}
 	return idx, nil
+}
+
+// sameKind names the objects of the kind a target that matched nothing
+// names (a misspelt name or namespace), or "" when it names none or there
+// are none.
+func sameKind(nodes []*yaml.RNode, sr *kustomizetypes.SelectorRegex) string {
+	var names []string
+	for _, n := range nodes {
+		if gvk := resid.GvkFromNode(n); gvk.Kind != "" && sr.MatchGvk(gvk) {
+			names = append(names, strings.TrimPrefix(n.GetNamespace()+"/"+n.GetName(), "/"))
+		}
+	}
+	if len(names) == 0 || len(names) == len(nodes) {
+		return ""
+	}
+	slices.Sort(names)
+	return "; objects of that kind: " + listSome(names)
 }
 
 // describeTarget writes a target the way a user wrote it.
@@ -170,7 +210,7 @@ func describeTarget(t *kustomizetypes.Selector) string {
 	return "{" + strings.Join(parts, " ") + "}"
 }
 
-func applyStrategicMerge(nodes []*yaml.RNode, patches []*yaml.RNode, p kustomizetypes.Patch, deleted func(*yaml.RNode)) ([]*yaml.RNode, error) {
+func applyStrategicMerge(nodes []*yaml.RNode, patches []*yaml.RNode, p kustomizetypes.Patch, hooks mergeHooks) ([]*yaml.RNode, error) {
 	if p.Target != nil {
 		if len(patches) > 1 {
 			return nil, errors.New("a patch with a target must hold one strategic-merge patch, not several")
@@ -179,7 +219,7 @@ func applyStrategicMerge(nodes []*yaml.RNode, patches []*yaml.RNode, p kustomize
 		if err != nil {
 			return nil, err
 		}
-		return mergeInto(nodes, idx, patches[0], p.Options, deleted)
+		return mergeInto(nodes, idx, patches[0], p.Options, hooks)
 	}
 	for _, patch := range patches {
 		gvk := resid.GvkFromNode(patch)
@@ -198,7 +238,7 @@ func applyStrategicMerge(nodes []*yaml.RNode, patches []*yaml.RNode, p kustomize
 			return nil, fmt.Errorf("%d objects match %s: set metadata.namespace in the patch or use a target", len(idx), describe(patch))
 		}
 		var err error
-		if nodes, err = mergeInto(nodes, idx, patch, p.Options, deleted); err != nil {
+		if nodes, err = mergeInto(nodes, idx, patch, p.Options, hooks); err != nil {
 			return nil, err
 		}
 	}
@@ -207,8 +247,37 @@ func applyStrategicMerge(nodes []*yaml.RNode, patches []*yaml.RNode, p kustomize
 
 // mergeInto applies a strategic-merge patch to nodes[idx...], dropping objects
 // the patch deletes, as kustomize's Resource.ApplySmPatch does, and telling
-// deleted (when not nil) about each.
-func mergeInto(nodes []*yaml.RNode, idx []int, patch *yaml.RNode, options map[string]bool, deleted func(*yaml.RNode)) ([]*yaml.RNode, error) {
+// hooks.deleted (when not nil) about each. Before merging, it reads the patch
+// against each object (checkMerge): an element the merge would add by mistake
+// is an error, and a deletion that deletes nothing in any of the objects goes
+// to hooks.noop.
+func mergeInto(nodes []*yaml.RNode, idx []int, patch *yaml.RNode, options map[string]bool, hooks mergeHooks) ([]*yaml.RNode, error) {
+	var errs []string
+	noops := map[string]int{}
+	var noopOrder []noop
+	for _, i := range idx {
+		c := checkMerge(nodes[i], patch)
+		for _, e := range c.errs {
+			errs = append(errs, describe(nodes[i])+": "+e)
+		}
+		for _, o := range c.noops {
+			if noops[o.path]++; noops[o.path] == 1 {
+				noopOrder = append(noopOrder, noop{o.path, describe(nodes[i]) + ": " + o.msg})
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.New(strings.Join(errs, "\n"))
+	}
+	for _, o := range noopOrder {
+		if noops[o.path] < len(idx) || hooks.noop == nil {
+			continue
+		}
+		if len(idx) > 1 {
+			o.msg += fmt.Sprintf(" (nor in the %d other objects the target selects)", len(idx)-1)
+		}
+		hooks.noop(o.msg)
+	}
 	gone := map[int]bool{}
 	for _, i := range idx {
 		n := nodes[i]
@@ -222,8 +291,8 @@ func mergeInto(nodes []*yaml.RNode, idx []int, patch *yaml.RNode, options map[st
 		}
 		if len(out) == 0 || out[0].IsNilOrEmpty() {
 			gone[i] = true
-			if deleted != nil {
-				deleted(n)
+			if hooks.deleted != nil {
+				hooks.deleted(n)
 			}
 			continue
 		}

@@ -290,6 +290,9 @@ func TestPatchesErrors(t *testing.T) {
 		{"target matches nothing", patchInput, []kustomizetypes.Patch{
 			{Target: target("apps", "", "StatefulSet", "op-.*"), Patch: "- op: remove\n  path: /spec/replicas\n"},
 		}, `patches[0]: target {group="apps" kind="StatefulSet" name="op-.*"} matches no object`},
+		{"target of a kind there is, misspelt name", patchInput, []kustomizetypes.Patch{
+			{Target: target("", "", "Deployment", "op-controler"), Patch: "- op: remove\n  path: /spec/replicas\n"},
+		}, `patches[0]: target {kind="Deployment" name="op-controler"} matches no object; objects of that kind: ops/op-controller`},
 		{"JSON patch without target", patchInput, []kustomizetypes.Patch{
 			{Patch: `[{"op": "remove", "path": "/spec/replicas"}]`},
 		}, "patches[0]: a JSON 6902 patch needs a target"},

@@ -266,8 +266,8 @@ func TestRequiredObjectsAfterAPIVersions(t *testing.T) {
 func TestRequiredObjectsAfterPatchDelete(t *testing.T) {
 	drops := &Drops{}
 	patch := kustomizetypes.Patch{Patch: "apiVersion: v1\nkind: Service\nmetadata:\n  name: op-api\n$patch: delete\n"}
-	_, err := Apply(parse(t, requiresInput), patchesRecording([]kustomizetypes.Patch{patch}, nil, drops), RequiredObjects(drops, nil))
-	want := `Service ops/op-api is dropped because patches[0] deletes it, but APIService v1.op.example.com serves its API through it: change patches[0] so that it keeps the object`
+	_, err := Apply(parse(t, requiresInput), patchesRecording([]kustomizetypes.Patch{patch}, nil, drops, nil), RequiredObjects(drops, nil))
+	want := `Service ops/op-api is dropped because patches[0] deletes it, but APIService v1.op.example.com serves its API through it: change patches[0] so that it keeps the object, or exclude APIService/v1.op.example.com too`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error:\n%v\nwant:\n%s", err, want)
 	}
@@ -289,5 +289,139 @@ func TestRequiredObjectsNamesAFew(t *testing.T) {
 		`remove "Certificate" from exclude, or set certificateProvider: none and supply the Secret`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error:\n%v\nwant:\n%s", err, want)
+	}
+}
+
+// backendsInput: a webhook configuration and an APIService calling Services
+// whose only pods are the operator Deployment's, and a custom resource of a
+// CRD of the render.
+const backendsInput = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: op
+  namespace: ops
+spec:
+  selector:
+    matchLabels: {app: op}
+  template:
+    metadata:
+      labels: {app: op, tier: control}
+    spec:
+      serviceAccountName: op-sa
+      containers:
+      - name: manager
+        image: x.io/op:1
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: op-sa
+  namespace: ops
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: op-webhook
+  namespace: ops
+spec:
+  selector: {app: op}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: op-metrics
+  namespace: ops
+spec:
+  selector: {app: op}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: vop.example.com
+webhooks:
+- name: vop.example.com
+  clientConfig:
+    service: {name: op-webhook, namespace: ops}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.op.example.com
+spec:
+  group: op.example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+---
+apiVersion: op.example.com/v1
+kind: Widget
+metadata:
+  name: sample
+  namespace: ops
+`
+
+// TestRequiredObjectsBehindAService: dropping the only workload whose pods a
+// kept webhook's Service selects fails, naming the webhook and both ways
+// out; a Service nobody calls may lose its pods, and another workload with
+// the labels keeps the webhook served.
+func TestRequiredObjectsBehindAService(t *testing.T) {
+	drops := &Drops{}
+	_, err := Apply(parse(t, backendsInput), excludeRecording([]string{"Deployment"}, nil, drops), RequiredObjects(drops, nil))
+	want := `Deployment ops/op is dropped because exclude "Deployment" matches it, but ValidatingWebhookConfiguration vop.example.com sends its admission requests to Service ops/op-webhook, whose pods only it runs: remove "Deployment" from exclude (to change the object, patch it instead), or exclude ValidatingWebhookConfiguration/vop.example.com too`
+	if err == nil || err.Error() != want {
+		t.Fatalf("error:\n%v\nwant:\n%s", err, want)
+	}
+	// The way out the message gives works.
+	drops = &Drops{}
+	if _, err := Apply(parse(t, backendsInput), excludeRecording([]string{"Deployment", "ValidatingWebhookConfiguration/vop.example.com"}, nil, drops), RequiredObjects(drops, nil)); err != nil {
+		t.Fatal(err)
+	}
+	// Another workload runs pods with the labels: still served.
+	other := "---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: op2\n  namespace: ops\nspec:\n  template:\n    metadata:\n      labels: {app: op}\n    spec:\n      serviceAccountName: op-sa\n      containers: [{name: m, image: x.io/op:1}]\n"
+	drops = &Drops{}
+	if _, err := Apply(parse(t, backendsInput+other), excludeRecording([]string{"Deployment"}, nil, drops), RequiredObjects(drops, nil)); err != nil {
+		t.Fatal(err)
+	}
+	// The cluster does not serve apps/v1: the same check, with that cause.
+	drops = &Drops{}
+	served := []string{"v1", "apiextensions.k8s.io/v1", "admissionregistration.k8s.io/v1"}
+	_, err = Apply(parse(t, backendsInput), apiVersionsRecording(served, nil, drops), RequiredObjects(drops, nil))
+	if err == nil || !strings.Contains(err.Error(), "Deployment ops/op is dropped because the cluster does not serve apps/v1, but ValidatingWebhookConfiguration vop.example.com sends its admission requests to Service ops/op-webhook, whose pods only it runs") {
+		t.Fatalf("error: %v", err)
+	}
+}
+
+// TestRequiredObjectsCRWithoutCRD: a custom resource whose CRD the cluster
+// drops fails, naming both; when the user excludes the CRD (installed
+// separately), it is a warning that says so.
+func TestRequiredObjectsCRWithoutCRD(t *testing.T) {
+	served := []string{"v1", "apps/v1", "admissionregistration.k8s.io/v1"}
+	var w warnings
+	drops := &Drops{}
+	_, err := Apply(parse(t, backendsInput), apiVersionsRecording(served, w.add, drops), RequiredObjects(drops, w.add))
+	want := `CustomResourceDefinition widgets.op.example.com is dropped because the cluster does not serve apiextensions.k8s.io/v1, but Widget ops/sample is a custom resource of a kind it defines: `
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("error:\n%v\nwant one line starting:\n%s", err, want)
+	}
+	w, drops = nil, &Drops{}
+	if _, err := Apply(parse(t, backendsInput), excludeRecording([]string{"CustomResourceDefinition"}, nil, drops), RequiredObjects(drops, w.add)); err != nil {
+		t.Fatal(err)
+	}
+	wantWarn := `CustomResourceDefinition widgets.op.example.com is dropped because exclude "CustomResourceDefinition" matches it, but Widget ops/sample is a custom resource of a kind it defines: remove "CustomResourceDefinition" from exclude (to change the object, patch it instead), or install the CRD on the cluster some other way before the sync`
+	if strings.Join(w, "\n") != wantWarn {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(w, "\n"), wantWarn)
+	}
+	// The cluster serves the CR's API: its CRD is there, nothing to say.
+	w, drops = nil, &Drops{served: []string{"op.example.com/v1"}}
+	if _, err := Apply(parse(t, backendsInput), excludeRecording([]string{"CustomResourceDefinition"}, nil, drops), RequiredObjects(drops, w.add)); err != nil || len(w) > 0 {
+		t.Fatalf("err %v, warnings %q", err, w)
+	}
+	// Both go: nothing to say.
+	w, drops = nil, &Drops{}
+	if _, err := Apply(parse(t, backendsInput), excludeRecording([]string{"CustomResourceDefinition", "Widget"}, nil, drops), RequiredObjects(drops, w.add)); err != nil || len(w) > 0 {
+		t.Fatalf("err %v, warnings %q", err, w)
 	}
 }

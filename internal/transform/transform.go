@@ -91,6 +91,19 @@ type Options struct {
 	SettleHook string
 	// Warn receives warnings; nil drops them.
 	Warn func(string)
+	// Unmatched receives one message per spec entry that selected nothing
+	// (an exclude selector, an images prefix, a patch's deletion): a
+	// warning, which render turns into an error under spec.strict. nil
+	// sends them to Warn.
+	Unmatched func(string)
+}
+
+// unmatched is where the no-op messages go (see Options.Unmatched).
+func (o Options) unmatched() func(string) {
+	if o.Unmatched != nil {
+		return o.Unmatched
+	}
+	return o.Warn
 }
 
 // Step is one named filter of the ordered list render runs; the names are
@@ -121,12 +134,12 @@ func Steps(o Options) []Step {
 		steps = append(steps, Step{"annotations", Annotate(k, o.Annotations[k])})
 	}
 	waves := NewSyncWaves(o.Waves, o.KeepCRDs)
-	drops := &Drops{}
+	drops := &Drops{served: o.APIVersions}
 	return append(steps,
 		Step{"sync waves", waves.WaveStep()},
-		Step{"exclude", excludeRecording(o.Exclude, o.Warn, drops)},
-		Step{"images", Images(o.Images)},
-		Step{"patches", patchesRecording(o.Patches, o.ReadFile, drops)},
+		Step{"exclude", excludeRecording(o.Exclude, o.unmatched(), drops)},
+		Step{"images", imagesReporting(o.Images, o.unmatched())},
+		Step{"patches", patchesRecording(o.Patches, o.ReadFile, drops, o.unmatched())},
 		Step{"API versions", apiVersionsRecording(o.APIVersions, o.Warn, drops)},
 		Step{"required objects", RequiredObjects(drops, o.Warn)},
 		Step{"live form", LiveForm(o.Warn)},

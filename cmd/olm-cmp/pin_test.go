@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"slices"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -179,4 +180,126 @@ func mustRead(t *testing.T, file string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// catalogOf writes a file-based catalog in dir/catalog listing host's demo
+// bundle at each version (tag v<version>).
+func catalogOf(t *testing.T, host, dir string, versions ...string) string {
+	t.Helper()
+	cat := filepath.Join(dir, "catalog")
+	os.MkdirAll(cat, 0o755)
+	fbc := `{"schema": "olm.package", "name": "greeter-operator"}` + "\n"
+	entries := []string{}
+	for _, v := range versions {
+		entries = append(entries, `{"name": "g.v`+v+`"}`)
+		fbc += `{"schema": "olm.bundle", "name": "g.v` + v + `", "package": "greeter-operator", "image": "` + host + `/demo/greeter-bundle:v` + v + `", "properties": [{"type": "olm.package", "value": {"packageName": "greeter-operator", "version": "` + v + `"}}]}` + "\n"
+	}
+	fbc += `{"schema": "olm.channel", "name": "stable", "package": "greeter-operator", "entries": [` + strings.Join(entries, ", ") + `]}` + "\n"
+	if err := os.WriteFile(filepath.Join(cat, "catalog.json"), []byte(fbc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
+// TestPinCatalog: with a catalog, spec.digest pins the bundle the catalog
+// chooses; a bumped version with the old pin is refused, and a catalog
+// image written catalog:tag@sha256:… whose tag moved is refused too.
+func TestPinCatalog(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	old := bundletest.PushDemoVersion(t, host, demoBundle, "0.10.2", "greeter-operator.v0.10.1")
+	newer := bundletest.PushDemoVersion(t, host, demoBundle, "0.11.0", "greeter-operator.v0.10.2")
+	dir := t.TempDir()
+	catalogOf(t, host, dir, "0.10.2", "0.11.0")
+	file := filepath.Join(dir, "olm-cmp.yaml")
+	os.WriteFile(file, []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  version: 0.10.x\n  namespace: demo\n"), 0o644)
+	if out, stderr, code := runStatus(t, "resolve", dir, "--write", "--insecure-registry", host); code != 0 {
+		t.Fatalf("resolve --write: %d\n%s%s", code, out, stderr)
+	}
+	if got := mustRead(t, file); !strings.Contains(got, "  version: 0.10.2\n  digest: \""+old+"\"\n") {
+		t.Fatalf("catalog spec not pinned:\n%s", got)
+	}
+	setVersion(t, file, "0.10.2", "0.11.0")
+	_, stderr, code := runStatus(t, "render", dir, "--insecure-registry", host)
+	want := `spec.version "0.11.0" chose 0.11.0 but spec.digest pins 0.10.2 (` + old + `); spec.catalog "./catalog" gives 0.11.0 as ` + host + `/demo/greeter-bundle@` + newer + `: run olm-cmp resolve --write to pin it, or delete the digest line`
+	if code == 0 || !strings.Contains(stderr, want) {
+		t.Errorf("catalog bump with the old pin: %d\n%s\nwant:\n%s", code, stderr, want)
+	}
+
+	// A catalog image pinned in its reference, whose tag then moves.
+	catDigest := bundletest.Push(t, host, "demo/catalog", "latest", bundletest.CatalogImage(t, filepath.Join(dir, "catalog"), "/configs"))
+	ref := host + "/demo/catalog:latest@" + catDigest
+	os.WriteFile(file, []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  catalog: "+ref+"\n  package: greeter-operator\n  namespace: demo\n"), 0o644)
+	if _, stderr, code := runStatus(t, "render", dir, "--insecure-registry", host); code != 0 {
+		t.Fatalf("render of a catalog pinned in its reference: %d %s", code, stderr)
+	}
+	moved := bundletest.Push(t, host, "demo/catalog", "latest", bundletest.CatalogImage(t, catalogOf(t, host, t.TempDir(), "0.10.2"), "/configs"))
+	_, stderr, code = runStatus(t, "render", dir, "--insecure-registry", host)
+	want = `spec.catalog "` + ref + `": the tag latest now points to ` + moved + `, not the pinned ` + catDigest + `: run olm-cmp resolve --write (it pins the chosen bundle in spec.digest and lets the catalog's tag move), or drop the tag (` + host + `/demo/catalog@` + catDigest + `) to keep this catalog`
+	if code == 0 || !strings.Contains(stderr, want) {
+		t.Errorf("moved catalog tag: %d\n%s\nwant:\n%s", code, stderr, want)
+	}
+	if out, stderr, code := runStatus(t, "resolve", dir, "--write", "--insecure-registry", host); code != 0 {
+		t.Fatalf("resolve --write: %d\n%s%s", code, out, stderr)
+	}
+	if got := mustRead(t, file); !strings.Contains(got, "  catalog: "+host+"/demo/catalog:latest\n  package: greeter-operator\n  version: \"0.10.2\"\n  digest: \""+old+"\"\n") {
+		t.Errorf("resolve --write of a tag@digest catalog:\n%s", got)
+	}
+}
+
+// TestSpecFlagsReplaceWhatTheyMust: a spec flag that the spec's shape
+// cannot take as is replaces what it makes meaningless, and says so.
+func TestSpecFlagsReplaceWhatTheyMust(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	old := bundletest.PushDemoVersion(t, host, demoBundle, "0.10.2", "greeter-operator.v0.10.1")
+	bundletest.PushDemoVersion(t, host, demoBundle, "0.11.0", "greeter-operator.v0.10.2")
+	repo := host + "/demo/greeter-bundle"
+	pinned := "  bundle: " + repo + "\n  version: v0.10.2\n  digest: " + old + "\n  namespace: greeter-system\n  watchNamespaces: [greeter-system]\n"
+	catalogSpec := "  catalog: ./catalog\n  package: greeter-operator\n  version: 0.10.x\n  namespace: greeter-system\n"
+	for _, tc := range []struct {
+		name, spec string
+		args       []string
+		// warn are the warning lines; want is in stdout.
+		warn []string
+		want string
+	}{
+		{"-n moves the watched install namespace", pinned, []string{"-n", "moved"},
+			[]string{`warning: -n moved: spec.watchNamespaces[0] "greeter-system" was the install namespace and becomes "moved" too (give --watch-namespace to choose otherwise)`},
+			"namespace: moved"},
+		{"--version on a pinned spec drops the pin", pinned, []string{"--version", "v0.11.0"},
+			[]string{"warning: --version v0.11.0: spec.digest " + old + " pinned the spec's own bundle and is not used"},
+			"greeter-operator@0.11.0"},
+		{"--version on a tag@digest reference", "  bundle: " + repo + ":v0.10.2@" + old + "\n  namespace: greeter-system\n", []string{"--version", "v0.11.0"},
+			[]string{`warning: --version v0.11.0 replaces the tag or digest of spec.bundle "` + repo + ":v0.10.2@" + old + `"`},
+			"greeter-operator@0.11.0"},
+		{"--bundle on a catalog spec drops the catalog", catalogSpec, []string{"--bundle", repo + ":v0.11.0"},
+			[]string{`warning: --bundle ` + repo + `:v0.11.0 replaces the catalog: spec.catalog "./catalog", spec.package "greeter-operator", spec.channel "" and the version range "0.10.x" are not used`},
+			"greeter-operator@0.11.0"},
+		{"--bundle with its own tag drops spec.version", pinned, []string{"--bundle", repo + ":v0.11.0"},
+			[]string{`warning: --bundle ` + repo + `:v0.11.0 has its own tag or digest: spec.version "v0.10.2" is not used`, "warning: --bundle " + repo + ":v0.11.0: spec.digest " + old + " pinned the spec's own bundle and is not used"},
+			"greeter-operator@0.11.0"},
+		{"--catalog on a bundle spec drops the bundle", pinned, []string{"--catalog", "./catalog", "--package", "greeter-operator"},
+			[]string{`warning: --catalog ./catalog replaces the bundle: spec.bundle "` + repo + `" is not used`, `warning: --catalog ./catalog: spec.version "v0.10.2" was the image's tag and is not used (the newest version is chosen; give --version for a range)`},
+			"greeter-operator@0.11.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			catalogOf(t, host, dir, "0.10.2", "0.11.0")
+			os.WriteFile(filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n"+tc.spec), 0o644)
+			wd, _ := os.Getwd()
+			os.Chdir(dir) // --catalog ./catalog is relative to the working directory
+			defer os.Chdir(wd)
+			out, stderr, code := runStatus(t, append([]string{"render", dir, "--insecure-registry", host}, tc.args...)...)
+			if code != 0 || !strings.Contains(out, tc.want) {
+				t.Fatalf("status %d, want %q in the output\n%s", code, tc.want, stderr)
+			}
+			if slices.Contains(tc.args, "-n") && strings.Contains(out, "greeter-system") {
+				t.Errorf("-n left objects in the old install namespace:\n%s", out)
+			}
+			for _, w := range tc.warn {
+				if !strings.Contains(stderr, w+"\n") {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/google/go-containerregistry/pkg/name"
 )
@@ -80,9 +81,42 @@ func localDir(req Request, field, p, hint string) (string, error) {
 		return "", fmt.Errorf("%s %q: %w", field, named, err)
 	}
 	what := strings.TrimPrefix(field, "spec.")
+	outside := fmt.Errorf("%s %q: the %s directory must be inside the repository", field, named, what)
+	notFound := fmt.Errorf("%s %q: %s directory not found: %s, relative to the directory of olm-cmp.yaml", field, named, what, hint)
+	if req.RootDir != "" {
+		// Inside or not is decided before anything outside is looked at:
+		// lexically first, then through an os.Root, which refuses a symbolic
+		// link that leaves the repository without following it. Else
+		// "not found" and "must be inside" would tell whether a path
+		// exists on the server.
+		root, err := filepath.Abs(req.RootDir)
+		if err != nil {
+			return "", fmt.Errorf("the repository root cannot be located: %w", unwrapPath(err))
+		}
+		rel, err := filepath.Rel(root, abs)
+		if err != nil || !filepath.IsLocal(rel) && rel != "." {
+			return "", outside
+		}
+		r, err := os.OpenRoot(root)
+		if err != nil {
+			return "", fmt.Errorf("the repository root cannot be located: %w", unwrapPath(err))
+		}
+		fi, err := r.Stat(rel)
+		r.Close()
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			return "", notFound
+		case errors.Is(err, fs.ErrPermission):
+			return "", fmt.Errorf("%s %q: the %s directory cannot be read (permission denied)", field, named, what)
+		case err != nil:
+			return "", outside // a symbolic link that leaves the repository
+		case !fi.IsDir():
+			return "", fmt.Errorf("%s %q: not a directory: %s", field, named, hint)
+		}
+	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return "", fmt.Errorf("%s %q: %s directory not found: %s, relative to the directory of olm-cmp.yaml", field, named, what, hint)
+		return "", notFound
 	}
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
 		return "", fmt.Errorf("%s %q: not a directory: %s", field, named, hint)
@@ -94,18 +128,23 @@ func localDir(req Request, field, p, hint string) (string, error) {
 			root, err = filepath.EvalSymlinks(root)
 		}
 		if err != nil {
-			// Not the path: in the plugin it is the server's checkout directory.
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return "", fmt.Errorf("the repository root cannot be located: %w", err)
+			return "", fmt.Errorf("the repository root cannot be located: %w", unwrapPath(err))
 		}
 		if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-			return "", fmt.Errorf("%s %q: the %s directory must be inside the repository", field, named, what)
+			return "", outside
 		}
 	}
 	return real, nil
+}
+
+// unwrapPath drops the path of a *fs.PathError: in the plugin it is the
+// server's checkout directory, which messages never name.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // imageRef checks that ref is an image reference (go-containerregistry's

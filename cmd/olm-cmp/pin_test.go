@@ -57,7 +57,7 @@ func TestPinBumpAndMovedTag(t *testing.T) {
 	// The bump: one line changed, the pin left behind.
 	setVersion(t, file, "v0.10.2", "v0.11.0")
 	_, stderr, code = runStatus(t, "render", dir, "--insecure-registry", host)
-	wantErr := "spec.version is v0.11.0 but spec.digest pins 0.10.2 (" + old + "); " + repo + ":v0.11.0 is " + newer + ": run olm-cmp resolve --write to pin it, or delete the digest line"
+	wantErr := "spec.version is v0.11.0 but spec.digest pins 0.10.2 (" + old + "); " + repo + ":v0.11.0 is 0.11.0 (" + newer + "): run olm-cmp resolve --write to pin it, or delete the digest line"
 	if code == 0 || !strings.Contains(stderr, wantErr) {
 		t.Errorf("render of a bumped version with the old pin: status %d, stderr:\n%s\nwant:\n%s", code, stderr, wantErr)
 	}
@@ -75,7 +75,7 @@ func TestPinBumpAndMovedTag(t *testing.T) {
 	// The tag moved: 0.11.0 pushed again with other content.
 	moved := bundletest.PushDemoVersion(t, host, demoBundle, "0.11.0", "greeter-operator.v0.10.1")
 	_, stderr, code = runStatus(t, "render", dir, "--insecure-registry", host)
-	wantErr = "spec.digest pins " + newer + " (0.11.0), but the tag " + repo + ":v0.11.0 now points to " + moved + ": the tag moved since it was pinned; review the new image (olm-cmp diff --to-bundle " + repo + ":v0.11.0), then run olm-cmp resolve --write to pin it, or delete the version line to keep the pinned one"
+	wantErr = "spec.digest pins " + newer + " (0.11.0), but the tag " + repo + ":v0.11.0 now points to " + moved + " (0.11.0 too): the tag moved since it was pinned; review the new image (olm-cmp diff --to-bundle " + repo + ":v0.11.0), then run olm-cmp resolve --write to pin it, or delete the version line to keep the pinned one"
 	if code == 0 || !strings.Contains(stderr, wantErr) {
 		t.Errorf("render after the tag moved: status %d, stderr:\n%s\nwant:\n%s", code, stderr, wantErr)
 	}
@@ -96,7 +96,7 @@ func TestPinInReference(t *testing.T) {
 	}
 	moved := bundletest.PushDemoVersion(t, host, demoBundle, "0.10.2", "greeter-operator.v0.10.0")
 	_, stderr, code := runStatus(t, "render", dir, "--insecure-registry", host)
-	wantErr := "spec.bundle pins " + old + " (0.10.2), but the tag " + repo + ":v0.10.2 now points to " + moved + ": the tag moved since it was pinned; review the new image (olm-cmp diff --to-bundle " + repo + ":v0.10.2), then run olm-cmp resolve --write to pin it, or drop the tag (" + repo + "@" + old + ") to keep the pinned one"
+	wantErr := "spec.bundle pins " + old + " (0.10.2), but the tag " + repo + ":v0.10.2 now points to " + moved + " (0.10.2 too): the tag moved since it was pinned; review the new image (olm-cmp diff --to-bundle " + repo + ":v0.10.2), then run olm-cmp resolve --write to pin it, or drop the tag (" + repo + "@" + old + ") to keep the pinned one"
 	if code == 0 || !strings.Contains(stderr, wantErr) {
 		t.Errorf("moved tag in the reference: status %d\n%s\nwant:\n%s", code, stderr, wantErr)
 	}
@@ -131,7 +131,7 @@ func TestPinAndVersionParameter(t *testing.T) {
 			}
 			t.Setenv("ARGOCD_APP_PARAMETERS", `[{"name":"version","string":"v0.11.0"}]`)
 			out, _, err := run(t, "generate", dir)
-			want := "spec.version is v0.11.0 but " + map[bool]string{true: "spec.digest", false: "spec.bundle"}[form.name == "spec.digest"] + " pins 0.10.2 (" + old + "); " + host + "/demo/greeter-bundle:v0.11.0 is " + newer
+			want := "spec.version is v0.11.0 but " + map[bool]string{true: "spec.digest", false: "spec.bundle"}[form.name == "spec.digest"] + " pins 0.10.2 (" + old + "); " + host + "/demo/greeter-bundle:v0.11.0 is 0.11.0 (" + newer + ")"
 			if form.name == "tag@digest" {
 				want = "spec.version is v0.11.0 but spec.bundle \"" + host + "/demo/greeter-bundle:v0.10.2@" + old + "\" is pinned to its tag v0.10.2"
 			}

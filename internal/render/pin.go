@@ -66,13 +66,20 @@ func (r *Renderer) resolvePinned(ctx context.Context, p imagePin) (bundle.Origin
 	if p.digest == "" || p.tag == "" || o.Digest == p.digest {
 		return o, nil
 	}
+	// Which versions the two images are tells a bump from a re-push (tags
+	// need not be versions: "v1", "latest").
 	pinned := r.pinnedVersion(ctx, p.repo+"@"+p.digest)
-	return bundle.Origin{}, p.mismatch(o.Digest, pinned)
+	now := ""
+	if pinned != "" {
+		now = r.pinnedVersion(ctx, o.Image)
+	}
+	return bundle.Origin{}, p.mismatch(o.Digest, pinned, now)
 }
 
 // mismatch is the error of a pin that the tag no longer names: now is the
-// tag's digest, pinned the CSV version of the pinned image ("" if unknown).
-func (p imagePin) mismatch(now, pinned string) error {
+// tag's digest; pinnedV and nowV the CSV versions of the pinned image and of
+// the tag's ("" when unknown).
+func (p imagePin) mismatch(now, pinnedV, nowV string) error {
 	keep, unpin := "delete the version line", "delete the digest line"
 	if p.tagFrom != "spec.version" {
 		keep = fmt.Sprintf("drop the tag (%s@%s)", p.repo, p.digest)
@@ -82,12 +89,12 @@ func (p imagePin) mismatch(now, pinned string) error {
 	}
 	tagged := p.repo + ":" + p.tag
 	switch {
-	case pinned != "" && !sameVersion(pinned, p.tag):
-		return fmt.Errorf("%s is %s but %s pins %s (%s); %s is %s: run olm-cmp resolve --write to pin it, or %s",
-			p.tagFrom, p.tag, p.pinFrom, pinned, p.digest, tagged, now, unpin)
-	case pinned != "":
-		return fmt.Errorf("%s pins %s (%s), but the tag %s now points to %s: the tag moved since it was pinned; review the new image (olm-cmp diff --to-bundle %s), then run olm-cmp resolve --write to pin it, or %s to keep the pinned one",
-			p.pinFrom, p.digest, pinned, tagged, now, tagged, keep)
+	case pinnedV != "" && nowV != "" && pinnedV != nowV:
+		return fmt.Errorf("%s is %s but %s pins %s (%s); %s is %s (%s): run olm-cmp resolve --write to pin it, or %s",
+			p.tagFrom, p.tag, p.pinFrom, pinnedV, p.digest, tagged, nowV, now, unpin)
+	case pinnedV != "" && nowV != "":
+		return fmt.Errorf("%s pins %s (%s), but the tag %s now points to %s (%s too): the tag moved since it was pinned; review the new image (olm-cmp diff --to-bundle %s), then run olm-cmp resolve --write to pin it, or %s to keep the pinned one",
+			p.pinFrom, p.digest, pinnedV, tagged, now, nowV, tagged, keep)
 	}
 	return fmt.Errorf("%s pins %s, but %s (%s) is %s: %s changed or the tag moved since the pin; run olm-cmp resolve --write to pin %s, or %s",
 		p.pinFrom, p.digest, tagged, p.tagFrom, now, p.tagFrom, now, unpin)

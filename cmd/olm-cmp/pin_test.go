@@ -303,3 +303,16 @@ func TestSpecFlagsReplaceWhatTheyMust(t *testing.T) {
 		})
 	}
 }
+
+// TestPinWithUpgradeFrom: spec.digest pins TO's bundle, never the bundle of
+// spec.upgradeFrom, which is resolved by its own tag.
+func TestPinWithUpgradeFrom(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	bundletest.PushDemoVersion(t, host, demoBundle, "0.10.2", "greeter-operator.v0.10.1")
+	newer := bundletest.PushDemoVersion(t, host, demoBundle, "0.11.0", "greeter-operator.v0.10.2")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: "+host+"/demo/greeter-bundle\n  version: v0.11.0\n  digest: "+newer+"\n  upgradeFrom: v0.10.2\n  namespace: greeter-system\n"), 0o644)
+	if out, stderr, code := runStatus(t, "render", dir, "--insecure-registry", host); code != 0 || !strings.Contains(out, "greeter-operator@0.11.0") {
+		t.Errorf("pinned spec with upgradeFrom: %d\n%s", code, stderr)
+	}
+}

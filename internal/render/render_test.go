@@ -292,3 +292,21 @@ func TestDuplicateObjectIsAnError(t *testing.T) {
 		t.Fatalf("want the duplicate error, got %v", err)
 	}
 }
+
+func TestUnpinned(t *testing.T) {
+	d := "sha256:" + strings.Repeat("a", 64)
+	for _, tc := range []struct{ in, want spec.Spec }{
+		{spec.Spec{Bundle: "quay.io/a/b", Version: "1.0", Digest: d}, spec.Spec{Bundle: "quay.io/a/b", Version: "1.0"}},
+		{spec.Spec{Bundle: "quay.io/a/b:1.0@" + d}, spec.Spec{Bundle: "quay.io/a/b:1.0"}},
+		{spec.Spec{Bundle: "quay.io/a/b@" + d, Version: "1.0"}, spec.Spec{Bundle: "quay.io/a/b", Version: "1.0"}},
+		// Pinned by digest alone: nothing else to resolve.
+		{spec.Spec{Bundle: "quay.io/a/b@" + d}, spec.Spec{Bundle: "quay.io/a/b@" + d}},
+		{spec.Spec{Catalog: "quay.io/a/c:v4@" + d, Package: "p", Version: "1.0.0", Digest: d}, spec.Spec{Catalog: "quay.io/a/c:v4", Package: "p", Version: "1.0.0"}},
+		{spec.Spec{Catalog: "quay.io/a/c@" + d, Package: "p"}, spec.Spec{Catalog: "quay.io/a/c@" + d, Package: "p"}},
+		{spec.Spec{Bundle: "./bundle"}, spec.Spec{Bundle: "./bundle"}},
+	} {
+		if got := Unpinned(tc.in); string(got.Normalized()) != string(tc.want.Normalized()) {
+			t.Errorf("Unpinned(%+v) = %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+}

@@ -68,10 +68,10 @@ func (r *Renderer) resolvePinned(ctx context.Context, p imagePin) (bundle.Origin
 	}
 	// Which versions the two images are tells a bump from a re-push (tags
 	// need not be versions: "v1", "latest").
-	pinned := r.pinnedVersion(ctx, p.repo+"@"+p.digest)
+	pinned := r.imageVersion(ctx, p.repo+"@"+p.digest)
 	now := ""
 	if pinned != "" {
-		now = r.pinnedVersion(ctx, o.Image)
+		now = r.imageVersion(ctx, o.Image)
 	}
 	return bundle.Origin{}, p.mismatch(o.Digest, pinned, now)
 }
@@ -105,16 +105,16 @@ func sameVersion(csv, tag string) bool {
 	return strings.TrimPrefix(csv, "v") == strings.TrimPrefix(tag, "v")
 }
 
-// pinnedVersionTimeout bounds looking up what a stale pin pinned: it only
-// makes an error clearer.
-const pinnedVersionTimeout = 10 * time.Second
+// imageVersionTimeout bounds looking up which versions a stale pin and the
+// tag's image are: it only makes an error clearer.
+const imageVersionTimeout = 10 * time.Second
 
-// pinnedVersion is the CSV version of the pinned image (repo@digest), for
-// the message of a pin that no longer matches; "" when it cannot be read.
-// The pinned image was rendered before, so it is usually in the cache.
-func (r *Renderer) pinnedVersion(ctx context.Context, image string) string {
+// imageVersion is the CSV version of image (repo@digest), for the message
+// of a pin that no longer matches; "" when it cannot be read. The pinned
+// image was rendered before, so it is usually in the cache.
+func (r *Renderer) imageVersion(ctx context.Context, image string) string {
 	_, digest, _ := strings.Cut(image, "@")
-	ctx, cancel := context.WithTimeout(ctx, pinnedVersionTimeout)
+	ctx, cancel := context.WithTimeout(ctx, imageVersionTimeout)
 	defer cancel()
 	b, err := r.Loader.Load(ctx, bundle.Origin{Ref: image, Image: image, Digest: digest})
 	if err != nil || b.CSV == nil {
@@ -137,7 +137,7 @@ func (r *Renderer) checkChosenPin(ctx context.Context, s spec.Spec, rv Resolved)
 	if i := strings.LastIndex(repo, "@"); i >= 0 {
 		repo = repo[:i]
 	}
-	pinned := r.pinnedVersion(ctx, repo+"@"+s.Digest)
+	pinned := r.imageVersion(ctx, repo+"@"+s.Digest)
 	switch {
 	case pinned != "" && !sameVersion(pinned, c.Version):
 		return fmt.Errorf("%s but spec.digest pins %s (%s); spec.catalog %q gives %s as %s: run olm-cmp resolve --write to pin it, or delete the digest line",

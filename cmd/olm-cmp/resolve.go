@@ -200,16 +200,14 @@ func (p pin) write(w io.Writer, file string) error {
 // and what it is shared with is what gets pinned); target is the file
 // written.
 func writeAtomic(file string, data []byte) (target string, err error) {
-	target, err = filepath.EvalSymlinks(file)
-	if err != nil {
-		return "", err
-	}
-	if target != filepath.Clean(file) {
+	target = file
+	if li, err := os.Lstat(file); err == nil && li.Mode()&os.ModeSymlink != 0 {
+		if target, err = filepath.EvalSymlinks(file); err != nil {
+			return "", err
+		}
 		if abs, err := filepath.Abs(target); err == nil {
 			target = abs
 		}
-	} else {
-		target = file
 	}
 	fi, err := os.Stat(target)
 	if err != nil {

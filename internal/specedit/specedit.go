@@ -90,7 +90,8 @@ func (s splice) addLine(kv string) string {
 }
 
 // lineBreak is the file's line break: CRLF when its first line ends so
-// (a line olm-cmp adds must not mix the two), else LF.
+// (a line olm-cmp adds must not mix the two), else LF. An insertion takes
+// the break of the line it goes below, when that line has one.
 func lineBreak(data []byte) string {
 	if i := bytes.IndexByte(data, '\n'); i > 0 && data[i-1] == '\r' {
 		return "\r\n"
@@ -181,6 +182,12 @@ func insertion(lines []line, specNode *yaml.RNode, e Edit, eol string) (*splice,
 		}
 	}
 	l := lines[anchor.Line-1]
+	switch l.end - l.off - len(l.text) { // the anchor line's own break wins
+	case 2:
+		eol = "\r\n"
+	case 1:
+		eol = "\n"
+	}
 	indent := l.text[:offset(l, anchor.Column)]
 	if strings.TrimSpace(indent) != "" {
 		return nil, fmt.Errorf("spec's keys do not start their lines: add %s: by hand", e.Key)

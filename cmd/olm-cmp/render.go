@@ -28,12 +28,12 @@ type specFlags struct {
 }
 
 func (f *specFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.bundle, "bundle", "", "bundle image reference, or a directory relative to the working directory, which clears spec.version (overrides spec.bundle)")
+	fs.StringVar(&f.bundle, "bundle", "", "bundle image reference, or a directory relative to the working directory, which clears spec.version (overrides spec.bundle; on a catalog spec, replaces catalog, package, channel and range; drops a spec.digest pin, with a warning)")
 	fs.StringVar(&f.catalog, "catalog", "", "file-based catalog image reference or ./directory to pick the bundle from (overrides spec.catalog)")
 	fs.StringVar(&f.pkg, "package", "", "OLM package to install from the catalog (overrides spec.package)")
 	fs.StringVar(&f.channel, "channel", "", "catalog channel(s), comma-separated; default every channel (overrides spec.channel)")
-	fs.StringVar(&f.version, "version", "", "bundle image tag, or with a catalog a version range such as 1.2.x or \">=1.0.0 <2\" (overrides spec.version)")
-	fs.StringVarP(&f.namespace, "namespace", "n", "", "install namespace (overrides spec.namespace)")
+	fs.StringVar(&f.version, "version", "", "bundle image tag, or with a catalog a version range such as 1.2.x or \">=1.0.0 <2\" (overrides spec.version; another version than the file's drops its spec.digest pin, with a warning)")
+	fs.StringVarP(&f.namespace, "namespace", "n", "", "install namespace (overrides spec.namespace; a watched namespace equal to the old one moves too, with a warning, unless --watch-namespace is given)")
 	fs.StringArrayVar(&f.watchNamespaces, "watch-namespace", nil, "watched namespace, repeatable; \"\" for all (overrides spec.watchNamespaces)")
 	fs.StringArrayVar(&f.pullSecrets, "image-pull-secret", nil, "pull secret name, repeatable (overrides spec.imagePullSecrets)")
 	fs.StringArrayVar(&f.excludes, "exclude", nil, "[group/]Kind[/name] to drop, repeatable (overrides spec.exclude)")

@@ -130,3 +130,26 @@ func TestNoExistenceOracle(t *testing.T) {
 		})
 	}
 }
+
+// TestPatchPathNoOracle: a patch path that is a symbolic link leaving the
+// source directory gets one answer whether its target exists or not, and
+// a missing file inside says so, without Go's syscall names.
+func TestPatchPathNoOracle(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, demoDir, dir)
+	os.Symlink("/etc/hostname", filepath.Join(dir, "exists.yaml"))
+	os.Symlink("/nonexistent/x.yaml", filepath.Join(dir, "missing.yaml"))
+	for p, want := range map[string]string{
+		"exists.yaml":  `patch path "exists.yaml" must be relative and inside the directory of olm-cmp.yaml (it is a symbolic link that leaves it)`,
+		"missing.yaml": `patch path "missing.yaml" must be relative and inside the directory of olm-cmp.yaml (it is a symbolic link that leaves it)`,
+		"nothere.yaml": `patch path "nothere.yaml": no such file in the directory of olm-cmp.yaml`,
+	} {
+		req := demoRequest(t)
+		req.SourceDir = dir
+		req.Spec.Patches = []kustomizetypes.Patch{{Path: p}}
+		_, err := (&Renderer{}).Render(context.Background(), req)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v\nwant %s", p, err, want)
+		}
+	}
+}

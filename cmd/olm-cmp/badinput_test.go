@@ -203,6 +203,38 @@ func runtimeCases(t *testing.T) []badCase {
 		}, want: "CustomResourceDefinition greeters.greeter.example.com is dropped because the cluster does not serve apiextensions.k8s.io/v1, but Greeter from-git is a custom resource of a kind it defines, and Greeter greeter-system/hello is a custom resource of a kind it defines: every cluster serves apiextensions.k8s.io/v1: the list of APIs the cluster serves (--api-versions, Argo CD's KUBE_API_VERSIONS) looks partial; give the whole list"},
 	}
 
+	// Pins (spec.digest) that the tag or the version no longer names, and a
+	// partial API list: each would have rendered something else than the
+	// spec says, with exit 0.
+	pinSpec := func(t *testing.T, dir, host, version, digest string) {
+		write(t, filepath.Join(dir, "olm-cmp.yaml"), fmt.Appendf(nil, "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  bundle: %s/tiny\n  version: %s\n  digest: %s\n  namespace: greeter-system\n", host, version, digest))
+	}
+	cases = append(cases,
+		badCase{name: "pin/tag-moved", contains: []string{"spec.digest pins sha256:", "(0.2.0), but the tag ", "/tiny:v1 now points to sha256:", "(0.2.0 too): the tag moved since it was pinned", "olm-cmp resolve --write"}, setup: func(t *testing.T, dir string) []string {
+			host, _ := bundletest.NewRegistry(t)
+			d1 := bundletest.PushDir(t, host, "tiny", "v1", filepath.Join(dir, "bundle"))
+			csv := filepath.Join(dir, "bundle", "manifests", "greeter-operator.clusterserviceversion.yaml")
+			data, _ := os.ReadFile(csv)
+			write(t, csv, append(data, "# pushed again\n"...))
+			bundletest.PushDir(t, host, "tiny", "v1", filepath.Join(dir, "bundle"))
+			pinSpec(t, dir, host, "v1", d1)
+			return []string{"--insecure-registry", host}
+		}},
+		badCase{name: "pin/version-bumped", contains: []string{"spec.version is v0.3.0 but spec.digest pins 0.2.0 (sha256:", "/tiny:v0.3.0 is 0.3.0 (sha256:", "run olm-cmp resolve --write to pin it, or delete the digest line"}, setup: func(t *testing.T, dir string) []string {
+			host, _ := bundletest.NewRegistry(t)
+			d1 := bundletest.PushDir(t, host, "tiny", "v0.2.0", filepath.Join(dir, "bundle"))
+			csv := filepath.Join(dir, "bundle", "manifests", "greeter-operator.clusterserviceversion.yaml")
+			data, _ := os.ReadFile(csv)
+			write(t, csv, []byte(strings.Replace(string(data), "version: 0.2.0", "version: 0.3.0", 1)))
+			bundletest.PushDir(t, host, "tiny", "v0.3.0", filepath.Join(dir, "bundle"))
+			pinSpec(t, dir, host, "v0.3.0", d1)
+			return []string{"--insecure-registry", host}
+		}},
+		badCase{name: "flags/partial-api-versions", want: "--api-versions: the list looks partial: it lacks rbac.authorization.k8s.io/v1, apiextensions.k8s.io/v1, admissionregistration.k8s.io/v1, which every cluster serves; give the cluster's whole list, as `kubectl api-versions` prints it (comma-separated: kubectl api-versions | paste -sd, -)", setup: func(t *testing.T, dir string) []string {
+			return []string{"--api-versions", "v1,apps/v1"}
+		}},
+	)
+
 	// Registry faults: the demo bundle on a fault-injecting registry.
 	type fault struct {
 		name  string

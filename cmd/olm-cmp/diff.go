@@ -166,6 +166,9 @@ func diffRequests(cmd *cobra.Command, args []string, to *specFlags, df *diffFlag
 // retarget applies --to-bundle and --to-version to TO's spec.
 func retarget(req *render.Request, df *diffFlags) error {
 	s := &req.Spec
+	if df.toBundle != "" || df.toVersion != "" {
+		s.Digest = "" // spec.digest pins FROM's bundle
+	}
 	if df.toBundle != "" {
 		if err := setBundle(s, "--to-bundle", df.toBundle); err != nil {
 			return err

@@ -180,7 +180,7 @@ type clusterFlags struct {
 
 func (c *clusterFlags) register(fs *pflag.FlagSet) {
 	c.fs = fs
-	fs.StringSliceVar(&c.apiVersions, "api-versions", nil, "the group/versions the target cluster serves, comma-separated (v1,apps/v1,cert-manager.io/v1), as Argo CD's "+cmpserver.EnvAPIVersions+" (read when the flag is absent): objects of other APIs are dropped with a warning, and the requirements report judges by them")
+	fs.StringSliceVar(&c.apiVersions, "api-versions", nil, "the group/versions the target cluster serves, all of them, comma-separated as `kubectl api-versions | paste -sd, -` prints them, as Argo CD's "+cmpserver.EnvAPIVersions+" (read when the flag is absent): objects of other APIs are dropped with a warning, and the requirements report judges by them")
 }
 
 // apply replaces the request's API versions (from the environment: see
@@ -195,6 +195,9 @@ func (c *clusterFlags) apply(req *render.Request) error {
 		if _, err := schema.ParseGroupVersion(gv); err != nil || gv == "" || strings.HasSuffix(gv, "/") || strings.HasPrefix(gv, "/") {
 			return fmt.Errorf("--api-versions %q: not a group/version: write v1 for the core API, else group/version (apps/v1, cert-manager.io/v1)", gv)
 		}
+	}
+	if err := render.CheckAPIVersions("--api-versions", list); err != nil {
+		return err
 	}
 	req.APIVersions = list
 	return nil

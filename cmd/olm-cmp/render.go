@@ -6,6 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -24,12 +28,12 @@ type specFlags struct {
 }
 
 func (f *specFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.bundle, "bundle", "", "bundle image reference, or a directory relative to the working directory, which clears spec.version (overrides spec.bundle)")
+	fs.StringVar(&f.bundle, "bundle", "", "bundle image reference, or a directory relative to the working directory, which clears spec.version (overrides spec.bundle; on a catalog spec, replaces catalog, package, channel and range; drops a spec.digest pin, with a warning)")
 	fs.StringVar(&f.catalog, "catalog", "", "file-based catalog image reference or ./directory to pick the bundle from (overrides spec.catalog)")
 	fs.StringVar(&f.pkg, "package", "", "OLM package to install from the catalog (overrides spec.package)")
 	fs.StringVar(&f.channel, "channel", "", "catalog channel(s), comma-separated; default every channel (overrides spec.channel)")
-	fs.StringVar(&f.version, "version", "", "bundle image tag, or with a catalog a version range such as 1.2.x or \">=1.0.0 <2\" (overrides spec.version)")
-	fs.StringVarP(&f.namespace, "namespace", "n", "", "install namespace (overrides spec.namespace)")
+	fs.StringVar(&f.version, "version", "", "bundle image tag, or with a catalog a version range such as 1.2.x or \">=1.0.0 <2\" (overrides spec.version; another version than the file's drops its spec.digest pin, with a warning)")
+	fs.StringVarP(&f.namespace, "namespace", "n", "", "install namespace (overrides spec.namespace; a watched namespace equal to the old one moves too, with a warning, unless --watch-namespace is given)")
 	fs.StringArrayVar(&f.watchNamespaces, "watch-namespace", nil, "watched namespace, repeatable; \"\" for all (overrides spec.watchNamespaces)")
 	fs.StringArrayVar(&f.pullSecrets, "image-pull-secret", nil, "pull secret name, repeatable (overrides spec.imagePullSecrets)")
 	fs.StringArrayVar(&f.excludes, "exclude", nil, "[group/]Kind[/name] to drop, repeatable (overrides spec.exclude)")
@@ -38,29 +42,94 @@ func (f *specFlags) register(fs *pflag.FlagSet) {
 }
 
 // apply sets the fields of the flags given; an error names a flag whose
-// value cannot be used.
-func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) error {
+// value cannot be used. A flag replaces what its value makes meaningless in
+// the spec's shape (a catalog for --bundle, a pin for another version, a
+// watched namespace that was the install namespace); each such replacement
+// is returned as a note, for a warning line: nothing changes silently.
+func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) (notes []string, err error) {
+	note := func(format string, a ...any) { notes = append(notes, fmt.Sprintf(format, a...)) }
 	set := func(name string, apply func()) {
 		if fs.Changed(name) {
 			apply()
 		}
 	}
-	if fs.Changed("bundle") {
-		if err := setBundle(s, "--bundle", f.bundle); err != nil {
-			return err
+	unpin := func(flag, value string) {
+		if s.Digest != "" {
+			note("%s %s: spec.digest %s pinned the spec's own bundle and is not used", flag, value, s.Digest)
+			s.Digest = ""
 		}
 	}
-	set("catalog", func() { s.Catalog = f.catalog })
+	if fs.Changed("bundle") {
+		if s.Catalog != "" && !fs.Changed("catalog") {
+			note("--bundle %s replaces the catalog: spec.catalog %q, spec.package %q, spec.channel %q and the version range %q are not used", f.bundle, s.Catalog, s.Package, s.Channel, s.Version)
+			s.Catalog, s.Package, s.Channel = "", "", ""
+			if !fs.Changed("version") {
+				s.Version = ""
+			}
+		}
+		if !isDir(f.bundle) && strings.ContainsAny(f.bundle, ":@") && s.Version != "" && !fs.Changed("version") && s.Catalog == "" {
+			if r, err := name.ParseReference(f.bundle, name.WithDefaultTag("")); err == nil {
+				if t, ok := r.(name.Tag); !ok || t.TagStr() != "" {
+					note("--bundle %s has its own tag or digest: spec.version %q is not used", f.bundle, s.Version)
+					s.Version = ""
+				}
+			}
+		}
+		if f.bundle != s.Bundle {
+			unpin("--bundle", f.bundle)
+		}
+		if err := setBundle(s, "--bundle", f.bundle); err != nil {
+			return notes, err
+		}
+	}
+	if fs.Changed("catalog") {
+		if s.Bundle != "" && !fs.Changed("bundle") {
+			note("--catalog %s replaces the bundle: spec.bundle %q is not used", f.catalog, s.Bundle)
+			s.Bundle = ""
+			if s.Version != "" && !fs.Changed("version") {
+				note("--catalog %s: spec.version %q was the image's tag and is not used (the newest version is chosen; give --version for a range)", f.catalog, s.Version)
+				s.Version = ""
+			}
+		}
+		if f.catalog != s.Catalog {
+			unpin("--catalog", f.catalog)
+		}
+		s.Catalog = f.catalog
+	}
 	set("package", func() { s.Package = f.pkg })
 	set("channel", func() { s.Channel = f.channel })
+	if fs.Changed("version") && f.version != s.Version {
+		unpin("--version", f.version)
+		// An image reference's own tag or digest names the old version.
+		if s.Catalog == "" && !render.IsDirRef(s.Bundle) {
+			if r, err := name.ParseReference(s.Bundle, name.WithDefaultTag("")); err == nil {
+				if t, ok := r.(name.Tag); !ok || t.TagStr() != "" {
+					note("--version %s replaces the tag or digest of spec.bundle %q", f.version, s.Bundle)
+					s.Bundle = r.Context().Name()
+				}
+			}
+		}
+	}
 	set("version", func() { s.Version = f.version })
+	if fs.Changed("namespace") && !fs.Changed("watch-namespace") && s.Namespace != "" && f.namespace != s.Namespace {
+		// A watched namespace that was the install namespace (OwnNamespace)
+		// moves with it: left behind, its Roles would go to a namespace
+		// nothing creates any more.
+		for i, ns := range s.WatchNamespaces {
+			if ns == s.Namespace {
+				s.WatchNamespaces = slices.Clone(s.WatchNamespaces)
+				s.WatchNamespaces[i] = f.namespace
+				note("-n %s: spec.watchNamespaces[%d] %q was the install namespace and becomes %q too (give --watch-namespace to choose otherwise)", f.namespace, i, ns, f.namespace)
+			}
+		}
+	}
 	set("namespace", func() { s.Namespace = f.namespace })
 	set("watch-namespace", func() { s.WatchNamespaces = f.watchNamespaces })
 	set("image-pull-secret", func() { s.ImagePullSecrets = f.pullSecrets })
 	set("exclude", func() { s.Exclude = f.excludes })
 	set("certificate-provider", func() { s.CertificateProvider = f.certProvider })
 	set("strict", func() { s.Strict = f.strict })
-	return nil
+	return notes, nil
 }
 
 // anyChanged reports whether a spec flag was given on the command line.
@@ -114,7 +183,7 @@ func loadRequest(cmd *cobra.Command, arg string, f *specFlags) (render.Request, 
 	case errors.As(err, &fileErr) && f != nil:
 		// Every problem at once, judged on the spec the flags make: a flag
 		// may supply or replace what the file gets wrong.
-		if err := f.apply(cmd.Flags(), &fileErr.File.Spec); err != nil {
+		if _, err := f.apply(cmd.Flags(), &fileErr.File.Spec); err != nil {
 			return req, err
 		}
 		fileErr.Revalidate(&fileErr.File.Spec)
@@ -127,9 +196,11 @@ func loadRequest(cmd *cobra.Command, arg string, f *specFlags) (render.Request, 
 		return req, err
 	}
 	if f != nil {
-		if err := f.apply(cmd.Flags(), &req.Spec); err != nil {
+		notes, err := f.apply(cmd.Flags(), &req.Spec)
+		if err != nil {
 			return req, err
 		}
+		printWarnings(cmd.ErrOrStderr(), notes)
 	}
 	return req, nil
 }

@@ -255,6 +255,11 @@ func TestRenderAPIVersions(t *testing.T) {
 		{"diff: both sides", "", []string{"--api-versions", vanilla, "--namespace", "moved"}, noCertManager},
 		{"a typo is refused", "", []string{"--api-versions", vanilla + ",cert-manager.io/v1/x"}, `--api-versions "cert-manager.io/v1/x": not a group/version`},
 		{"diff: a typo is refused", "", []string{"--api-versions", "apps/", "--namespace", "moved"}, `--api-versions "apps/": not a group/version`},
+		// A partial list (as docs once showed it) would drop every
+		// ClusterRole, CRD and webhook with warnings only.
+		{"a partial list is refused", "", []string{"--api-versions", "v1,apps/v1,cert-manager.io/v1"}, "--api-versions: the list looks partial: it lacks rbac.authorization.k8s.io/v1, apiextensions.k8s.io/v1, admissionregistration.k8s.io/v1, which every cluster serves; give the cluster's whole list, as `kubectl api-versions` prints it (comma-separated: kubectl api-versions | paste -sd, -)"},
+		{"a partial env list is refused", "v1,apps/v1", nil, "KUBE_API_VERSIONS (the API versions the cluster serves): the list looks partial: it lacks rbac.authorization.k8s.io/v1,"},
+		{"diff: a partial list is refused", "", []string{"--api-versions", "v1", "--namespace", "moved"}, "--api-versions: the list looks partial: it lacks apps/v1,"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("KUBE_API_VERSIONS", tc.env)

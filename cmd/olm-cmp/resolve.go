@@ -25,15 +25,20 @@ func newResolveCmd() *cobra.Command {
 		Use:   "resolve [DIR | DIR/olm-cmp.yaml]",
 		Short: "Print the exact image@sha256 DIR/olm-cmp.yaml renders today; --write pins it in the file",
 		Long: `Resolve pins the bundle of DIR/olm-cmp.yaml as a render would (a tag asked of the
-registry, a catalog read and its choice made) and prints it:
+registry, a catalog read and its choice made), ignoring the pins the file already
+has (they may be stale: that is what it is for), and prints it:
   an image bundle    the bundle image by digest;
-  a catalog          the catalog image by digest, the chosen version and its bundle image;
+  a catalog          the catalog, the chosen version and its bundle image by digest;
   a directory        nothing moves: it is pinned by its content digest, printed.
 With --write, the file is changed in place so the next render takes the same
-bundle: spec.bundle becomes repo[:tag]@sha256:… (spec.version, then in the tag,
-is removed); for a catalog, spec.catalog becomes the catalog image by digest and
-spec.version the exact version chosen. Comments, blank lines and key order stay
-as they are. Running it again changes nothing.`,
+bundle: spec.version holds the tag (moved there from spec.bundle, which keeps the
+repository) and spec.digest the bundle image's digest, beside it; for a catalog,
+spec.version becomes the exact version chosen and spec.digest its bundle image's
+digest (the catalog's tag may move: the render checks the bundle it chooses against
+the pin). A later bump is a change of spec.version: the render then refuses the old
+digest, naming both, until resolve --write pins the new one. Comments, blank
+lines, line endings and key order stay as they are; a symbolic link is written
+through to its target. Running it again changes nothing.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// The same argument rule as render (sourceDir): --write edits
@@ -42,6 +47,8 @@ as they are. Running it again changes nothing.`,
 			if err != nil {
 				return err
 			}
+			pinned := req.Spec
+			req.Spec = render.Unpinned(req.Spec)
 			file := filepath.Join(req.SourceDir, spec.FileName)
 			loader, err := rf.loader()
 			if err != nil {
@@ -51,7 +58,7 @@ as they are. Running it again changes nothing.`,
 			if err != nil {
 				return err
 			}
-			p := pinOf(req.Spec, rv)
+			p := pinOf(pinned, req.Spec, rv)
 			p.print(cmd.OutOrStdout())
 			if !write {
 				return nil
@@ -74,65 +81,71 @@ type pin struct {
 	note string
 }
 
-func pinOf(s spec.Spec, rv render.Resolved) pin {
+// pinOf is the pin of rv, resolved from unpinned (the spec without its
+// pins: render.Unpinned); file is the spec as the file has it.
+func pinOf(file, unpinned spec.Spec, rv render.Resolved) pin {
+	digest := rv.Origin.Digest
 	switch {
 	case rv.Catalog != nil:
 		c := rv.Catalog
 		p := pin{lines: [][2]string{{"catalog", c.Ref}}}
-		catalogRef := s.Catalog
 		if c.Image != "" {
 			p.lines[0][1] = c.Image
-			catalogRef = withDigest(s.Catalog, "", c.Image)
-			p.edits = append(p.edits, specedit.Edit{Key: "catalog", Value: catalogRef})
+		}
+		if unpinned.Catalog != file.Catalog {
+			// catalog:tag@sha256:… (an older resolve --write): the tag is
+			// what moves, the bundle is what is pinned.
+			p.edits = append(p.edits, specedit.Edit{Key: "catalog", Value: unpinned.Catalog})
 		}
 		p.lines = append(p.lines, [2]string{"version", c.Version}, [2]string{"bundle", rv.Origin.Image})
-		p.edits = append(p.edits, specedit.Edit{Key: "version", Value: c.Version, After: "package"})
-		p.want = func(got spec.Spec) bool { return got.Catalog == catalogRef && got.Version == c.Version }
+		p.edits = append(p.edits,
+			specedit.Edit{Key: "version", Value: c.Version, After: "package"},
+			specedit.Edit{Key: "digest", Value: digest, After: "version"})
+		p.want = func(got spec.Spec) bool {
+			return got.Catalog == unpinned.Catalog && got.Version == c.Version && got.Digest == digest
+		}
 		return p
 	case rv.Origin.Image == "":
 		return pin{
-			lines: [][2]string{{"bundle", s.Bundle}, {"digest", rv.Origin.Digest}},
-			note:  fmt.Sprintf("spec.bundle %q is a directory: it is already pinned by its content (the digest above), and by Git", s.Bundle),
+			lines: [][2]string{{"bundle", file.Bundle}, {"digest", rv.Origin.Digest}},
+			note:  fmt.Sprintf("spec.bundle %q is a directory: it is already pinned by its content (the digest above), and by Git", file.Bundle),
 		}
 	default:
-		ref := withDigest(s.Bundle, s.Version, rv.Origin.Image)
-		return pin{
-			lines: [][2]string{{"bundle", rv.Origin.Image}},
-			edits: []specedit.Edit{{Key: "bundle", Value: ref}, {Key: "version", Delete: true}},
-			want:  func(got spec.Spec) bool { return got.Bundle == ref && got.Version == "" },
+		p := pin{lines: [][2]string{{"bundle", rv.Origin.Image}}}
+		repo, tag := splitTag(unpinned.Bundle)
+		if tag == "" {
+			tag = unpinned.Version
 		}
+		if strings.Contains(repo, "@") && tag == "" {
+			p.note = fmt.Sprintf("spec.bundle %q is pinned by its digest alone: nothing moves", file.Bundle)
+			return p
+		}
+		if repo != file.Bundle {
+			p.edits = append(p.edits, specedit.Edit{Key: "bundle", Value: repo})
+		}
+		after := "bundle"
+		if tag != "" {
+			p.edits = append(p.edits, specedit.Edit{Key: "version", Value: tag, After: "bundle"})
+			after = "version"
+		}
+		p.edits = append(p.edits, specedit.Edit{Key: "digest", Value: digest, After: after})
+		p.want = func(got spec.Spec) bool { return got.Bundle == repo && got.Version == tag && got.Digest == digest }
+		return p
 	}
 }
 
-// withDigest writes ref (tag optional, version the tag when it has none)
-// pinned by the digest of pinned (repo@sha256:…), keeping the user's
-// repository spelling and the tag, which says to a reader what the digest
-// is: quay.io/org/bundle:1.2@sha256:… (the digest wins when both are given).
-func withDigest(ref, version, pinned string) string {
-	_, digest, ok := strings.Cut(pinned, "@")
-	if !ok {
-		return pinned
+// splitTag splits an image reference without a digest (render.Unpinned's
+// bundle, or one pinned by digest alone) into the repository as spelled and
+// its tag; a digest-only reference stays whole.
+func splitTag(ref string) (repo, tag string) {
+	if strings.Contains(ref, "@") {
+		return ref, ""
 	}
-	r, err := name.ParseReference(ref, name.WithDefaultTag(""))
-	if err != nil {
-		return pinned
+	t, err := name.NewTag(ref, name.WithDefaultTag(""))
+	if err != nil || t.TagStr() == "" {
+		return ref, ""
 	}
-	repo, tag := ref, version
-	switch r := r.(type) {
-	case name.Digest:
-		repo, _, _ = strings.Cut(ref, "@")
-		if t, err := name.NewTag(repo, name.WithDefaultTag("")); err == nil && t.TagStr() != "" {
-			repo, tag = strings.TrimSuffix(repo, ":"+t.TagStr()), t.TagStr()
-		}
-	case name.Tag:
-		if t := r.TagStr(); t != "" {
-			repo, tag = strings.TrimSuffix(ref, ":"+t), t
-		}
-	}
-	if tag != "" {
-		repo += ":" + tag
-	}
-	return repo + "@" + digest
+	return strings.TrimSuffix(ref, ":"+t.TagStr()), t.TagStr()
 }
 
 func (p pin) print(w io.Writer) {
@@ -168,8 +181,13 @@ func (p pin) write(w io.Writer, file string) error {
 	if err != nil {
 		return fmt.Errorf("resolve --write %s: could not edit the file safely (%w): pin the values above by hand", file, err)
 	}
-	if err := writeAtomic(file, out); err != nil {
+	target, err := writeAtomic(file, out)
+	if err != nil {
 		return fmt.Errorf("resolve --write: %w", err)
+	}
+	if target != file {
+		fmt.Fprintf(w, "pinned %s (in %s, which the symbolic link %s leads to: every spec that shares it is pinned)\n", file, target, file)
+		return nil
 	}
 	fmt.Fprintf(w, "pinned %s\n", file)
 	return nil
@@ -177,31 +195,43 @@ func (p pin) write(w io.Writer, file string) error {
 
 // writeAtomic replaces file with data through a temporary file in the same
 // directory and a rename, keeping its permissions: a reader (Argo CD, an
-// editor) sees the old file or the new one, never half of one.
-func writeAtomic(file string, data []byte) error {
-	fi, err := os.Stat(file)
-	if err != nil {
-		return err
+// editor) sees the old file or the new one, never half of one. A symbolic
+// link is written through: its target is replaced (the link stays a link,
+// and what it is shared with is what gets pinned); target is the file
+// written.
+func writeAtomic(file string, data []byte) (target string, err error) {
+	target = file
+	if li, err := os.Lstat(file); err == nil && li.Mode()&os.ModeSymlink != 0 {
+		if target, err = filepath.EvalSymlinks(file); err != nil {
+			return "", err
+		}
+		if abs, err := filepath.Abs(target); err == nil {
+			target = abs
+		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*")
+	fi, err := os.Stat(target)
 	if err != nil {
-		return err
+		return "", err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*")
+	if err != nil {
+		return "", err
 	}
 	defer os.Remove(tmp.Name()) // a no-op once renamed
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return err
+		return "", err
 	}
 	if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
 		tmp.Close()
-		return err
+		return "", err
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return err
+		return "", err
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return "", err
 	}
-	return os.Rename(tmp.Name(), file)
+	return target, os.Rename(tmp.Name(), target)
 }

@@ -15,7 +15,7 @@ func keyOrder(doc string) []string {
 	var out []string
 	for _, l := range strings.Split(doc, "\n") {
 		k, _, _ := strings.Cut(strings.TrimSpace(l), ":")
-		if k != "" && k != "version" && k != "bundle" {
+		if k != "" && k != "digest" {
 			out = append(out, k)
 		}
 	}
@@ -51,7 +51,7 @@ spec:
 		t.Fatalf("resolve --write: status %d\n%s%s", code, out, stderr)
 	}
 	written, _ := os.ReadFile(specFile)
-	want := strings.Replace(strings.Replace(doc, "/demo/greeter-bundle ", "/demo/greeter-bundle:v0.2.0@"+digest+" ", 1), "  version: v0.2.0\n", "", 1)
+	want := strings.Replace(doc, "  version: v0.2.0\n", "  version: v0.2.0\n  digest: \""+digest+"\"\n", 1)
 	if string(written) != want {
 		t.Errorf("written file:\n%s\nwant (comments, blank line and key order kept):\n%s", written, want)
 	}
@@ -84,7 +84,8 @@ func TestResolveCatalog(t *testing.T) {
 		t.Fatalf("resolve: status %d\n%s%s", code, out, stderr)
 	}
 	written, _ := os.ReadFile(specFile)
-	if want := strings.Replace(doc, "  package: greeter-operator\n", "  package: greeter-operator\n  version: \"0.2.0\"\n", 1); string(written) != want {
+	digest, _, _ := strings.Cut(out[strings.Index(out, "@sha256:")+1:], "\n")
+	if want := strings.Replace(doc, "  package: greeter-operator\n", "  package: greeter-operator\n  version: \"0.2.0\"\n  digest: \""+digest+"\"\n", 1); string(written) != want {
 		t.Errorf("written:\n%s\nwant:\n%s", written, want)
 	}
 	if out, _, code := runStatus(t, "resolve", dir, "--write", "--insecure-registry", host); code != 0 || !strings.Contains(out, "already pinned") {

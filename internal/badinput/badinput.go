@@ -49,6 +49,18 @@ func (c Case) Want(t testing.TB) string {
 	return strings.TrimSuffix(string(want), "\n")
 }
 
+// WantPlugin is the case's expected error through the plugin:
+// plugin-error.txt when the case has one (the plugin bounds paths to the
+// repository, the CLI trusts its filesystem, so a path outside the
+// repository reads differently), else Want.
+func (c Case) WantPlugin(t testing.TB) string {
+	t.Helper()
+	if want, err := os.ReadFile(filepath.Join(c.Dir, "plugin-error.txt")); err == nil {
+		return strings.TrimSuffix(string(want), "\n")
+	}
+	return c.Want(t)
+}
+
 // Golden is the path of the case's error.txt.
 func (c Case) Golden() string { return filepath.Join(c.Dir, "error.txt") }
 
@@ -60,7 +72,8 @@ func (c Case) Prepare(t testing.TB, base, dst string) {
 }
 
 // Overlay lays src's files over dst and deletes what src/remove lists;
-// error.txt is the case's golden, not part of the repository.
+// error.txt and plugin-error.txt are the case's goldens, not part of the
+// repository.
 func Overlay(t testing.TB, src, dst string) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
@@ -69,7 +82,7 @@ func Overlay(t testing.TB, src, dst string) {
 		}
 		rel, _ := filepath.Rel(src, p)
 		switch rel {
-		case "error.txt":
+		case "error.txt", "plugin-error.txt":
 			return nil
 		case "remove":
 			data, err := os.ReadFile(p)

@@ -57,7 +57,7 @@ func TestBadInputThroughThePlugin(t *testing.T) {
 		t.Run("static/"+c.Name, func(t *testing.T) {
 			repo := t.TempDir()
 			c.Prepare(t, "../../examples/demo", filepath.Join(repo, "apps", "demo"))
-			want := strings.NewReplacer("$DIR", "apps/demo", "$TMP", "apps").Replace(c.Want(t))
+			want := strings.NewReplacer("$DIR", "apps/demo", "$TMP", "apps").Replace(c.WantPlugin(t))
 			runPluginCase(t, ts, pluginCase{call: call{tgz: tgzOf(t, repo), appRelPath: "apps/demo"}, code: codes.InvalidArgument, want: want})
 		})
 	}

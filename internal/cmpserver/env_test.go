@@ -79,7 +79,7 @@ func TestParseEnvErrors(t *testing.T) {
 	base := spec.Spec{Bundle: "b", Namespace: "file"}
 	for vars, want := range map[string]string{
 		"ARGOCD_ENV_namespaces=x":                                    `plugin env ARGOCD_ENV_namespaces: unknown spec field "namespaces"`,
-		`ARGOCD_APP_PARAMETERS=[{"name":"ns"}]`:                      `parameter "ns": unknown spec field "ns"; known fields: bundle, catalog, package, channel, version, namespace`,
+		`ARGOCD_APP_PARAMETERS=[{"name":"ns"}]`:                      `parameter "ns": unknown spec field "ns"; known fields: bundle, catalog, package, channel, version, digest, namespace`,
 		`ARGOCD_APP_PARAMETERS={`:                                    "ARGOCD_APP_PARAMETERS is not the JSON list Argo CD sends",
 		`ARGOCD_APP_PARAMETERS=[{"name":"namespace","array":["a"]}]`: `parameter "namespace": namespace takes a single string: set the parameter's "string", not "array"`,
 		`ARGOCD_ENV_images=a`:                                        `images: "a" is not key=value`,

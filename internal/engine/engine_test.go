@@ -81,9 +81,11 @@ func TestCacheKey(t *testing.T) {
 	// Other cluster APIs render again; the same set in another order does not.
 	// (cert-manager.io/v1 served: the demo's Deployment mounts a Secret of a
 	// Certificate, and dropping that would fail the render.)
-	req.APIVersions = []string{"v1", "apps/v1", "cert-manager.io/v1"}
+	// (every cluster's own APIs listed: a partial list is refused.)
+	base := []string{"rbac.authorization.k8s.io/v1", "apiextensions.k8s.io/v1", "admissionregistration.k8s.io/v1"}
+	req.APIVersions = append([]string{"v1", "apps/v1", "cert-manager.io/v1"}, base...)
 	mustRender(t, e, req)
-	req.APIVersions = []string{"apps/v1", "cert-manager.io/v1", "v1", "v1"}
+	req.APIVersions = append(base, "apps/v1", "cert-manager.io/v1", "v1", "v1")
 	if _, info := mustRender(t, e, req); info.Cache != "hit" {
 		t.Errorf("APIVersions reordered: %+v", info)
 	}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -79,5 +80,76 @@ func TestHostileYAMLIsBounded(t *testing.T) {
 				t.Errorf("allocated %d MiB refusing it", grew>>20)
 			}
 		})
+	}
+}
+
+// TestNoExistenceOracle: in the plugin (RootDir set), a bundle or catalog
+// directory outside the repository gets the same answer whether it exists
+// on the server or not, decided before anything outside is looked at; a
+// missing directory inside the repository is "not found".
+func TestNoExistenceOracle(t *testing.T) {
+	repo := t.TempDir()
+	app := filepath.Join(repo, "apps", "op")
+	copyTree(t, demoDir, app)
+	outsideDir := t.TempDir() // exists, outside the repository
+	os.Symlink(outsideDir, filepath.Join(app, "link-exists"))
+	os.Symlink(filepath.Join(outsideDir, "missing"), filepath.Join(app, "link-missing"))
+	os.Symlink("../../../../../../../../../../nonexistent", filepath.Join(app, "rel-link-missing"))
+	up := strings.Repeat("../", 12)
+	for _, field := range []string{"bundle", "catalog"} {
+		outside := []string{up + "etc", up + "nonexistent-dir", up + outsideDir[1:], outsideDir, "/nonexistent", "./link-exists", "./link-missing", "./rel-link-missing", "./bundle/../../../.."}
+		for _, p := range outside {
+			t.Run(field+" "+p, func(t *testing.T) {
+				req := demoRequest(t)
+				req.SourceDir, req.RootDir = app, repo
+				if field == "catalog" {
+					req.Spec.Bundle, req.Spec.Catalog, req.Spec.Package = "", p, "greeter-operator"
+				} else {
+					req.Spec.Bundle = p
+				}
+				_, err := (&Renderer{}).Render(context.Background(), req)
+				want := fmt.Sprintf("spec.%s %q: the %s directory must be inside the repository", field, p, field)
+				if err == nil || err.Error() != want {
+					t.Errorf("got %v\nwant %s", err, want)
+				}
+			})
+		}
+		t.Run(field+" missing inside", func(t *testing.T) {
+			req := demoRequest(t)
+			req.SourceDir, req.RootDir = app, repo
+			p := "./no-such-dir"
+			if field == "catalog" {
+				req.Spec.Bundle, req.Spec.Catalog, req.Spec.Package = "", p, "greeter-operator"
+			} else {
+				req.Spec.Bundle = p
+			}
+			_, err := (&Renderer{}).Render(context.Background(), req)
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("spec.%s %q: %s directory not found", field, p, field)) {
+				t.Errorf("got %v", err)
+			}
+		})
+	}
+}
+
+// TestPatchPathNoOracle: a patch path that is a symbolic link leaving the
+// source directory gets one answer whether its target exists or not, and
+// a missing file inside says so, without Go's syscall names.
+func TestPatchPathNoOracle(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, demoDir, dir)
+	os.Symlink("/etc/hostname", filepath.Join(dir, "exists.yaml"))
+	os.Symlink("/nonexistent/x.yaml", filepath.Join(dir, "missing.yaml"))
+	for p, want := range map[string]string{
+		"exists.yaml":  `patch path "exists.yaml" must be relative and inside the directory of olm-cmp.yaml (it is a symbolic link that leaves it)`,
+		"missing.yaml": `patch path "missing.yaml" must be relative and inside the directory of olm-cmp.yaml (it is a symbolic link that leaves it)`,
+		"nothere.yaml": `patch path "nothere.yaml": no such file in the directory of olm-cmp.yaml`,
+	} {
+		req := demoRequest(t)
+		req.SourceDir = dir
+		req.Spec.Patches = []kustomizetypes.Patch{{Path: p}}
+		_, err := (&Renderer{}).Render(context.Background(), req)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v\nwant %s", p, err, want)
+		}
 	}
 }

@@ -89,3 +89,37 @@ func TestBareNameNeverReadsServerDirectories(t *testing.T) {
 		t.Fatalf("want the local-directory error, got %v", err)
 	}
 }
+
+// TestPinCost: a pinned spec asks the registry what it would ask for an
+// unpinned tag (one manifest request), and pulls nothing once cached; a pin
+// by digest alone asks nothing.
+func TestPinCost(t *testing.T) {
+	host, requests := bundletest.NewRegistry(t)
+	digest := bundletest.PushDir(t, host, "olm-cmp/test-bundle", "v1", demoDir+"/bundle")
+	r := &Renderer{Loader: &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{host}}}
+	req := demoRequest(t)
+	req.Spec.Bundle, req.Spec.Version = host+"/olm-cmp/test-bundle", "v1"
+	if _, err := r.Render(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name             string
+		bundle, version  string
+		digest           string
+		manifests, blobs int
+	}{
+		{"tag", host + "/olm-cmp/test-bundle", "v1", "", 1, 0},
+		{"tag and spec.digest", host + "/olm-cmp/test-bundle", "v1", digest, 1, 0},
+		{"tag@digest", host + "/olm-cmp/test-bundle:v1@" + digest, "", "", 1, 0},
+		{"digest alone", host + "/olm-cmp/test-bundle@" + digest, "", "", 0, 0},
+	} {
+		requests.Reset()
+		req.Spec.Bundle, req.Spec.Version, req.Spec.Digest = tc.bundle, tc.version, tc.digest
+		if _, err := r.Render(context.Background(), req); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if m, b := requests.Manifests(), requests.BlobGets(); m != tc.manifests || b != tc.blobs {
+			t.Errorf("%s: %d manifest requests, %d blob downloads; want %d, %d", tc.name, m, b, tc.manifests, tc.blobs)
+		}
+	}
+}

@@ -3,7 +3,9 @@ package render
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -223,8 +225,13 @@ func (p *pipeline) readPatchFile(path string) ([]byte, error) {
 	// Only a regular file of a manifest's size: a FIFO would block the
 	// render, a huge file exhaust memory.
 	fi, err := root.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("patch path %q: %w", path, err)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("patch path %q: no such file in the directory of %s", path, spec.FileName)
+	case err != nil:
+		// A symbolic link that leaves the directory: refused without
+		// following it, whether its target exists or not.
+		return nil, fmt.Errorf("patch path %q must be relative and inside the directory of %s (it is a symbolic link that leaves it)", path, spec.FileName)
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("patch path %q: not a regular file", path)

@@ -162,25 +162,28 @@ func (r *Renderer) resolveBundle(ctx context.Context, req Request, cat *openedCa
 			return Resolved{}, fmt.Errorf("%s: %w", chosen(c), err)
 		}
 		rv.Catalog = c
+		if err := r.checkChosenPin(ctx, s, rv); err != nil {
+			return Resolved{}, err
+		}
 		return rv, nil
 	}
-	ref, isDir, err := bundleRef(req)
+	dir, img, isDir, err := bundleRef(req)
 	if err != nil {
 		return Resolved{}, err
 	}
 	if isDir {
-		d, err := bundle.DirDigest(ref)
+		d, err := bundle.DirDigest(dir)
 		if err != nil {
 			return Resolved{}, dirError(fmt.Sprintf("spec.bundle %q", s.Bundle), err)
 		}
-		rv.Origin = bundle.Origin{Ref: s.Bundle, Dir: ref, Digest: d}
+		rv.Origin = bundle.Origin{Ref: s.Bundle, Dir: dir, Digest: d}
 		return rv, nil
 	}
 	if r.Loader == nil {
-		return Resolved{}, fmt.Errorf("spec.bundle %q is an image reference, but this renderer has no registry access configured", ref)
+		return Resolved{}, fmt.Errorf("spec.bundle %q is an image reference, but this renderer has no registry access configured", img.ref())
 	}
-	if rv.Origin, err = r.Loader.Resolve(ctx, ref); err != nil {
-		return Resolved{}, fmt.Errorf("spec.bundle %q: %w", ref, err)
+	if rv.Origin, err = r.resolvePinned(ctx, img); err != nil {
+		return Resolved{}, err
 	}
 	return rv, nil
 }

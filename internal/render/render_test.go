@@ -223,25 +223,33 @@ func TestBadExtraManifestFailsWholeRender(t *testing.T) {
 }
 
 func TestImageRefWithVersion(t *testing.T) {
-	for _, tc := range []struct{ ref, version, want, err string }{
-		{"quay.io/a/b", "1.0", "quay.io/a/b:1.0", ""},
-		{"localhost:5000/a/b", "1.0", "localhost:5000/a/b:1.0", ""},
-		{"quay.io/a/b:1.0", "1.0", "quay.io/a/b:1.0", ""},
-		{"quay.io/a/b:2.0", "1.0", "", "conflicts with the tag"},
-		{"quay.io/a/b@sha256:" + strings.Repeat("a", 64), "1.0", "", "pinned by digest"},
-		{"quay.io/a/b", "not a tag!", "", "not usable as the tag"},
-		{"quay.io/a/b c", "", "", "nor an image reference"},
-		{"quay.io/a/b:2.0", "", "quay.io/a/b:2.0", ""},
+	d := "sha256:" + strings.Repeat("a", 64)
+	for _, tc := range []struct{ ref, version, digest, want, pin, err string }{
+		{"quay.io/a/b", "1.0", "", "quay.io/a/b:1.0", "", ""},
+		{"localhost:5000/a/b", "1.0", "", "localhost:5000/a/b:1.0", "", ""},
+		{"quay.io/a/b:1.0", "1.0", "", "quay.io/a/b:1.0", "", ""},
+		{"quay.io/a/b:2.0", "1.0", "", "", "", "conflicts with the tag"},
+		// A digest reference and a version: the version is the tag the pin
+		// is checked against when resolved.
+		{"quay.io/a/b@" + d, "1.0", "", "quay.io/a/b:1.0", d, ""},
+		{"quay.io/a/b:1.0@" + d, "1.0", "", "quay.io/a/b:1.0", d, ""},
+		{"quay.io/a/b:1.0@" + d, "1.1", "", "", "", "spec.version is 1.1 but spec.bundle \"quay.io/a/b:1.0@" + d + "\" is pinned to its tag 1.0"},
+		{"quay.io/a/b", "1.0", d, "quay.io/a/b:1.0", d, ""},
+		{"quay.io/a/b", "", d, "quay.io/a/b@" + d, d, ""},
+		{"quay.io/a/b@sha256:" + strings.Repeat("b", 64), "", d, "", "", "differ"},
+		{"quay.io/a/b", "not a tag!", "", "", "", "not usable as the tag"},
+		{"quay.io/a/b c", "", "", "", "", "nor an image reference"},
+		{"quay.io/a/b:2.0", "", "", "quay.io/a/b:2.0", "", ""},
 	} {
-		got, err := imageRef(tc.ref, tc.version)
+		got, err := imageRef(tc.ref, tc.version, tc.digest)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s %s: want error %q, got %v", tc.ref, tc.version, tc.err, err)
 			}
 			continue
 		}
-		if err != nil || got != tc.want {
-			t.Errorf("%s + %s = %q, %v; want %q", tc.ref, tc.version, got, err, tc.want)
+		if err != nil || got.ref() != tc.want || got.digest != tc.pin {
+			t.Errorf("%s + %s + %s = %q pinned %q, %v; want %q pinned %q", tc.ref, tc.version, tc.digest, got.ref(), got.digest, err, tc.want, tc.pin)
 		}
 	}
 }
@@ -282,5 +290,23 @@ func TestDuplicateObjectIsAnError(t *testing.T) {
 	_, err := (&Renderer{}).Render(context.Background(), req)
 	if err == nil || !strings.Contains(err.Error(), "Greeter.greeter.example.com greeter-system/hello is rendered twice") {
 		t.Fatalf("want the duplicate error, got %v", err)
+	}
+}
+
+func TestUnpinned(t *testing.T) {
+	d := "sha256:" + strings.Repeat("a", 64)
+	for _, tc := range []struct{ in, want spec.Spec }{
+		{spec.Spec{Bundle: "quay.io/a/b", Version: "1.0", Digest: d}, spec.Spec{Bundle: "quay.io/a/b", Version: "1.0"}},
+		{spec.Spec{Bundle: "quay.io/a/b:1.0@" + d}, spec.Spec{Bundle: "quay.io/a/b:1.0"}},
+		{spec.Spec{Bundle: "quay.io/a/b@" + d, Version: "1.0"}, spec.Spec{Bundle: "quay.io/a/b", Version: "1.0"}},
+		// Pinned by digest alone: nothing else to resolve.
+		{spec.Spec{Bundle: "quay.io/a/b@" + d}, spec.Spec{Bundle: "quay.io/a/b@" + d}},
+		{spec.Spec{Catalog: "quay.io/a/c:v4@" + d, Package: "p", Version: "1.0.0", Digest: d}, spec.Spec{Catalog: "quay.io/a/c:v4", Package: "p", Version: "1.0.0"}},
+		{spec.Spec{Catalog: "quay.io/a/c@" + d, Package: "p"}, spec.Spec{Catalog: "quay.io/a/c@" + d, Package: "p"}},
+		{spec.Spec{Bundle: "./bundle"}, spec.Spec{Bundle: "./bundle"}},
+	} {
+		if got := Unpinned(tc.in); string(got.Normalized()) != string(tc.want.Normalized()) {
+			t.Errorf("Unpinned(%+v) = %+v, want %+v", tc.in, got, tc.want)
+		}
 	}
 }

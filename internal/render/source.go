@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/google/go-containerregistry/pkg/name"
 )
@@ -20,26 +21,30 @@ func IsDirRef(ref string) bool {
 }
 
 // bundleRef returns the directory (absolute, symlinks resolved, inside
-// RootDir) or the image reference (with spec.version applied as its tag) that
-// the spec names: the spec's rule, applied here only. A catalog spec has no
-// bundle reference until its catalog is read: see chooseBundle.
-func bundleRef(req Request) (ref string, isDir bool, err error) {
+// RootDir) or the image reference and its pin (spec.version applied as its
+// tag, spec.digest or the reference's digest as the pin) that the spec
+// names: the spec's rule, applied here only. A catalog spec has no bundle
+// reference until its catalog is read: see chooseBundle.
+func bundleRef(req Request) (dir string, img imagePin, isDir bool, err error) {
 	s := req.Spec
 	if s.Catalog != "" {
-		return "", false, fmt.Errorf("spec.catalog %q: the bundle is chosen from the catalog, not named by spec.bundle", s.Catalog)
+		return "", imagePin{}, false, fmt.Errorf("spec.catalog %q: the bundle is chosen from the catalog, not named by spec.bundle", s.Catalog)
 	}
 	if IsDirRef(s.Bundle) {
 		if s.Version != "" {
-			return "", false, fmt.Errorf("spec.version %q: only image references take a version; spec.bundle %q is a directory", s.Version, s.Bundle)
+			return "", imagePin{}, false, fmt.Errorf("spec.version %q: only image references take a version; spec.bundle %q is a directory", s.Version, s.Bundle)
+		}
+		if s.Digest != "" {
+			return "", imagePin{}, false, fmt.Errorf("spec.digest %q: only image bundles take a digest; spec.bundle %q is a directory, which Git pins: delete the digest line", s.Digest, s.Bundle)
 		}
 		dir, err := localDir(req, "spec.bundle", s.Bundle, "give a directory holding manifests/ and metadata/")
-		return dir, true, err
+		return dir, imagePin{}, true, err
 	}
 	if bareDir(req.SourceDir, s.Bundle) {
-		return "", false, fmt.Errorf("spec.bundle %q names a local directory: write it as ./%s (relative to olm-cmp.yaml)", s.Bundle, s.Bundle)
+		return "", imagePin{}, false, fmt.Errorf("spec.bundle %q names a local directory: write it as ./%s (relative to olm-cmp.yaml)", s.Bundle, s.Bundle)
 	}
-	ref, err = imageRef(s.Bundle, s.Version)
-	return ref, false, err
+	img, err = imageRef(s.Bundle, s.Version, s.Digest)
+	return "", img, false, err
 }
 
 // bareDir reports whether ref, a reference without ./, names a directory
@@ -76,9 +81,42 @@ func localDir(req Request, field, p, hint string) (string, error) {
 		return "", fmt.Errorf("%s %q: %w", field, named, err)
 	}
 	what := strings.TrimPrefix(field, "spec.")
+	outside := fmt.Errorf("%s %q: the %s directory must be inside the repository", field, named, what)
+	notFound := fmt.Errorf("%s %q: %s directory not found: %s, relative to the directory of olm-cmp.yaml", field, named, what, hint)
+	if req.RootDir != "" {
+		// Inside or not is decided before anything outside is looked at:
+		// lexically first, then through an os.Root, which refuses a symbolic
+		// link that leaves the repository without following it. Else
+		// "not found" and "must be inside" would tell whether a path
+		// exists on the server.
+		root, err := filepath.Abs(req.RootDir)
+		if err != nil {
+			return "", fmt.Errorf("the repository root cannot be located: %w", unwrapPath(err))
+		}
+		rel, err := filepath.Rel(root, abs)
+		if err != nil || !filepath.IsLocal(rel) && rel != "." {
+			return "", outside
+		}
+		r, err := os.OpenRoot(root)
+		if err != nil {
+			return "", fmt.Errorf("the repository root cannot be located: %w", unwrapPath(err))
+		}
+		fi, err := r.Stat(rel)
+		r.Close()
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			return "", notFound
+		case errors.Is(err, fs.ErrPermission):
+			return "", fmt.Errorf("%s %q: the %s directory cannot be read (permission denied)", field, named, what)
+		case err != nil:
+			return "", outside // a symbolic link that leaves the repository
+		case !fi.IsDir():
+			return "", fmt.Errorf("%s %q: not a directory: %s", field, named, hint)
+		}
+	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return "", fmt.Errorf("%s %q: %s directory not found: %s, relative to the directory of olm-cmp.yaml", field, named, what, hint)
+		return "", notFound
 	}
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
 		return "", fmt.Errorf("%s %q: not a directory: %s", field, named, hint)
@@ -90,44 +128,54 @@ func localDir(req Request, field, p, hint string) (string, error) {
 			root, err = filepath.EvalSymlinks(root)
 		}
 		if err != nil {
-			// Not the path: in the plugin it is the server's checkout directory.
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return "", fmt.Errorf("the repository root cannot be located: %w", err)
+			return "", fmt.Errorf("the repository root cannot be located: %w", unwrapPath(err))
 		}
 		if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-			return "", fmt.Errorf("%s %q: the %s directory must be inside the repository", field, named, what)
+			return "", outside
 		}
 	}
 	return real, nil
 }
 
+// unwrapPath drops the path of a *fs.PathError: in the plugin it is the
+// server's checkout directory, which messages never name.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // imageRef checks that ref is an image reference (go-containerregistry's
-// grammar, which the loader pulls with) and applies spec.version as the tag of
-// one without a tag or digest.
-func imageRef(ref, version string) (string, error) {
-	r, err := name.ParseReference(ref, name.WithDefaultTag(""))
+// grammar, which the loader pulls with), applies version as the tag of one
+// without a tag, and takes its pin from digest (spec.digest) or from the
+// reference's own digest. A version that differs from the reference's tag
+// is refused; one that differs from what the pin pinned is found when the
+// tag is resolved (Renderer.resolvePinned).
+func imageRef(ref, version, digest string) (imagePin, error) {
+	repo, tag, refDigest, err := imageParts(ref)
 	if err != nil {
-		return "", fmt.Errorf("spec.bundle %q is neither a directory (write ./path) nor an image reference (registry/repository:tag or @sha256:digest): %w", ref, err)
+		return imagePin{}, fmt.Errorf("spec.bundle %q is neither a directory (write ./path) nor an image reference (registry/repository:tag or @sha256:digest): %w", ref, err)
 	}
-	if version == "" {
-		return ref, nil
-	}
-	switch r := r.(type) {
-	case name.Digest:
-		return "", fmt.Errorf("spec.version %q conflicts with spec.bundle %q, which is pinned by digest: remove one", version, ref)
-	case name.Tag:
-		if tag := r.TagStr(); tag != "" && tag != version {
-			return "", fmt.Errorf("spec.version %q conflicts with the tag %q of spec.bundle %q: remove one", version, tag, ref)
-		} else if tag != "" {
-			return ref, nil
+	p := imagePin{repo: repo, tag: tag, digest: refDigest, tagFrom: "the tag of spec.bundle", pinFrom: "spec.bundle"}
+	if digest != "" {
+		if refDigest != "" && refDigest != digest {
+			return imagePin{}, fmt.Errorf("spec.digest %q and the digest of spec.bundle %q differ: keep one pin", digest, ref)
 		}
+		p.digest, p.pinFrom = digest, "spec.digest"
 	}
-	tagged := ref + ":" + version
-	if _, err := name.NewTag(tagged); err != nil {
-		return "", fmt.Errorf("spec.version %q is not usable as the tag of spec.bundle %q: %w", version, ref, err)
+	switch {
+	case version == "":
+	case tag != "" && tag != version && p.digest != "":
+		return imagePin{}, fmt.Errorf("spec.version is %s but spec.bundle %q is pinned to its tag %s: write the version in one place (spec.version), then run olm-cmp resolve --write to pin it", version, ref, tag)
+	case tag != "" && tag != version:
+		return imagePin{}, fmt.Errorf("spec.version %q conflicts with the tag %q of spec.bundle %q: remove one", version, tag, ref)
+	case tag == "":
+		if _, err := name.NewTag(repo+":"+version, name.StrictValidation); err != nil {
+			return imagePin{}, fmt.Errorf("spec.version %q is not usable as the tag of spec.bundle %q: %w", version, ref, err)
+		}
+		p.tag, p.tagFrom = version, "spec.version"
 	}
-	return tagged, nil
+	return p, nil
 }

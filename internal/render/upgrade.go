@@ -20,8 +20,14 @@ func (r *Renderer) Resolve(ctx context.Context, req Request) (Resolved, error) {
 	if err := req.Spec.Validate(); err != nil {
 		return Resolved{}, err
 	}
+	if err := CheckAPIVersions("KUBE_API_VERSIONS (the API versions the cluster serves)", req.APIVersions); err != nil {
+		return Resolved{}, err
+	}
 	var cat *openedCatalog
 	if req.Spec.Catalog != "" {
+		if err := r.checkCatalogPin(ctx, req.Spec); err != nil {
+			return Resolved{}, err
+		}
 		var err error
 		if cat, err = r.openCatalog(ctx, req, ""); err != nil {
 			return Resolved{}, err
@@ -56,6 +62,7 @@ func upgradeFromRequest(req Request) (Request, error) {
 	v := s.UpgradeFrom
 	from := req
 	from.Spec.UpgradeFrom = ""
+	from.Spec.Digest = "" // it pins TO's bundle
 	switch {
 	case s.Catalog != "":
 		from.Spec.Version = v // a Masterminds constraint of one version: exactly it
@@ -67,6 +74,7 @@ func upgradeFromRequest(req Request) (Request, error) {
 		if err != nil {
 			return Request{}, fmt.Errorf("spec.bundle %q is neither a directory (write ./path) nor an image reference (registry/repository:tag or @sha256:digest): %w", s.Bundle, err)
 		}
+		// ref.Context() drops the tag and the digest, which pin TO.
 		from.Spec.Bundle = ref.Context().String()
 		from.Spec.Version = v
 	}

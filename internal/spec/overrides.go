@@ -42,6 +42,7 @@ var paramDocs = map[string][2]string{
 	"package":             {"Package", "OLM package to install from the catalog (required with catalog)"},
 	"channel":             {"Channel", "Catalog channel(s) to pick from, comma-separated; empty: every channel, as in OLM v1"},
 	"version":             {"Version", "Image tag to use when the bundle reference has neither tag nor digest; with catalog, a version range (1.2.x, >=1.0.0 <2, 1.2.3; empty: newest)"},
+	"digest":              {"Digest", "Pin of the bundle image, sha256:… (olm-cmp resolve prints it): the render fails if version (or the catalog's choice) names another image; bump version and digest together"},
 	"namespace":           {"Namespace", "Namespace the operator is installed in (required)"},
 	"createNamespace":     {"Create namespace", "Render the Namespace object (true or false; default true)"},
 	"watchNamespaces":     {"Watch namespaces", "Namespaces the operator watches; empty: all namespaces if the CSV supports it, else the install namespace"},

@@ -66,6 +66,13 @@ type Spec struct {
 	// ClusterExtension versions: "1.2.x", ">=1.0.0 <2", "1.2.3"), empty meaning
 	// the newest.
 	Version string `json:"version,omitempty"`
+	// Digest pins the bundle image the render must produce, by its manifest
+	// digest (sha256:…): the image bundle+version names, or the bundle the
+	// catalog chooses. `olm-cmp resolve --write` writes it beside Version,
+	// so a bump stays a change of Version, and a render whose version (or
+	// moved tag) names another image fails, naming both digests and this
+	// field, instead of rendering either one silently.
+	Digest string `json:"digest,omitempty"`
 	// Namespace is the install namespace (required).
 	Namespace string `json:"namespace,omitempty"`
 	// CreateNamespace adds the Namespace object (default true).
@@ -462,6 +469,13 @@ func (s *Spec) Validate() error {
 			add("spec.channel %q is set without spec.catalog: a channel is looked up in a catalog", s.Channel)
 		}
 	}
+	if s.Digest != "" {
+		if msg := checkDigest(s.Digest); msg != "" {
+			add("spec.digest %q: %s", s.Digest, msg)
+		} else if d := refDigest(s.Bundle); d != "" && d != s.Digest {
+			add("spec.digest %q and the digest of spec.bundle %q differ: keep one pin (olm-cmp resolve --write writes spec.digest)", s.Digest, s.Bundle)
+		}
+	}
 	if s.Namespace == "" {
 		add("spec.namespace is required: the namespace the operator is installed in")
 	} else if msg := dns1123Label(s.Namespace); msg != "" {
@@ -553,6 +567,25 @@ func (s *Spec) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkDigest returns "" for an image manifest digest (sha256: and 64
+// hexadecimal digits, the form registries and `olm-cmp resolve` print),
+// else why not.
+func checkDigest(d string) string {
+	if _, err := name.NewDigest("example.invalid/bundle@"+d, name.StrictValidation); err != nil || strings.Contains(d, "@") {
+		return "not an image digest: write sha256: and 64 hexadecimal digits, as olm-cmp resolve prints it"
+	}
+	return ""
+}
+
+// refDigest is the digest of an image reference written with one
+// (repo[:tag]@sha256:…), else "".
+func refDigest(ref string) string {
+	if _, d, ok := strings.Cut(ref, "@"); ok && !hasUserinfo(ref) {
+		return d
+	}
+	return ""
 }
 
 // checkClusterAPI returns "" for "group/version" or "group", else why not.

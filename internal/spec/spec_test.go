@@ -484,3 +484,26 @@ func TestExcludeFiles(t *testing.T) {
 		t.Errorf("parameter %+v %v", p, ok)
 	}
 }
+
+func TestValidateDigest(t *testing.T) {
+	d := "sha256:" + strings.Repeat("a", 64)
+	for _, tc := range []struct {
+		s   Spec
+		err string
+	}{
+		{Spec{Bundle: "quay.io/a/b", Version: "1.0", Digest: d, Namespace: "ns"}, ""},
+		{Spec{Bundle: "quay.io/a/b@" + d, Digest: d, Namespace: "ns"}, ""},
+		{Spec{Catalog: "quay.io/a/c:v4", Package: "p", Digest: d, Namespace: "ns"}, ""},
+		{Spec{Bundle: "quay.io/a/b", Digest: "abc", Namespace: "ns"}, `spec.digest "abc": not an image digest: write sha256: and 64 hexadecimal digits, as olm-cmp resolve prints it`},
+		{Spec{Bundle: "quay.io/a/b", Digest: "quay.io/a/b@" + d, Namespace: "ns"}, "not an image digest"},
+		{Spec{Bundle: "quay.io/a/b@sha256:" + strings.Repeat("b", 64), Digest: d, Namespace: "ns"}, "and the digest of spec.bundle"},
+	} {
+		err := tc.s.Validate()
+		if (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%+v: %v, want %q", tc.s, err, tc.err)
+		}
+	}
+	if _, ok := FindParam("digest"); !ok {
+		t.Error("digest is not a plugin parameter")
+	}
+}

@@ -43,13 +43,24 @@ func Apply(data []byte, edits []Edit) ([]byte, error) {
 		return nil, fmt.Errorf("spec is written in flow style ({...}): write it as a block mapping to let olm-cmp edit it")
 	}
 	lines := splitLines(data)
+	eol := lineBreak(data)
 	var splices []splice
+	added := map[string]int{} // key inserted by an earlier edit -> its splice
 	for _, e := range edits {
-		s, err := plan(lines, specNode, e)
+		if i, ok := added[e.After]; ok && !e.Delete && specNode.Field(e.Key) == nil && specNode.Field(e.After) == nil {
+			// Below a key this Apply adds: one more line in the same place.
+			splices[i].text = splices[i].addLine(e.Key + ": " + scalar(e.Value, yaml.DoubleQuotedStyle))
+			added[e.Key] = i
+			continue
+		}
+		s, err := plan(lines, specNode, e, eol)
 		if err != nil {
 			return nil, fmt.Errorf("spec.%s: %w", e.Key, err)
 		}
 		if s != nil {
+			if s.eol != "" { // an insertion
+				added[e.Key] = len(splices)
+			}
 			splices = append(splices, *s)
 		}
 	}
@@ -66,6 +77,26 @@ func Apply(data []byte, edits []Edit) ([]byte, error) {
 type splice struct {
 	start, end int
 	text       string
+	// indent and eol, for an insertion: how its lines start and end.
+	indent, eol string
+}
+
+// addLine returns the insertion's text with one more line, kv, below.
+func (s splice) addLine(kv string) string {
+	if strings.HasSuffix(s.text, s.eol) {
+		return s.text + s.indent + kv + s.eol
+	}
+	return s.text + s.eol + s.indent + kv // the file's last line had no break
+}
+
+// lineBreak is the file's line break: CRLF when its first line ends so
+// (a line olm-cmp adds must not mix the two), else LF. An insertion takes
+// the break of the line it goes below, when that line has one.
+func lineBreak(data []byte) string {
+	if i := bytes.IndexByte(data, '\n'); i > 0 && data[i-1] == '\r' {
+		return "\r\n"
+	}
+	return "\n"
 }
 
 // line is one line of the file: its byte offset and its text without the
@@ -104,13 +135,13 @@ func offset(l line, column int) int {
 	return b
 }
 
-func plan(lines []line, specNode *yaml.RNode, e Edit) (*splice, error) {
+func plan(lines []line, specNode *yaml.RNode, e Edit, eol string) (*splice, error) {
 	f := specNode.Field(e.Key)
 	if f == nil {
 		if e.Delete {
 			return nil, nil
 		}
-		return insertion(lines, specNode, e)
+		return insertion(lines, specNode, e, eol)
 	}
 	key, val := f.Key.YNode(), f.Value.YNode()
 	if val.Kind != yaml.ScalarNode {
@@ -138,7 +169,7 @@ func plan(lines []line, specNode *yaml.RNode, e Edit) (*splice, error) {
 
 // insertion adds "key: value" below e.After's line (or above spec's first
 // key), indented like spec's keys.
-func insertion(lines []line, specNode *yaml.RNode, e Edit) (*splice, error) {
+func insertion(lines []line, specNode *yaml.RNode, e Edit, eol string) (*splice, error) {
 	content := specNode.YNode().Content
 	if len(content) == 0 {
 		return nil, fmt.Errorf("spec is empty")
@@ -151,18 +182,24 @@ func insertion(lines []line, specNode *yaml.RNode, e Edit) (*splice, error) {
 		}
 	}
 	l := lines[anchor.Line-1]
+	switch l.end - l.off - len(l.text) { // the anchor line's own break wins
+	case 2:
+		eol = "\r\n"
+	case 1:
+		eol = "\n"
+	}
 	indent := l.text[:offset(l, anchor.Column)]
 	if strings.TrimSpace(indent) != "" {
 		return nil, fmt.Errorf("spec's keys do not start their lines: add %s: by hand", e.Key)
 	}
-	text := indent + e.Key + ": " + scalar(e.Value, yaml.DoubleQuotedStyle) + "\n"
+	text := indent + e.Key + ": " + scalar(e.Value, yaml.DoubleQuotedStyle) + eol
 	if below {
 		if l.end-l.off == len(l.text) { // the last line, without a line break
-			text = "\n" + strings.TrimSuffix(text, "\n")
+			text = eol + strings.TrimSuffix(text, eol)
 		}
-		return &splice{start: l.end, end: l.end, text: text}, nil
+		return &splice{start: l.end, end: l.end, text: text, indent: indent, eol: eol}, nil
 	}
-	return &splice{start: l.off, end: l.off, text: text}, nil
+	return &splice{start: l.off, end: l.off, text: text, indent: indent, eol: eol}, nil
 }
 
 // scalarLength is the length in bytes of the one-line scalar at the start

@@ -134,3 +134,18 @@ func prefixBytes(s string, n int) (string, bool) {
 	}
 	return s[:n], true
 }
+
+// Err is err with its message cut and escaped as Short does, for a
+// library's error that repeats the value it refused; errors.Is and
+// errors.As still see err.
+func Err(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &capped{err}
+}
+
+type capped struct{ err error }
+
+func (c *capped) Error() string { return Short(c.err.Error()) }
+func (c *capped) Unwrap() error { return c.err }

@@ -1,6 +1,7 @@
 package echo
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -68,5 +69,16 @@ func TestMessage(t *testing.T) {
 	m = Message(one, MaxMessage)
 	if len(m) > MaxMessage || !utf8.ValidString(m) || !strings.HasSuffix(m, "(the message is 20000 bytes; the first 4032 are shown)") {
 		t.Errorf("%d bytes, valid %v: %q", len(m), utf8.ValidString(m), m[len(m)-80:])
+	}
+}
+
+func TestErr(t *testing.T) {
+	base := errors.New("could not parse reference: " + strings.Repeat("c", 1000))
+	err := fmt.Errorf("spec.bundle: %w", Err(base))
+	if !errors.Is(err, base) || len(err.Error()) > 200 || !strings.HasSuffix(err.Error(), "… (1027 bytes)") {
+		t.Errorf("%v", err)
+	}
+	if Err(nil) != nil {
+		t.Error("Err(nil) is not nil")
 	}
 }

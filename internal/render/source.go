@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
 
 // IsDirRef tells a bundle directory from an image reference. Only explicit
@@ -110,7 +112,7 @@ func localDir(req Request, field, p, hint string) (string, error) {
 func imageRef(ref, version string) (string, error) {
 	r, err := name.ParseReference(ref, name.WithDefaultTag(""))
 	if err != nil {
-		return "", fmt.Errorf("spec.bundle %q is neither a directory (write ./path) nor an image reference (registry/repository:tag or @sha256:digest): %w", ref, err)
+		return "", fmt.Errorf("spec.bundle %s is neither a directory (write ./path) nor an image reference (registry/repository:tag or @sha256:digest): %w", echo.Quote(ref), echo.Err(err))
 	}
 	if version == "" {
 		return ref, nil

@@ -98,7 +98,8 @@ func exitStatus(cmd *cobra.Command, err error, stderr io.Writer) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "error:", err)
+	// Errors can quote bundle content: nothing in them may act on a terminal.
+	fmt.Fprintln(stderr, "error:", echo.Lines(err.Error()))
 	var ie *internalError
 	if errors.As(err, &ie) && os.Getenv(EnvDebug) == "1" {
 		fmt.Fprintf(stderr, "--- stack trace (%s=1) ---\n%s", EnvDebug, ie.stack)

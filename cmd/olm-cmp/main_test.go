@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -64,5 +65,15 @@ func TestPanicStackWithDebug(t *testing.T) {
 	if code != 1 || out != "" || !strings.HasPrefix(first, "error: internal error in olm-cmp render: ") ||
 		!strings.HasPrefix(rest, "--- stack trace (OLM_CMP_DEBUG=1) ---\ngoroutine ") || !strings.Contains(rest, "main_test.go") {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, out, stderr)
+	}
+}
+
+// TestErrorsAreEscaped: an error that quotes bundle content reaches the
+// terminal without its control characters; its problems stay one per line.
+func TestErrorsAreEscaped(t *testing.T) {
+	var stderr bytes.Buffer
+	code := exitStatus(nil, errors.New("object \"x\x1b[2J\": bad\nobject \"y\x07\": bad"), &stderr)
+	if want := "error: object \"x\\x1b[2J\": bad\nobject \"y\\a\": bad\n"; code != 1 || stderr.String() != want {
+		t.Errorf("exit %d, stderr %q, want %q", code, stderr.String(), want)
 	}
 }

@@ -77,6 +77,19 @@ func Text(s string) string {
 	return b.String()
 }
 
+// Lines is Text for a message of several lines (every problem of a spec):
+// each line is escaped, the line breaks between them kept.
+func Lines(s string) string {
+	if !strings.Contains(s, "\n") {
+		return Text(s)
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = Text(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
 // Message caps msg, an error with one problem per line, at max bytes:
 // whole lines while they fit, then "…and N more problems"; a first line
 // longer than max is cut, with the message's size.

@@ -82,3 +82,9 @@ func TestErr(t *testing.T) {
 		t.Error("Err(nil) is not nil")
 	}
 }
+
+func TestLines(t *testing.T) {
+	if got := Lines("a\x1b[2J\nb\tc"); got != "a\\x1b[2J\nb\\tc" {
+		t.Errorf("%q", got)
+	}
+}

@@ -407,3 +407,21 @@ func TestHostileEchoes(t *testing.T) {
 		t.Errorf("200 KB bundle: %d, %d bytes: %.300s", resp.StatusCode, len(body), body)
 	}
 }
+
+// TestRenderTimeoutThroughEngine: against a registry that never answers,
+// the engine answers at the render timeout with the phase that was slow,
+// and its work ends (TestMain's goleak finds no goroutine left).
+func TestRenderTimeoutThroughEngine(t *testing.T) {
+	fr := bundletest.NewFaultRegistry(t, bundletest.FaultOptions{})
+	fr.PushDir(t, "olm/tiny-bundle", "v1", "../cmpserver/testdata/repo/bundles/tiny")
+	fr.Inject(bundletest.Where{Path: bundletest.ManifestsPath}, bundletest.Fault{Stall: true}, -1)
+	e := engine.NewEngine(engine.EngineOptions{Loader: &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{fr.Host}}})
+	srv := httptest.NewServer(httpapi.RenderHandler(httpapi.Options{Renderer: e, Timeout: 300 * time.Millisecond}))
+	t.Cleanup(srv.Close)
+	ref := fr.Host + "/olm/tiny-bundle:v1"
+	resp, body := do(t, "POST", srv.URL+"/v1/render", "bundle: "+ref+"\nnamespace: tiny-system\n")
+	want := `olm-cmp: rendering \"` + ref + `\" did not finish within the 300ms render timeout (serve --render-timeout): still resolving spec.bundle \"` + ref + `\" after `
+	if resp.StatusCode != 504 || !strings.Contains(body, want) {
+		t.Errorf("%d %s, want 504 with %s", resp.StatusCode, body, want)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -100,7 +101,30 @@ func RenderHandler(o Options) http.Handler {
 	h := newHandler(o)
 	r := newRouter("POST /v1/render")
 	r.HandleFunc("/v1/render", h.render).Methods(http.MethodPost)
-	return r
+	return h.recoverPanics(r)
+}
+
+// recoverPanics answers a panic in a handler with 500 and one line, and
+// logs its stack: net/http's own recovery would drop the connection, and
+// the client would read nothing.
+func (h *handler) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				h.o.Logger.Error("panic serving request", "method", r.Method+" "+r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				writeError(w, http.StatusInternalServerError, internalError(v))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// internalError is the one line a client reads about a bug.
+func internalError(v any) string {
+	return fmt.Sprintf("olm-cmp internal error: %s (please report this with the olm-cmp version and the bundle; the stack is in the server's log)", echo.Short(fmt.Sprint(v)))
 }
 
 func newHandler(o Options) *handler {
@@ -252,7 +276,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.As(err, &pe):
 			h.o.Logger.Error("panic serving request", "method", RPC, "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
-			fail(http.StatusInternalServerError, fmt.Sprintf("olm-cmp internal error: %s (please report this with the olm-cmp version and the bundle; the stack is in the server's log)", echo.Short(fmt.Sprint(pe.Value))))
+			fail(http.StatusInternalServerError, internalError(pe.Value))
 		case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
 			msg := fmt.Sprintf("olm-cmp: rendering %s did not finish within the %s render timeout (serve --render-timeout)", subject(req), h.o.Timeout)
 			if err.Error() != context.DeadlineExceeded.Error() {

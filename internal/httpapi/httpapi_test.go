@@ -48,6 +48,8 @@ func (f *fakeRenderer) Render(ctx context.Context, req render.Request) (*render.
 			Manifests: []string{"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\n"},
 			Warnings:  []string{`dropped "Foo": the cluster does not serve example.com/v1`},
 		}, engine.Info{Cache: "off", Digest: "sha256:abc"}, nil
+	case "handler-panic/bundle:1":
+		panic("boom in the handler")
 	case "hostile/bundle:1":
 		return &render.Result{
 			Origin:    bundle.Origin{Digest: "sha256:abc"},
@@ -394,6 +396,10 @@ func TestHostileEchoes(t *testing.T) {
 	resp, body = do(t, "POST", s.render.URL+"/v1/render", `{"bundle":"panic/bundle:1","namespace":"x"}`)
 	if want := `{"message":"olm-cmp internal error: boom (please report this with the olm-cmp version and the bundle; the stack is in the server's log)"}` + "\n"; resp.StatusCode != 500 || body != want {
 		t.Errorf("panic: %d %s", resp.StatusCode, body)
+	}
+	resp, body = do(t, "POST", s.render.URL+"/v1/render", `{"bundle":"handler-panic/bundle:1","namespace":"x"}`)
+	if want := `{"message":"olm-cmp internal error: boom in the handler (please report this with the olm-cmp version and the bundle; the stack is in the server's log)"}` + "\n"; resp.StatusCode != 500 || body != want {
+		t.Errorf("panic in the handler: %d %s", resp.StatusCode, body)
 	}
 	resp, body = do(t, "POST", s.render.URL+"/v1/render", `{"bundle":"many/bundle:1","namespace":"x"}`)
 	var e struct{ Message string }

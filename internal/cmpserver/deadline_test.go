@@ -52,8 +52,8 @@ func TestDeadlineAnswersWhileAStepIsBusy(t *testing.T) {
 	loader := tinyImageLoader(t)
 	release := make(chan struct{})
 	loader.BeforeLoad = func(int32) error { <-release; return nil } // deaf to its context
-	ts := startServer(t, engine.NewEngine(engine.EngineOptions{Loader: loader}))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ts := startServer(t, engine.NewEngine(engine.EngineOptions{Loader: loader}), func(o *ServerOptions) { o.DeadlineMargin = 700 * time.Millisecond })
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	_, err := ts.generate(ctx, t, call{tgz: tgzOf(t, writeImageApp(t)), appRelPath: "apps/img"})
 	wantStatus(t, err, codes.DeadlineExceeded, "olm-cmp: rendering did not finish within the repo-server's ")
@@ -80,9 +80,9 @@ func TestDeadlineStopsAStalledPull(t *testing.T) {
 	fr.PushDir(t, "olm/tiny-bundle", "v1", filepath.Join(repoDir, "bundles/tiny"))
 	fr.Inject(bundletest.Where{Path: bundletest.ManifestsPath}, bundletest.Fault{Stall: true}, -1)
 	loader := &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{fr.Host}}
-	ts := startServer(t, engine.NewEngine(engine.EngineOptions{Loader: loader}))
+	ts := startServer(t, engine.NewEngine(engine.EngineOptions{Loader: loader}), func(o *ServerOptions) { o.DeadlineMargin = 700 * time.Millisecond })
 	app := writeImageAppRef(t, fr.Host+"/olm/tiny-bundle:v1")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	_, err := ts.generate(ctx, t, call{tgz: tgzOf(t, app), appRelPath: "apps/img"})
 	wantStatus(t, err, codes.DeadlineExceeded, "olm-cmp: rendering did not finish within the repo-server's ")

@@ -187,6 +187,20 @@ func runtimeCases(t *testing.T) []badCase {
 			}
 			return nil
 		}, contains: []string{"manifests/pipe.yaml", "not a regular file"}},
+		// Unbounded echoes: a value comes back at most 120 characters long,
+		// with its size, control characters escaped.
+		{name: "runtime/namespace-200KB", setup: func(t *testing.T, dir string) []string {
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./bundle\n  namespace: "+strings.Repeat("n", 200000)+"\n"))
+			return nil
+		}, want: `spec.namespace "` + strings.Repeat("n", 120) + `"… (200000 bytes): must be no more than 63 characters`},
+		{name: "runtime/cluster-api-100KB", setup: func(t *testing.T, dir string) []string {
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./bundle\n  namespace: x\n  clusterAPIs: ["+strings.Repeat("c", 100000)+"]\n"))
+			return nil
+		}, want: `spec.clusterAPIs[0] "` + strings.Repeat("c", 120) + `"… (100000 bytes): not an API group: use group/version, e.g. monitoring.coreos.com/v1`},
+		{name: "runtime/escape-sequence-in-namespace", setup: func(t *testing.T, dir string) []string {
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./bundle\n  namespace: \"x\\e[2J\\ny\"\n"))
+			return nil
+		}, contains: []string{`spec.namespace "x\x1b[2J\ny": `}},
 		{name: "runtime/symlinked-bundle-leaves-dir", setup: func(t *testing.T, dir string) []string {
 			outside := filepath.Join(filepath.Dir(dir), "outside")
 			os.Rename(filepath.Join(dir, "bundle"), outside)

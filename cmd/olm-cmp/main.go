@@ -14,15 +14,69 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
 func main() {
-	cmd, err := newRootCmd().ExecuteC()
+	cmd, err := execute(newRootCmd())
 	os.Exit(exitStatus(cmd, err, os.Stderr))
 }
+
+// execute runs root with every command's RunE guarded by recoverPanics.
+func execute(root *cobra.Command) (*cobra.Command, error) {
+	guard(root)
+	return root.ExecuteC()
+}
+
+// guard wraps the RunE of c and of every command under it in recoverPanics.
+func guard(c *cobra.Command) {
+	if c.RunE != nil {
+		c.RunE = recoverPanics(c.RunE)
+	}
+	for _, sub := range c.Commands() {
+		guard(sub)
+	}
+}
+
+// recoverPanics turns a panic in a command into an *internalError, so the
+// process exits with the command's failure status: Go's own exit status
+// for a panic is 2, which diff documents as "a safety finding", and CI
+// would read a crash as an unsafe bump. (A panic on another goroutine
+// cannot be recovered here; the packages that start goroutines recover
+// their own.)
+func recoverPanics(run func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = &internalError{command: cmd.Name(), value: r, stack: debug.Stack()}
+			}
+		}()
+		return run(cmd, args)
+	}
+}
+
+// EnvDebug, set to 1, makes a command's internal error print its stack
+// trace on stderr, below the one-line message.
+const EnvDebug = "OLM_CMP_DEBUG"
+
+// internalError is a command's panic: a bug in olm-cmp, not the user's.
+type internalError struct {
+	command string
+	value   any
+	stack   []byte
+}
+
+func (e *internalError) Error() string {
+	return fmt.Sprintf("internal error in olm-cmp %s: %s: please report it at %s with the olm-cmp version (olm-cmp version) and the input that caused it (%s=1 prints the stack trace)",
+		e.command, echo.Short(fmt.Sprint(e.value)), issuesURL, EnvDebug)
+}
+
+// issuesURL is where bugs are reported.
+const issuesURL = "https://github.com/olm-cmp/olm-cmp/issues"
 
 // annotationFailureStatus, on a command, is the exit status of its errors
 // (diff documents 3 for "could not render"); 1 otherwise.
@@ -44,7 +98,12 @@ func exitStatus(cmd *cobra.Command, err error, stderr io.Writer) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "error:", err)
+	// Errors can quote bundle content: nothing in them may act on a terminal.
+	fmt.Fprintln(stderr, "error:", echo.Lines(err.Error()))
+	var ie *internalError
+	if errors.As(err, &ie) && os.Getenv(EnvDebug) == "1" {
+		fmt.Fprintf(stderr, "--- stack trace (%s=1) ---\n%s", EnvDebug, ie.stack)
+	}
 	if cmd != nil {
 		if n, convErr := strconv.Atoi(cmd.Annotations[annotationFailureStatus]); convErr == nil {
 			return n

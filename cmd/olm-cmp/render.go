@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
@@ -255,9 +256,11 @@ problem of olm-cmp.yaml is reported at once, one per line.`,
 	return cmd
 }
 
+// printWarnings prints one line per warning, its control characters (from
+// bundle content: an ESC sequence, a newline) escaped.
 func printWarnings(w io.Writer, warnings []string) {
 	for _, msg := range warnings {
-		fmt.Fprintln(w, "warning:", msg)
+		fmt.Fprintln(w, "warning:", echo.Text(msg))
 	}
 }
 

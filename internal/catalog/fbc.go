@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
 
 // Choose picks a bundle of q.Package from the file-based catalog (FBC) in
@@ -44,7 +45,7 @@ func Choose(fsys fs.FS, q Query) (image string, version string, err error) {
 	var constraint *mmsemver.Constraints
 	if versionRange != "" {
 		if constraint, err = mmsemver.NewConstraint(versionRange); err != nil {
-			return "", "", fmt.Errorf("version range %q is invalid: %w", versionRange, err)
+			return "", "", fmt.Errorf("version range %s is invalid: %s", echo.Quote(versionRange), echo.Short(err.Error()))
 		}
 	}
 	cat, err := readCatalog(fsys, pkg)
@@ -84,7 +85,7 @@ func Choose(fsys fs.FS, q Query) (image string, version string, err error) {
 		if versionRange == "" {
 			return "", "", fmt.Errorf("catalog: package %q has no bundles in %s", pkg, where)
 		}
-		return "", "", fmt.Errorf("catalog: no bundle of package %q in %s matches version range %q (versions: %s)", pkg, where, versionRange, strings.Join(all, ", "))
+		return "", "", fmt.Errorf("catalog: no bundle of package %s in %s matches version range %s (versions: %s)", echo.Quote(pkg), where, echo.Quote(versionRange), strings.Join(all, ", "))
 	}
 	slices.SortStableFunc(candidates, func(a, b fbcBundle) int {
 		if da, db := cat.deprecated[a.name], cat.deprecated[b.name]; da != db {

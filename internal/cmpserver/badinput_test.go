@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -234,8 +235,36 @@ func envCases() []pluginCase {
 		{name: "canary-unknown-parameter", call: p(map[string]any{"name": "registryPassword", "string": canary}), code: codes.InvalidArgument, want: `parameter "registryPassword": unknown spec field "registryPassword"` + known},
 		{name: "canary-base64-in-env", call: e("ARGOCD_ENV_AUTH", b64), code: codes.InvalidArgument, want: `plugin env ARGOCD_ENV_AUTH: unknown spec field "AUTH"` + known},
 		{name: "canary-in-bundle-reference", call: p(map[string]any{"name": "bundle", "string": "user:" + canary + "@quay.io/x/y:v1"}), code: codes.InvalidArgument, want: "spec.bundle holds a credential (user:password@ before the registry): remove it; registry credentials belong in the sidecar's docker config (docs/operations.md)"},
+		// Unbounded echoes: Argo CD stores the message in the Application's
+		// status, so a value comes back at most 120 characters long (with
+		// its size) and escaped, and the whole message at most 4 KiB.
+		{name: "env-200KB-value", call: e("ARGOCD_ENV_NAMESPACE", strings.Repeat("a", 200000)), code: codes.InvalidArgument, want: `spec.namespace "` + strings.Repeat("a", 120) + `"… (200000 bytes): must be no more than 63 characters`},
+		{name: "env-200KB-bundle", call: e("ARGOCD_ENV_BUNDLE", "quay.io/x/"+strings.Repeat("c", 200000)+":v1"), code: codes.InvalidArgument, want: `spec.bundle "quay.io/x/` + strings.Repeat("c", 110) + `"… (200013 bytes) is neither a directory (write ./path) nor an image reference (registry/repository:tag or @sha256:digest): could not parse reference: quay.io/x/` + strings.Repeat("c", 83) + `… (200040 bytes)`},
+		{name: "parameter-100KB-clusterAPI", call: p(map[string]any{"name": "clusterAPIs", "array": []string{strings.Repeat("b", 100000)}}), code: codes.InvalidArgument, want: `spec.clusterAPIs[0] "` + strings.Repeat("b", 120) + `"… (100000 bytes): not an API group: use group/version, e.g. monitoring.coreos.com/v1`},
+		{name: "parameter-5000-alternative-range", call: p(map[string]any{"name": "catalog", "string": "quay.io/x/catalog:v1"}, map[string]any{"name": "package", "string": "tiny"}, map[string]any{"name": "version", "string": strings.Repeat(">=1.0.0 <2.0.0 || ", 5000) + "bogus"}), code: codes.InvalidArgument, want: "spec.bundle and spec.catalog are both set: name the bundle either directly (spec.bundle) or through a catalog (spec.catalog, spec.package)\n" +
+			`spec.version "` + strings.Repeat(">=1.0.0 <2.0.0 || ", 7)[:120] + `"… (90005 bytes): not a version range (e.g. 1.2.x, ">=1.0.0 <2", 1.2.3): improper constraint:  bogus`},
+		{name: "parameter-name-with-escapes", call: p(map[string]any{"name": "ns\x1b[2J\n", "string": "x"}), code: codes.InvalidArgument, want: `parameter "ns\x1b[2J\n": unknown spec field "ns\x1b[2J\n"` + known},
+		{name: "parameter-5000-bad-watch-namespaces", call: p(map[string]any{"name": "watchNamespaces", "array": slices.Repeat([]string{"Bad_NS"}, 5000)}), code: codes.InvalidArgument, want: manyProblems("spec.watchNamespaces[%d] \"Bad_NS\": "+ns[len(`spec.namespace "Not_A_Namespace": `):], 5000)},
 		{name: "canary-in-catalog-reference", call: p(map[string]any{"name": "catalog", "string": "user:" + canary + "@quay.io/x/catalog:v1"}, map[string]any{"name": "package", "string": "tiny"}), code: codes.InvalidArgument, want: "spec.catalog holds a credential (user:password@ before the registry): remove it; registry credentials belong in the sidecar's docker config (docs/operations.md)"},
 	}
+}
+
+// manyProblems is the message of n problems (format holds the index), as
+// the plugin sends it: whole problems up to 4 KiB, then how many more.
+func manyProblems(format string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		line := fmt.Sprintf(format, i)
+		more := fmt.Sprintf("\n…and %d more problems", n-i)
+		if b.Len()+1+len(line)+len(more) > 4096 {
+			return b.String() + more
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(line)
+	}
+	return b.String()
 }
 
 func grepLines(text, s string) string {

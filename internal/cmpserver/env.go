@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -93,7 +94,7 @@ func ParseEnv(vars []string) (*AppEnv, error) {
 		val := env[k]
 		a.Overrides = append(a.Overrides, spec.Override{
 			Name:   looseParamName(raw),
-			Source: pluginEnvSource + k,
+			Source: pluginEnvSource + echo.Short(k),
 			String: &val,
 		})
 	}
@@ -149,7 +150,7 @@ func parseParametersJSON(js string) ([]spec.Override, error) {
 	}
 	out := make([]spec.Override, 0, len(ps))
 	for _, p := range ps {
-		o := spec.Override{Name: p.Name, Source: fmt.Sprintf("parameter %q", p.Name), String: p.String}
+		o := spec.Override{Name: p.Name, Source: "parameter " + echo.Quote(p.Name), String: p.String}
 		if p.Array != nil {
 			o.Array = *p.Array
 			if o.Array == nil {

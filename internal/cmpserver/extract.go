@@ -13,6 +13,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/archive"
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpb"
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
@@ -156,7 +157,7 @@ func receiveStream(ctx context.Context, stream streamReceiver, lim Limits, m *en
 	case hex.EncodeToString(h.Sum(nil)) != strings.ToLower(meta.GetChecksum()):
 		// Checked before the extractor's other errors: a corrupted stream
 		// makes gzip complain, but the checksum is the real cause.
-		return nil, fmt.Errorf("repository tarball checksum mismatch: got sha256 %s, the metadata says %q (the stream was truncated or corrupted)", hex.EncodeToString(h.Sum(nil)), meta.GetChecksum())
+		return nil, fmt.Errorf("repository tarball checksum mismatch: got sha256 %s, the metadata says %s (the stream was truncated or corrupted)", hex.EncodeToString(h.Sum(nil)), echo.Quote(meta.GetChecksum()))
 	case exErr != nil:
 		return nil, exErr
 	}
@@ -313,15 +314,15 @@ func (idx *tarIndex) resolve(rel string) (string, bool) {
 // that stays inside the repository.
 func safeRel(name string) (string, error) {
 	if strings.ContainsRune(name, 0) {
-		return "", fmt.Errorf("refusing tarball entry %q: NUL in name", name)
+		return "", fmt.Errorf("refusing tarball entry %s: NUL in name", echo.Quote(name))
 	}
 	n := filepath.FromSlash(name)
 	if filepath.IsAbs(n) || filepath.VolumeName(n) != "" {
-		return "", fmt.Errorf("refusing tarball entry %q: absolute path", name)
+		return "", fmt.Errorf("refusing tarball entry %s: absolute path", echo.Quote(name))
 	}
 	rel := filepath.Clean(n)
 	if rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("refusing tarball entry %q: path traversal", name)
+		return "", fmt.Errorf("refusing tarball entry %s: path traversal", echo.Quote(name))
 	}
 	return rel, nil
 }
@@ -330,19 +331,19 @@ func safeRel(name string) (string, error) {
 func appDir(root, appRelPath string) (string, error) {
 	rel, err := safeRel(appRelPath)
 	if err != nil {
-		return "", fmt.Errorf("appRelPath %q: outside the repository", appRelPath)
+		return "", fmt.Errorf("appRelPath %s: outside the repository", echo.Quote(appRelPath))
 	}
 	dir := filepath.Join(root, rel)
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return "", fmt.Errorf("appRelPath %q: not in the repository tarball", appRelPath)
+		return "", fmt.Errorf("appRelPath %s: not in the repository tarball", echo.Quote(appRelPath))
 	}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return "", err
 	}
 	if !within(realRoot, real) {
-		return "", fmt.Errorf("appRelPath %q: outside the repository", appRelPath)
+		return "", fmt.Errorf("appRelPath %s: outside the repository", echo.Quote(appRelPath))
 	}
 	return real, nil
 }

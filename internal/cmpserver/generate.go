@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 )
 
@@ -39,7 +40,7 @@ func Generate(ctx context.Context, r *render.Renderer, dir string, environ []str
 		return err
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintln(stderr, "warning:", w)
+		fmt.Fprintln(stderr, "warning:", echo.Text(w)) // bundle content: escape what a terminal would act on
 	}
 	_, err = stdout.Write(res.YAML())
 	return err

@@ -24,6 +24,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpb"
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
@@ -313,9 +314,15 @@ func (d *deadlineStream) Context() context.Context { return d.ctx }
 // bad bundle must not take the plugin down for every Application.
 func (s *Server) recoverPanic(method string, err *error) {
 	if r := recover(); r != nil {
-		s.o.Logger.Error("panic serving request", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-		*err = status.Errorf(codes.Internal, "olm-cmp internal error: %v (please report this with the olm-cmp version and the bundle)", r)
+		*err = status.Error(codes.Internal, s.internalError(method, r, debug.Stack()))
 	}
+}
+
+// internalError logs a panic with its stack and returns the one line the
+// user reads: no stack, no server path.
+func (s *Server) internalError(method string, value any, stack []byte) string {
+	s.o.Logger.Error("panic serving request", "method", method, "panic", fmt.Sprint(value), "stack", string(stack))
+	return fmt.Sprintf("olm-cmp internal error: %s (please report this with the olm-cmp version and the bundle; the stack is in the plugin's log)", echo.Short(fmt.Sprint(value)))
 }
 
 // service adapts the protocol to BuildRequest and the renderer: receive the
@@ -336,6 +343,9 @@ type request struct {
 	meta   *pluginpb.ManifestRequestMetadata
 	env    *AppEnv
 	attrs  []any
+	// running, when set, is closed once no render reads dir any more
+	// (engine.Info.Running): dir is removed only then.
+	running <-chan struct{}
 }
 
 // begin receives the repository of a streaming call into a new directory.
@@ -357,8 +367,17 @@ func (sv *service) begin(ctx context.Context, rpc string, stream streamReceiver)
 	}
 	r.dir = dir
 	cleanup = func() {
-		if err := os.RemoveAll(dir); err != nil {
-			s.o.Logger.Error("removing request directory", "dir", dir, "error", err)
+		remove := func() {
+			if err := os.RemoveAll(dir); err != nil {
+				s.o.Logger.Error("removing request directory", "dir", dir, "error", err)
+			}
+		}
+		if r.running != nil {
+			// The answer went out at the deadline while a render step still
+			// reads the directory; it goes when that step ends.
+			go func() { <-r.running; remove() }()
+		} else {
+			remove()
 		}
 		s.o.Metrics.InflightAdd(-1)
 	}
@@ -423,6 +442,10 @@ func (sv *service) received(r *request, meta *pluginpb.ManifestRequestMetadata, 
 func (sv *service) finish(ctx context.Context, r *request, err error, extra ...any) error {
 	s := sv.s
 	st := sv.status(ctx, r, err)
+	if len(st.Message()) > echo.MaxMessage {
+		// Argo CD stores the message in the Application's status.
+		st = status.New(st.Code(), echo.Message(st.Message(), echo.MaxMessage))
+	}
 	d := time.Since(r.start)
 	s.o.Metrics.ObserveRequest(r.rpc, st.Code().String(), d)
 	attrs := []any{"rpc", r.rpc, "outcome", st.Code().String(), "duration_ms", float64(d.Microseconds()) / 1000}
@@ -446,6 +469,10 @@ func (sv *service) finish(ctx context.Context, r *request, err error, extra ...a
 func (sv *service) status(ctx context.Context, r *request, err error) *status.Status {
 	if err == nil {
 		return status.New(codes.OK, "")
+	}
+	var pe *engine.PanicError
+	if errors.As(err, &pe) {
+		return status.New(codes.Internal, sv.s.internalError(r.rpc, pe.Value, pe.Stack))
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		if d, ok := ctx.Value(serverDeadlineKey{}).(time.Duration); ok {
@@ -555,11 +582,12 @@ func (sv *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServic
 		return sv.finish(ctx, r, err)
 	}
 	res, info, err := sv.s.o.Renderer.Render(ctx, req)
+	r.running = info.Running
 	if err != nil {
 		return sv.finish(ctx, r, err, "bundle", spec.Redact(req.Spec.Bundle), "digest", info.Digest)
 	}
 	for _, w := range res.Warnings {
-		sv.s.o.Logger.Warn("render warning", append([]any{"warning", w}, r.attrs...)...)
+		sv.s.o.Logger.Warn("render warning", append([]any{"warning", echo.Text(w)}, r.attrs...)...)
 	}
 	// JSON: the repo-server parses it faster than YAML.
 	if err := stream.SendAndClose(&pluginpb.ManifestResponse{Manifests: res.JSON}); err != nil {

@@ -17,18 +17,24 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 
 	"github.com/olm-cmp/olm-cmp/internal/bytecache"
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
 // Renderer is what the transports call: render one request and say how it
 // was served. *Engine implements it.
 type Renderer interface {
 	// Render returns the complete result or an error. The result may be
-	// shared with a cache and other callers: treat it as read-only.
+	// shared with a cache and other callers: treat it as read-only. It
+	// returns soon after ctx ends, whatever step the render is in, with an
+	// error that wraps ctx's cause; work that still reads req.SourceDir
+	// then is announced by Info.Running.
 	Render(ctx context.Context, req render.Request) (*render.Result, Info, error)
 }
 
@@ -40,6 +46,11 @@ type Info struct {
 	Cache string
 	// Digest is the bundle digest the request resolved to.
 	Digest string
+	// Running, when not nil, is closed once no work of this request reads
+	// its source directory any more: Render returned at the request's
+	// deadline while a step that does not check its context was still
+	// running. The caller removes the directory only then.
+	Running <-chan struct{}
 }
 
 // EngineOptions configure an Engine. The zero value is usable.
@@ -87,20 +98,60 @@ func NewEngine(o EngineOptions) *Engine {
 	return e
 }
 
-// Render implements Renderer.
+// Render implements Renderer. The work runs in a goroutine of its own, so
+// that the caller gets its answer (a *StoppedError naming the phase that
+// was slow) when ctx ends, even while a step is busy; the work itself stops
+// when that step next checks its context.
 func (e *Engine) Render(ctx context.Context, req render.Request) (*render.Result, Info, error) {
+	p := &progress{}
+	done := make(chan struct{})
+	var (
+		res  *render.Result
+		info Info
+		err  error
+	)
+	go func() {
+		defer close(done)
+		defer func() {
+			if r := recover(); r != nil {
+				res, err = nil, &PanicError{Value: r, Stack: debug.Stack()}
+			}
+		}()
+		res, info, err = e.renderRequest(ctx, req, p)
+	}()
+	select {
+	case <-done:
+		return res, info, err
+	case <-ctx.Done():
+		select {
+		case <-done: // it ended too: its own error names the step
+			return res, info, err
+		default:
+			return nil, Info{Running: done}, stopped(ctx, p)
+		}
+	}
+}
+
+// renderRequest resolves req, then answers from the cache, from an
+// identical render in flight, or from a new render.
+func (e *Engine) renderRequest(ctx context.Context, req render.Request, p *progress) (*render.Result, Info, error) {
+	if req.Spec.Catalog != "" {
+		p.enter("choosing the bundle from spec.catalog " + echo.Quote(spec.Redact(req.Spec.Catalog)))
+	} else {
+		p.enter("resolving spec.bundle " + echo.Quote(spec.Redact(req.Spec.Bundle)))
+	}
 	rv, err := e.r.Resolve(ctx, req)
 	if err != nil {
 		return nil, Info{}, err
 	}
 	info := Info{Cache: "off", Digest: rv.Origin.Digest}
 	if e.results == nil {
-		res, err := e.render(ctx, rv)
+		res, err := e.render(ctx, rv, p)
 		return res, info, err
 	}
 	key, err := key(rv)
 	if err != nil {
-		res, err := e.render(ctx, rv) // it reports what could not be read
+		res, err := e.render(ctx, rv, p) // it reports what could not be read
 		return res, info, err
 	}
 	if res, ok := e.results.Get(key); ok {
@@ -109,14 +160,14 @@ func (e *Engine) Render(ctx context.Context, req render.Request) (*render.Result
 		return res, info, nil
 	}
 	info.Cache = "miss"
-	res, joined, err := e.flights.do(ctx, key, func(ctx context.Context) (*render.Result, error) {
+	res, joined, err := e.flights.do(ctx, key, p, func(ctx context.Context, p *progress) (*render.Result, error) {
 		if res, ok := e.results.Get(key); ok { // stored by a render that just ended
 			info.Cache = "hit"
 			e.m.cacheHit("render")
 			return res, nil
 		}
 		e.m.cacheMiss("render")
-		res, err := e.render(ctx, rv)
+		res, err := e.render(ctx, rv, p)
 		if err == nil {
 			e.results.Add(key, res, size(res))
 		}
@@ -130,10 +181,20 @@ func (e *Engine) Render(ctx context.Context, req render.Request) (*render.Result
 }
 
 // render loads and renders a resolved request.
-func (e *Engine) render(ctx context.Context, rv render.Resolved) (*render.Result, error) {
+func (e *Engine) render(ctx context.Context, rv render.Resolved, p *progress) (*render.Result, error) {
+	if rv.Origin.Image != "" {
+		p.enter("loading the bundle image " + rv.Origin.Image)
+	} else {
+		p.enter("loading the bundle")
+	}
 	b, err := e.r.Load(ctx, rv)
 	var res *render.Result
 	if err == nil {
+		if rv.UpgradeFrom != nil {
+			p.enter("checking the upgrade from spec.upgradeFrom and rendering")
+		} else {
+			p.enter("rendering")
+		}
 		res, err = e.r.RenderLoaded(ctx, rv, b)
 	}
 	if err == nil && res == nil {

@@ -212,35 +212,134 @@ func TestConcurrentRequestsRenderOnce(t *testing.T) {
 }
 
 // TestWaiterOutlivesOwner: when the request that started a render gives up,
-// a waiting identical request takes over instead of failing.
+// the render goes on for an identical request waiting for it (one load, not
+// two), and the owner's Render answers at once, announcing through
+// Info.Running that the render still reads its source directory.
 func TestWaiterOutlivesOwner(t *testing.T) {
 	loader := newLoader(t)
-	loader.Delay = 300 * time.Millisecond
+	release := make(chan struct{})
 	started := make(chan struct{}, 2)
-	loader.BeforeLoad = func(int32) error { started <- struct{}{}; return nil }
+	loader.BeforeLoad = func(int32) error { started <- struct{}{}; <-release; return nil }
 	e := NewEngine(EngineOptions{Loader: loader})
 	req := imageReq(t)
 	ownerCtx, cancelOwner := context.WithCancel(context.Background())
-	ownerErr := make(chan error, 1)
-	go func() { _, _, err := e.Render(ownerCtx, req); ownerErr <- err }()
+	type answer struct {
+		info Info
+		err  error
+	}
+	owner := make(chan answer, 1)
+	go func() { _, info, err := e.Render(ownerCtx, req); owner <- answer{info, err} }()
 	<-started
-	waiterErr := make(chan error, 1)
-	go func() { _, _, err := e.Render(context.Background(), req); waiterErr <- err }()
-	time.Sleep(20 * time.Millisecond) // let the waiter join
+	waiter := make(chan answer, 1)
+	go func() { _, info, err := e.Render(context.Background(), req); waiter <- answer{info, err} }()
+	waitFor(t, func() bool { return waiters(e) == 2 })
 	cancelOwner()
-	if err := <-ownerErr; !errors.Is(err, context.Canceled) {
-		t.Errorf("owner: %v", err)
+	o := <-owner // answered while the load is still blocked
+	var se *StoppedError
+	if !errors.As(o.err, &se) || !errors.Is(o.err, context.Canceled) || !strings.Contains(o.err.Error(), "still loading the bundle image") {
+		t.Fatalf("owner: %v", o.err)
 	}
-	if err := <-waiterErr; err != nil {
-		t.Errorf("waiter failed with the owner: %v", err)
+	if o.info.Running == nil {
+		t.Fatal("the owner's source directory is still read, but Info.Running is nil")
 	}
-	if got := loader.Loads.Load(); got != 2 {
-		t.Errorf("%d loads, want 2 (the waiter took over)", got)
+	select {
+	case <-o.info.Running:
+		t.Fatal("Running closed while the render still runs")
+	default:
+	}
+	close(release)
+	if w := <-waiter; w.err != nil || w.info.Cache != "inflight" {
+		t.Errorf("waiter: %+v", w)
+	}
+	<-o.info.Running
+	if got := loader.Loads.Load(); got != 1 {
+		t.Errorf("%d loads, want 1 (the waiter kept the owner's render)", got)
 	}
 }
 
-// TestPanicReleasesWaiters: a panicking render panics in its request (the
-// server recovers it) without leaving the key stuck for later requests.
+// TestRenderStopsWhenEveryWaiterLeft: a shared render whose every waiter
+// gave up is cancelled (the loader sees its context end), and each request
+// is told, before the render ends, what it was still doing.
+func TestRenderStopsWhenEveryWaiterLeft(t *testing.T) {
+	loader := newLoader(t)
+	loader.Delay = time.Hour // until the context ends
+	loadCtx := make(chan context.Context, 1)
+	loader.BeforeCtx = func(ctx context.Context) { loadCtx <- ctx }
+	e := NewEngine(EngineOptions{Loader: loader})
+	req := imageReq(t)
+	// The first request's deadline, as a cause, so that it passes only once both wait.
+	ctx1, cancel1 := context.WithCancelCause(context.Background())
+	defer cancel1(nil)
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	errs := make(chan error, 2)
+	var running []<-chan struct{}
+	var mu sync.Mutex
+	for _, ctx := range []context.Context{ctx1, ctx2} {
+		go func() {
+			_, info, err := e.Render(ctx, req)
+			mu.Lock()
+			if info.Running != nil {
+				running = append(running, info.Running)
+			}
+			mu.Unlock()
+			errs <- err
+		}()
+	}
+	lctx := <-loadCtx
+	waitFor(t, func() bool { return waiters(e) == 2 })
+	cancel1(context.DeadlineExceeded)
+	first := <-errs
+	if !errors.Is(first, context.DeadlineExceeded) || !strings.Contains(first.Error(), "still loading the bundle image") &&
+		!strings.Contains(first.Error(), "still waiting for an identical request's render after") {
+		t.Errorf("first: %v", first)
+	}
+	if lctx.Err() != nil {
+		t.Fatal("the render stopped while a request still waited for it")
+	}
+	cancel2()
+	if err := <-errs; !errors.Is(err, context.Canceled) {
+		t.Errorf("second: %v", err)
+	}
+	select {
+	case <-lctx.Done():
+		if !errors.Is(context.Cause(lctx), errNobodyWaits) {
+			t.Errorf("render cancelled with %v", context.Cause(lctx))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the render went on after every request left")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range running {
+		<-r
+	}
+}
+
+// TestAnswerWhileAStepIgnoresItsContext: a step that never checks its
+// context (a CPU-bound check) does not hold the answer: Render returns the
+// request's error when its context ends, and announces the directory in use.
+func TestAnswerWhileAStepIgnoresItsContext(t *testing.T) {
+	loader := newLoader(t)
+	release := make(chan struct{})
+	loader.BeforeLoad = func(int32) error { <-release; return nil }
+	defer close(release)
+	e := NewEngine(EngineOptions{Loader: loader, MaxEntries: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, info, err := e.Render(ctx, imageReq(t))
+	if !errors.Is(err, context.DeadlineExceeded) || info.Running == nil {
+		t.Fatalf("err %v, running %v", err, info.Running)
+	}
+	t.Log(err)
+	if want := `resolving spec.bundle "example.com/demo-bundle" took `; !strings.HasPrefix(err.Error(), want) ||
+		!strings.Contains(err.Error(), "; still loading the bundle image example.com/demo-bundle@"+digestA+" after ") {
+		t.Errorf("message %q", err)
+	}
+}
+
+// TestPanicReleasesWaiters: a panicking render is its request's
+// *PanicError, with the stack for the log, and leaves the key free for
+// later requests.
 func TestPanicReleasesWaiters(t *testing.T) {
 	loader := newLoader(t)
 	loader.BeforeLoad = func(n int32) error {
@@ -251,18 +350,35 @@ func TestPanicReleasesWaiters(t *testing.T) {
 	}
 	e := NewEngine(EngineOptions{Loader: loader})
 	req := imageReq(t)
-	func() {
-		defer func() {
-			if r := recover(); r != "boom" {
-				t.Errorf("recovered %v, want the render's panic", r)
-			}
-		}()
-		e.Render(context.Background(), req)
-	}()
+	_, _, err := e.Render(context.Background(), req)
+	var pe *PanicError
+	if !errors.As(err, &pe) || pe.Value != "boom" || !strings.Contains(string(pe.Stack), "BeforeLoad") && !strings.Contains(string(pe.Stack), "engine_test.go") {
+		t.Fatalf("got %v", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, _, err := e.Render(ctx, req); err != nil {
 		t.Fatalf("key stuck after a panic: %v", err)
+	}
+}
+
+// waiters counts the requests waiting for renders in flight.
+func waiters(e *Engine) int {
+	e.flights.mu.Lock()
+	defer e.flights.mu.Unlock()
+	n := 0
+	for _, c := range e.flights.calls {
+		n += c.waiters
+	}
+	return n
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting")
+		}
 	}
 }
 

@@ -22,7 +22,7 @@ func TestOwnerNeverLeavesItsRenderRunning(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%100)*time.Microsecond)
 		defer cancel()
 		var started, ended atomic.Bool
-		_, joined, err := f.do(ctx, "k", func(ctx context.Context) (*render.Result, error) {
+		_, joined, err := f.do(ctx, "k", &progress{}, func(ctx context.Context, _ *progress) (*render.Result, error) {
 			started.Store(true)
 			time.Sleep(time.Millisecond)
 			ended.Store(true)

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
@@ -99,7 +101,30 @@ func RenderHandler(o Options) http.Handler {
 	h := newHandler(o)
 	r := newRouter("POST /v1/render")
 	r.HandleFunc("/v1/render", h.render).Methods(http.MethodPost)
-	return r
+	return h.recoverPanics(r)
+}
+
+// recoverPanics answers a panic in a handler with 500 and one line, and
+// logs its stack: net/http's own recovery would drop the connection, and
+// the client would read nothing.
+func (h *handler) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				h.o.Logger.Error("panic serving request", "method", r.Method+" "+r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				writeError(w, http.StatusInternalServerError, internalError(v))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// internalError is the one line a client reads about a bug.
+func internalError(v any) string {
+	return fmt.Sprintf("olm-cmp internal error: %s (please report this with the olm-cmp version and the bundle; the stack is in the server's log)", echo.Short(fmt.Sprint(v)))
 }
 
 func newHandler(o Options) *handler {
@@ -247,11 +272,15 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	res, info, err := h.o.Renderer.Render(ctx, req)
 	if err != nil {
+		var pe *engine.PanicError
 		switch {
+		case errors.As(err, &pe):
+			h.o.Logger.Error("panic serving request", "method", RPC, "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
+			fail(http.StatusInternalServerError, internalError(pe.Value))
 		case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
 			msg := fmt.Sprintf("olm-cmp: rendering %s did not finish within the %s render timeout (serve --render-timeout)", subject(req), h.o.Timeout)
 			if err.Error() != context.DeadlineExceeded.Error() {
-				msg += "; it stopped at: " + err.Error()
+				msg += ": " + err.Error()
 			}
 			fail(http.StatusGatewayTimeout, msg)
 		case errors.Is(err, context.Canceled):
@@ -313,14 +342,14 @@ const statusClientClosed = 499
 // configuration, its cache, other requests' repositories.
 func imagesOnly(s spec.Spec) error {
 	if render.IsDirRef(s.Bundle) {
-		return fmt.Errorf("spec.bundle %q: POST /v1/render renders image bundles only, never a path on the server; directory bundles are read from the Application's repository by the plugin", s.Bundle)
+		return fmt.Errorf("spec.bundle %s: POST /v1/render renders image bundles only, never a path on the server; directory bundles are read from the Application's repository by the plugin", echo.Quote(s.Bundle))
 	}
 	if render.IsDirRef(s.Catalog) {
-		return fmt.Errorf("spec.catalog %q: POST /v1/render reads catalog images only, never a path on the server; directory catalogs are read from the Application's repository by the plugin", s.Catalog)
+		return fmt.Errorf("spec.catalog %s: POST /v1/render reads catalog images only, never a path on the server; directory catalogs are read from the Application's repository by the plugin", echo.Quote(s.Catalog))
 	}
 	for i, p := range s.Patches {
 		if p.Path != "" {
-			return fmt.Errorf("spec.patches[%d].path %q: POST /v1/render takes inline patches only (patch:), never a file on the server", i, p.Path)
+			return fmt.Errorf("spec.patches[%d].path %s: POST /v1/render takes inline patches only (patch:), never a file on the server", i, echo.Quote(p.Path))
 		}
 	}
 	return nil
@@ -329,19 +358,16 @@ func imagesOnly(s spec.Spec) error {
 // subject names what a request renders, for the timeout message.
 func subject(req render.Request) string {
 	if s := req.Spec; s.Catalog != "" {
-		return fmt.Sprintf("package %q from catalog %s", s.Package, s.Catalog)
+		return fmt.Sprintf("package %s from catalog %s", echo.Quote(s.Package), echo.Quote(spec.Redact(s.Catalog)))
 	}
-	return req.Spec.Bundle
+	return echo.Quote(spec.Redact(req.Spec.Bundle))
 }
 
+// quoteWarning is a warning as an RFC 9110 quoted-string: control and
+// invisible characters from bundle content escaped (echo.Text), then
+// backslashes and quotes.
 func quoteWarning(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(echo.Text(s)) + `"`
 }
 
 // errorBody is every error answer: {"message": "..."}.
@@ -350,6 +376,7 @@ type errorBody struct {
 }
 
 func writeError(w http.ResponseWriter, code int, msg string) {
+	msg = echo.Message(msg, echo.MaxMessage)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	enc := json.NewEncoder(w)

@@ -48,6 +48,22 @@ func (f *fakeRenderer) Render(ctx context.Context, req render.Request) (*render.
 			Manifests: []string{"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\n"},
 			Warnings:  []string{`dropped "Foo": the cluster does not serve example.com/v1`},
 		}, engine.Info{Cache: "off", Digest: "sha256:abc"}, nil
+	case "handler-panic/bundle:1":
+		panic("boom in the handler")
+	case "hostile/bundle:1":
+		return &render.Result{
+			Origin:    bundle.Origin{Digest: "sha256:abc"},
+			Manifests: []string{"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n"},
+			Warnings:  []string{"requirement from the bundle: \x1b[2J\x1b]0;owned\x07 line\r\nSet-Cookie: x=1 \u202eevil"},
+		}, engine.Info{Cache: "off", Digest: "sha256:abc"}, nil
+	case "panic/bundle:1":
+		return nil, engine.Info{}, &engine.PanicError{Value: "boom", Stack: []byte("goroutine 1 [running]:\nmain.main()")}
+	case "many/bundle:1":
+		var lines []string
+		for i := range 5000 {
+			lines = append(lines, fmt.Sprintf("spec.clusterAPIs[%d] %q: not a group/version", i, strings.Repeat("x", 20)))
+		}
+		return nil, engine.Info{}, errors.New(strings.Join(lines, "\n"))
 	case "slow/bundle:1":
 		if f.started != nil {
 			close(f.started)
@@ -176,8 +192,8 @@ func TestRenderTimeout(t *testing.T) {
 	// what was under way when the renderer says so; never a bare "context
 	// deadline exceeded".
 	for bundle, want := range map[string]string{
-		"slow/bundle:1":     `{"message":"olm-cmp: rendering slow/bundle:1 did not finish within the 50ms render timeout (serve --render-timeout)"}` + "\n",
-		"stalling/bundle:1": `{"message":"olm-cmp: rendering stalling/bundle:1 did not finish within the 50ms render timeout (serve --render-timeout); it stopped at: resolving stalling/bundle:1: waiting for the registry's answer headers: context deadline exceeded"}` + "\n",
+		"slow/bundle:1":     `{"message":"olm-cmp: rendering \"slow/bundle:1\" did not finish within the 50ms render timeout (serve --render-timeout)"}` + "\n",
+		"stalling/bundle:1": `{"message":"olm-cmp: rendering \"stalling/bundle:1\" did not finish within the 50ms render timeout (serve --render-timeout): resolving stalling/bundle:1: waiting for the registry's answer headers: context deadline exceeded"}` + "\n",
 	} {
 		resp, body := do(t, "POST", srv.URL+"/v1/render", `{"bundle":"`+bundle+`","namespace":"x"}`)
 		if resp.StatusCode != 504 || body != want {
@@ -185,7 +201,7 @@ func TestRenderTimeout(t *testing.T) {
 		}
 	}
 	resp, body := do(t, "POST", srv.URL+"/v1/render", `{"catalog":"quay.io/x/catalog:1","package":"demo","namespace":"x"}`)
-	if resp.StatusCode != 504 || !strings.Contains(body, `rendering package \"demo\" from catalog quay.io/x/catalog:1 did not finish`) {
+	if resp.StatusCode != 504 || !strings.Contains(body, `rendering package \"demo\" from catalog \"quay.io/x/catalog:1\" did not finish`) {
 		t.Errorf("catalog: %d %s", resp.StatusCode, body)
 	}
 }
@@ -363,5 +379,55 @@ func TestNewServerLimits(t *testing.T) {
 	s := httpapi.NewServer(http.NotFoundHandler(), httpapi.DefaultTimeout+httpapi.OpsWriteTimeout)
 	if s.ReadHeaderTimeout <= 0 || s.ReadTimeout <= 0 || s.IdleTimeout <= 0 || s.MaxHeaderBytes <= 0 || s.WriteTimeout <= httpapi.DefaultTimeout {
 		t.Errorf("limits: %+v", s)
+	}
+}
+
+// TestHostileEchoes: what reaches the client is bounded and escaped: a
+// warning's control characters (from bundle content) in the Warning header,
+// a huge value in an error, an error of thousands of problems, a panic's
+// stack (logged, never sent).
+func TestHostileEchoes(t *testing.T) {
+	s := newServers(t, nil)
+	resp, body := do(t, "POST", s.render.URL+"/v1/render", `{"bundle":"hostile/bundle:1","namespace":"x"}`)
+	w := resp.Header.Get("Warning")
+	if resp.StatusCode != 200 || w != `299 - "requirement from the bundle: \\x1b[2J\\x1b]0;owned\\a line\\r\\nSet-Cookie: x=1 \\u202eevil"` || resp.Header.Get("Set-Cookie") != "" {
+		t.Errorf("%d %s; Warning %s", resp.StatusCode, body, w)
+	}
+	resp, body = do(t, "POST", s.render.URL+"/v1/render", `{"bundle":"panic/bundle:1","namespace":"x"}`)
+	if want := `{"message":"olm-cmp internal error: boom (please report this with the olm-cmp version and the bundle; the stack is in the server's log)"}` + "\n"; resp.StatusCode != 500 || body != want {
+		t.Errorf("panic: %d %s", resp.StatusCode, body)
+	}
+	resp, body = do(t, "POST", s.render.URL+"/v1/render", `{"bundle":"handler-panic/bundle:1","namespace":"x"}`)
+	if want := `{"message":"olm-cmp internal error: boom in the handler (please report this with the olm-cmp version and the bundle; the stack is in the server's log)"}` + "\n"; resp.StatusCode != 500 || body != want {
+		t.Errorf("panic in the handler: %d %s", resp.StatusCode, body)
+	}
+	resp, body = do(t, "POST", s.render.URL+"/v1/render", `{"bundle":"many/bundle:1","namespace":"x"}`)
+	var e struct{ Message string }
+	json.Unmarshal([]byte(body), &e)
+	if resp.StatusCode != 422 || len(e.Message) > 4096 || !strings.HasPrefix(e.Message, "spec.clusterAPIs[0]") || !strings.Contains(e.Message, "more problems") {
+		t.Errorf("5,000 problems: %d, %d bytes: %.300s", resp.StatusCode, len(body), body)
+	}
+	big := strings.Repeat("a", 200000)
+	resp, body = do(t, "POST", s.render.URL+"/v1/render", `{"bundle":"./`+big+`","namespace":"x"}`)
+	if resp.StatusCode != 400 || len(body) > 1000 || !strings.Contains(body, "… (200002 bytes)") {
+		t.Errorf("200 KB bundle: %d, %d bytes: %.300s", resp.StatusCode, len(body), body)
+	}
+}
+
+// TestRenderTimeoutThroughEngine: against a registry that never answers,
+// the engine answers at the render timeout with the phase that was slow,
+// and its work ends (TestMain's goleak finds no goroutine left).
+func TestRenderTimeoutThroughEngine(t *testing.T) {
+	fr := bundletest.NewFaultRegistry(t, bundletest.FaultOptions{})
+	fr.PushDir(t, "olm/tiny-bundle", "v1", "../cmpserver/testdata/repo/bundles/tiny")
+	fr.Inject(bundletest.Where{Path: bundletest.ManifestsPath}, bundletest.Fault{Stall: true}, -1)
+	e := engine.NewEngine(engine.EngineOptions{Loader: &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{fr.Host}}})
+	srv := httptest.NewServer(httpapi.RenderHandler(httpapi.Options{Renderer: e, Timeout: 300 * time.Millisecond}))
+	t.Cleanup(srv.Close)
+	ref := fr.Host + "/olm/tiny-bundle:v1"
+	resp, body := do(t, "POST", srv.URL+"/v1/render", "bundle: "+ref+"\nnamespace: tiny-system\n")
+	want := `olm-cmp: rendering \"` + ref + `\" did not finish within the 300ms render timeout (serve --render-timeout): still resolving spec.bundle \"` + ref + `\" after `
+	if resp.StatusCode != 504 || !strings.Contains(body, want) {
+		t.Errorf("%d %s, want 504 with %s", resp.StatusCode, body, want)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
 
 // IsDirRef tells a bundle directory from an image reference. Only explicit
@@ -28,20 +30,20 @@ func IsDirRef(ref string) bool {
 func bundleRef(req Request) (dir string, img imagePin, isDir bool, err error) {
 	s := req.Spec
 	if s.Catalog != "" {
-		return "", imagePin{}, false, fmt.Errorf("spec.catalog %q: the bundle is chosen from the catalog, not named by spec.bundle", s.Catalog)
+		return "", imagePin{}, false, fmt.Errorf("spec.catalog %s: the bundle is chosen from the catalog, not named by spec.bundle", echo.Quote(s.Catalog))
 	}
 	if IsDirRef(s.Bundle) {
 		if s.Version != "" {
-			return "", imagePin{}, false, fmt.Errorf("spec.version %q: only image references take a version; spec.bundle %q is a directory", s.Version, s.Bundle)
+			return "", imagePin{}, false, fmt.Errorf("spec.version %s: only image references take a version; spec.bundle %s is a directory", echo.Quote(s.Version), echo.Quote(s.Bundle))
 		}
 		if s.Digest != "" {
-			return "", imagePin{}, false, fmt.Errorf("spec.digest %q: only image bundles take a digest; spec.bundle %q is a directory, which Git pins: delete the digest line", s.Digest, s.Bundle)
+			return "", imagePin{}, false, fmt.Errorf("spec.digest %s: only image bundles take a digest; spec.bundle %s is a directory, which Git pins: delete the digest line", echo.Quote(s.Digest), echo.Quote(s.Bundle))
 		}
 		dir, err := localDir(req, "spec.bundle", s.Bundle, "give a directory holding manifests/ and metadata/")
 		return dir, imagePin{}, true, err
 	}
 	if bareDir(req.SourceDir, s.Bundle) {
-		return "", imagePin{}, false, fmt.Errorf("spec.bundle %q names a local directory: write it as ./%s (relative to olm-cmp.yaml)", s.Bundle, s.Bundle)
+		return "", imagePin{}, false, fmt.Errorf("spec.bundle %s names a local directory: write it as ./%s (relative to olm-cmp.yaml)", echo.Quote(s.Bundle), echo.Short(s.Bundle))
 	}
 	img, err = imageRef(s.Bundle, s.Version, s.Digest)
 	return "", img, false, err
@@ -78,11 +80,11 @@ func localDir(req Request, field, p, hint string) (string, error) {
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
-		return "", fmt.Errorf("%s %q: %w", field, named, err)
+		return "", fmt.Errorf("%s %s: %w", field, echo.Quote(named), err)
 	}
 	what := strings.TrimPrefix(field, "spec.")
-	outside := fmt.Errorf("%s %q: the %s directory must be inside the repository", field, named, what)
-	notFound := fmt.Errorf("%s %q: %s directory not found: %s, relative to the directory of olm-cmp.yaml", field, named, what, hint)
+	outside := fmt.Errorf("%s %s: the %s directory must be inside the repository", field, echo.Quote(named), what)
+	notFound := fmt.Errorf("%s %s: %s directory not found: %s, relative to the directory of olm-cmp.yaml", field, echo.Quote(named), what, hint)
 	if req.RootDir != "" {
 		// Inside or not is decided before anything outside is looked at:
 		// lexically first, then through an os.Root, which refuses a symbolic
@@ -107,11 +109,11 @@ func localDir(req Request, field, p, hint string) (string, error) {
 		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 			return "", notFound
 		case errors.Is(err, fs.ErrPermission):
-			return "", fmt.Errorf("%s %q: the %s directory cannot be read (permission denied)", field, named, what)
+			return "", fmt.Errorf("%s %s: the %s directory cannot be read (permission denied)", field, echo.Quote(named), what)
 		case err != nil:
 			return "", outside // a symbolic link that leaves the repository
 		case !fi.IsDir():
-			return "", fmt.Errorf("%s %q: not a directory: %s", field, named, hint)
+			return "", fmt.Errorf("%s %s: not a directory: %s", field, echo.Quote(named), hint)
 		}
 	}
 	real, err := filepath.EvalSymlinks(abs)
@@ -119,7 +121,7 @@ func localDir(req Request, field, p, hint string) (string, error) {
 		return "", notFound
 	}
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("%s %q: not a directory: %s", field, named, hint)
+		return "", fmt.Errorf("%s %s: not a directory: %s", field, echo.Quote(named), hint)
 	}
 	if req.RootDir != "" {
 		root, err := filepath.Abs(req.RootDir)
@@ -156,24 +158,24 @@ func unwrapPath(err error) error {
 func imageRef(ref, version, digest string) (imagePin, error) {
 	repo, tag, refDigest, err := imageParts(ref)
 	if err != nil {
-		return imagePin{}, fmt.Errorf("spec.bundle %q is neither a directory (write ./path) nor an image reference (registry/repository:tag or @sha256:digest): %w", ref, err)
+		return imagePin{}, fmt.Errorf("spec.bundle %s is neither a directory (write ./path) nor an image reference (registry/repository:tag or @sha256:digest): %w", echo.Quote(ref), echo.Err(err))
 	}
 	p := imagePin{repo: repo, tag: tag, digest: refDigest, tagFrom: "the tag of spec.bundle", pinFrom: "spec.bundle"}
 	if digest != "" {
 		if refDigest != "" && refDigest != digest {
-			return imagePin{}, fmt.Errorf("spec.digest %q and the digest of spec.bundle %q differ: keep one pin", digest, ref)
+			return imagePin{}, fmt.Errorf("spec.digest %s and the digest of spec.bundle %s differ: keep one pin", echo.Quote(digest), echo.Quote(ref))
 		}
 		p.digest, p.pinFrom = digest, "spec.digest"
 	}
 	switch {
 	case version == "":
 	case tag != "" && tag != version && p.digest != "":
-		return imagePin{}, fmt.Errorf("spec.version is %s but spec.bundle %q is pinned to its tag %s: write the version in one place (spec.version), then run olm-cmp resolve --write to pin it", version, ref, tag)
+		return imagePin{}, fmt.Errorf("spec.version is %s but spec.bundle %s is pinned to its tag %s: write the version in one place (spec.version), then run olm-cmp resolve --write to pin it", version, echo.Quote(ref), tag)
 	case tag != "" && tag != version:
-		return imagePin{}, fmt.Errorf("spec.version %q conflicts with the tag %q of spec.bundle %q: remove one", version, tag, ref)
+		return imagePin{}, fmt.Errorf("spec.version %s conflicts with the tag %s of spec.bundle %s: remove one", echo.Quote(version), echo.Quote(tag), echo.Quote(ref))
 	case tag == "":
 		if _, err := name.NewTag(repo+":"+version, name.StrictValidation); err != nil {
-			return imagePin{}, fmt.Errorf("spec.version %q is not usable as the tag of spec.bundle %q: %w", version, ref, err)
+			return imagePin{}, fmt.Errorf("spec.version %s is not usable as the tag of spec.bundle %s: %w", echo.Quote(version), echo.Quote(ref), echo.Err(err))
 		}
 		p.tag, p.tagFrom = version, "spec.version"
 	}

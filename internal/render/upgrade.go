@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/safety"
 )
 
@@ -72,7 +73,7 @@ func upgradeFromRequest(req Request) (Request, error) {
 	default:
 		ref, err := name.ParseReference(s.Bundle, name.WithDefaultTag(""))
 		if err != nil {
-			return Request{}, fmt.Errorf("spec.bundle %q is neither a directory (write ./path) nor an image reference (registry/repository:tag or @sha256:digest): %w", s.Bundle, err)
+			return Request{}, fmt.Errorf("spec.bundle %s is neither a directory (write ./path) nor an image reference (registry/repository:tag or @sha256:digest): %w", echo.Quote(s.Bundle), echo.Err(err))
 		}
 		// ref.Context() drops the tag and the digest, which pin TO.
 		from.Spec.Bundle = ref.Context().String()

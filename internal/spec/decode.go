@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/jsonfields"
 )
 
@@ -178,7 +179,7 @@ func (w *walker) object(n *yaml.Node, t reflect.Type, path string) (any, bool) {
 		f, ok := fields[kv.key]
 		ft := f.Type
 		if !ok {
-			w.fail(kv.keyNode, "", "unknown field %q%s", p, suggest(kv.key, fields))
+			w.fail(kv.keyNode, "", "unknown field %s%s", echo.Quote(p), suggest(kv.key, fields))
 			continue
 		}
 		if v, ok := w.value(kv.value, ft, p); ok {
@@ -265,7 +266,7 @@ func (w *walker) pairs(n *yaml.Node, path string) []pair {
 		if line, dup := seen[k.Value]; dup {
 			p := fieldPath(path, k.Value)
 			w.problems = append(w.problems, problem{line: k.Line, path: p,
-				msg: fmt.Sprintf("%q is set twice (lines %d and %d): remove one", p, line, k.Line)})
+				msg: fmt.Sprintf("%s is set twice (lines %d and %d): remove one", echo.Quote(p), line, k.Line)})
 			continue
 		}
 		seen[k.Value] = k.Line
@@ -350,7 +351,7 @@ func fieldPath(parent, key string) string {
 func keyPath(parent, key string) string {
 	for _, r := range key {
 		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			return fmt.Sprintf("%s[%q]", parent, key)
+			return fmt.Sprintf("%s[%s]", parent, echo.Quote(key))
 		}
 	}
 	return fieldPath(parent, key)

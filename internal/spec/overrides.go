@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
 
 // Collection types of a parameter, as Argo CD's ParameterAnnouncement names them.
@@ -154,7 +156,7 @@ func ApplyOverrides(s Spec, overrides []Override) (Spec, error) {
 	for _, o := range overrides {
 		p, ok := FindParam(o.Name)
 		if !ok {
-			return s, fmt.Errorf("%s: unknown spec field %q; known fields: %s", o.Source, o.Name, ParamNames())
+			return s, fmt.Errorf("%s: unknown spec field %s; known fields: %s", o.Source, echo.Quote(o.Name), ParamNames())
 		}
 		v, set, err := p.value(o)
 		if err != nil {
@@ -207,7 +209,7 @@ func (p Param) value(o Override) (v json.RawMessage, set bool, err error) {
 	case p.Bool:
 		b, err := strconv.ParseBool(str)
 		if err != nil {
-			return nil, false, fmt.Errorf("%s must be true or false, got %q", p.Name, str)
+			return nil, false, fmt.Errorf("%s must be true or false, got %s", p.Name, echo.Quote(str))
 		}
 		return mustJSON(b), true, nil
 	case p.Structured:
@@ -261,7 +263,7 @@ func (p Param) value(o Override) (v json.RawMessage, set bool, err error) {
 			}
 			k, val, ok := strings.Cut(pair, "=")
 			if !ok {
-				return nil, false, fmt.Errorf("%s: %q is not key=value", p.Name, pair)
+				return nil, false, fmt.Errorf("%s: %s is not key=value", p.Name, echo.Quote(pair))
 			}
 			m[strings.TrimSpace(k)] = strings.TrimSpace(val)
 		}

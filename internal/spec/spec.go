@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
@@ -211,7 +212,7 @@ func Parse(name string, data []byte) (*File, error) {
 	if !fe.has("apiVersion") && !fe.has("kind") && (f.APIVersion != APIVersion || f.Kind != Kind) {
 		// Not an olm-cmp.yaml at all: its spec's problems would be noise.
 		fe.wrongKind = true
-		fe.problems = append(fe.problems, problem{msg: fmt.Sprintf("apiVersion/kind must be %s/%s, got %q/%q", APIVersion, Kind, f.APIVersion, f.Kind)})
+		fe.problems = append(fe.problems, problem{msg: fmt.Sprintf("apiVersion/kind must be %s/%s, got %s/%s", APIVersion, Kind, echo.Quote(f.APIVersion), echo.Quote(f.Kind))})
 	}
 	if len(fe.problems) == 0 {
 		return &f, nil
@@ -447,13 +448,13 @@ func (s *Spec) Validate() error {
 		if strings.TrimSpace(s.Package) == "" {
 			add("spec.package is required with spec.catalog: the OLM package to install from the catalog")
 		} else if strings.ContainsAny(s.Package, " \t\n,/") {
-			add("spec.package %q: not a package name", s.Package)
+			add("spec.package %s: not a package name", echo.Quote(s.Package))
 		}
 		if s.Version != "" {
 			// The same parser the catalog resolution uses, so a range that
 			// passes here never fails there.
 			if _, err := mmsemver.NewConstraint(s.Version); err != nil {
-				add("spec.version %q: not a version range (e.g. 1.2.x, \">=1.0.0 <2\", 1.2.3): %v", s.Version, err)
+				add("spec.version %s: not a version range (e.g. 1.2.x, \">=1.0.0 <2\", 1.2.3): %s", echo.Quote(s.Version), echo.Short(err.Error()))
 			}
 		}
 	case s.Catalog != "":
@@ -463,10 +464,10 @@ func (s *Spec) Validate() error {
 			add("spec.bundle is required: an image reference (registry.example.com/org/bundle:1.0) or a directory (./bundle); or name a catalog and package (spec.catalog, spec.package)")
 		}
 		if s.Package != "" {
-			add("spec.package %q is set without spec.catalog: a package is looked up in a catalog", s.Package)
+			add("spec.package %s is set without spec.catalog: a package is looked up in a catalog", echo.Quote(s.Package))
 		}
 		if s.Channel != "" {
-			add("spec.channel %q is set without spec.catalog: a channel is looked up in a catalog", s.Channel)
+			add("spec.channel %s is set without spec.catalog: a channel is looked up in a catalog", echo.Quote(s.Channel))
 		}
 	}
 	if s.Digest != "" {
@@ -479,30 +480,30 @@ func (s *Spec) Validate() error {
 	if s.Namespace == "" {
 		add("spec.namespace is required: the namespace the operator is installed in")
 	} else if msg := dns1123Label(s.Namespace); msg != "" {
-		add("spec.namespace %q: %s", s.Namespace, msg)
+		add("spec.namespace %s: %s", echo.Quote(s.Namespace), msg)
 	}
 	for i, ns := range s.WatchNamespaces {
 		if ns == "" {
 			continue // "" means all namespaces, as in OLM
 		}
 		if msg := dns1123Label(ns); msg != "" {
-			add("spec.watchNamespaces[%d] %q: %s", i, ns, msg)
+			add("spec.watchNamespaces[%d] %s: %s", i, echo.Quote(ns), msg)
 		}
 	}
 	for i, n := range s.ImagePullSecrets {
 		if msg := dns1123Subdomain(n); msg != "" {
-			add("spec.imagePullSecrets[%d] %q: %s", i, n, msg)
+			add("spec.imagePullSecrets[%d] %s: %s", i, echo.Quote(n), msg)
 		}
 	}
 	for i, n := range s.ServiceAccounts {
 		if msg := dns1123Subdomain(n); msg != "" {
-			add("spec.serviceAccounts[%d] %q: %s", i, n, msg)
+			add("spec.serviceAccounts[%d] %s: %s", i, echo.Quote(n), msg)
 		}
 	}
 	switch s.CertificateProvider {
 	case "", CertProviderCertManager, CertProviderServiceCA, CertProviderNone:
 	default:
-		add("spec.certificateProvider %q: must be one of cert-manager, service-ca, none", s.CertificateProvider)
+		add("spec.certificateProvider %s: must be one of cert-manager, service-ca, none", echo.Quote(s.CertificateProvider))
 	}
 	for i, e := range s.Exclude {
 		if err := ValidateSelector(e); err != nil {
@@ -520,7 +521,7 @@ func (s *Spec) Validate() error {
 	}
 	for from, to := range s.Images {
 		if from == "" || to == "" {
-			add("spec.images: %q -> %q: both the prefix and its replacement must be non-empty", from, to)
+			add("spec.images: %s -> %s: both the prefix and its replacement must be non-empty", echo.Quote(from), echo.Quote(to))
 		}
 	}
 	for i, p := range s.Patches {
@@ -533,15 +534,15 @@ func (s *Spec) Validate() error {
 		// versions are semver: one exact version).
 		if s.Catalog != "" {
 			if _, err := mmsemver.StrictNewVersion(strings.TrimPrefix(s.UpgradeFrom, "v")); err != nil || strings.Contains(s.UpgradeFrom, "+") {
-				add("spec.upgradeFrom %q: not a version: give the exact catalog version the cluster runs today, e.g. 1.2.3 or v1.2.3", s.UpgradeFrom)
+				add("spec.upgradeFrom %s: not a version: give the exact catalog version the cluster runs today, e.g. 1.2.3 or v1.2.3", echo.Quote(s.UpgradeFrom))
 			}
 		} else if t, err := name.NewTag("example.invalid/bundle:"+s.UpgradeFrom, name.StrictValidation); err != nil || t.TagStr() != s.UpgradeFrom {
-			add("spec.upgradeFrom %q: not an image tag: give the tag of the bundle image the cluster runs today, e.g. 1.2.3 or v1.0 (letters, digits, '_', '.', '-', at most 128)", s.UpgradeFrom)
+			add("spec.upgradeFrom %s: not an image tag: give the tag of the bundle image the cluster runs today, e.g. 1.2.3 or v1.0 (letters, digits, '_', '.', '-', at most 128)", echo.Quote(s.UpgradeFrom))
 		}
 	}
 	for i, a := range s.ClusterAPIs {
 		if msg := checkClusterAPI(a); msg != "" {
-			add("spec.clusterAPIs[%d] %q: %s", i, a, msg)
+			add("spec.clusterAPIs[%d] %s: %s", i, echo.Quote(a), msg)
 		}
 	}
 	if len(s.Accept) > MaxAcceptEntries {
@@ -552,7 +553,7 @@ func (s *Spec) Validate() error {
 			// The entry itself is not quoted back: it may be huge.
 			add("spec.accept[%d]: %d characters, at most %d: shorten it with * globs", i, len(a), MaxAcceptLength)
 		} else if msg := checkAccept(a); msg != "" {
-			add("spec.accept[%d] %q: %s", i, a, msg)
+			add("spec.accept[%d] %s: %s", i, echo.Quote(a), msg)
 		}
 	}
 	w := s.SyncWaves.Effective()
@@ -663,14 +664,14 @@ func ValidateSelector(sel string) error {
 	}
 	parts := strings.Split(sel, "/")
 	if len(parts) > 3 {
-		return fmt.Errorf("%q: too many '/': use [group/]Kind[/name]", sel)
+		return fmt.Errorf("%s: too many '/': use [group/]Kind[/name]", echo.Quote(sel))
 	}
 	for _, p := range parts {
 		if p == "" {
-			return fmt.Errorf("%q: empty segment: use [group/]Kind[/name]", sel)
+			return fmt.Errorf("%s: empty segment: use [group/]Kind[/name]", echo.Quote(sel))
 		}
 		if _, err := filepath.Match(p, ""); err != nil {
-			return fmt.Errorf("%q: bad glob %q: %v", sel, p, err)
+			return fmt.Errorf("%s: bad glob %s: %v", echo.Quote(sel), echo.Quote(p), err)
 		}
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
 
 const minimal = `apiVersion: olm-cmp.dev/v1alpha1
@@ -385,7 +387,7 @@ func TestValidateUpgradeFrom(t *testing.T) {
 		if tc.want == "" && err != nil {
 			t.Errorf("upgradeFrom %q (catalog %t) refused: %v", tc.v, tc.catalog, err)
 		}
-		if tc.want != "" && (err == nil || !strings.Contains(err.Error(), `spec.upgradeFrom "`+tc.v+`": `+tc.want)) {
+		if tc.want != "" && (err == nil || !strings.Contains(err.Error(), `spec.upgradeFrom `+echo.Quote(tc.v)+`: `+tc.want)) {
 			t.Errorf("upgradeFrom %q (catalog %t): got %v, want a refusal saying %q", tc.v, tc.catalog, err, tc.want)
 		}
 	}

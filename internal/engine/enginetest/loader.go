@@ -24,6 +24,9 @@ type Loader struct {
 	// first; an error it returns is the load's (tests make loads fail, or
 	// panic in it).
 	BeforeLoad func(n int32) error
+	// BeforeCtx, when set, is handed each load's context (tests watch the
+	// load being cancelled).
+	BeforeCtx func(ctx context.Context)
 	// Resolves and Loads count the calls.
 	Resolves, Loads atomic.Int32
 
@@ -69,6 +72,9 @@ func (l *Loader) Resolve(_ context.Context, ref string) (bundle.Origin, error) {
 // Load implements render.Loader.
 func (l *Loader) Load(ctx context.Context, o bundle.Origin) (*bundle.Bundle, error) {
 	n := l.Loads.Add(1)
+	if l.BeforeCtx != nil {
+		l.BeforeCtx(ctx)
+	}
 	if l.BeforeLoad != nil {
 		if err := l.BeforeLoad(n); err != nil {
 			return nil, err

@@ -1,0 +1,62 @@
+package cmpserver
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/olm-cmp/olm-cmp/internal/engine"
+	"github.com/olm-cmp/olm-cmp/internal/render"
+)
+
+// hostileWarningRepo is the test repository with the tiny bundle's CSV
+// annotated with console plugins whose name holds a clear-screen ESC
+// sequence and a newline: the requirements report quotes it in a warning.
+func hostileWarningRepo(t *testing.T, root string) {
+	copyTree(t, repoDir, root)
+	csv := filepath.Join(root, "bundles/tiny/manifests/tiny-operator.clusterserviceversion.yaml")
+	data, err := os.ReadFile(csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := strings.Replace(string(data), "  annotations:\n", "  annotations:\n    console.openshift.io/plugins: \"\\e[2J\\nwarning: forged\"\n", 1)
+	if hostile == string(data) {
+		t.Fatal("the tiny CSV has no annotations to extend")
+	}
+	os.WriteFile(csv, []byte(hostile), 0o644)
+}
+
+const escapedPlugins = `console plugins \x1b[2J\nwarning: forged;`
+
+// TestClassicModeEscapesWarnings: generate prints each warning on one
+// line of stderr with bundle content's control characters escaped.
+func TestClassicModeEscapesWarnings(t *testing.T) {
+	root := filepath.Join(t.TempDir(), StockWorkDirName, "abc123")
+	hostileWarningRepo(t, root)
+	var out, errOut bytes.Buffer
+	if err := Generate(context.Background(), &render.Renderer{}, filepath.Join(root, "apps", "tiny"), nil, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(errOut.String(), "\x1b") || strings.Contains(errOut.String(), "\nwarning: forged") || !strings.Contains(errOut.String(), escapedPlugins) {
+		t.Errorf("stderr: %q", errOut.String())
+	}
+}
+
+// TestPluginLogEscapesWarnings: the plugin logs a render's warnings with
+// their control characters escaped (the JSON log would escape them anyway;
+// a text log would not).
+func TestPluginLogEscapesWarnings(t *testing.T) {
+	root := t.TempDir()
+	hostileWarningRepo(t, root)
+	ts := startServer(t, engine.NewEngine(engine.EngineOptions{}))
+	if _, err := ts.generate(ctxT(t), t, call{tgz: tgzOf(t, root), appRelPath: "apps/tiny"}); err != nil {
+		t.Fatal(err)
+	}
+	// In the JSON log, the escaped backslash of \x1b is \\x1b.
+	if logs := ts.logs.String(); !strings.Contains(logs, `console plugins \\x1b[2J\\nwarning: forged;`) || strings.Contains(logs, `\u001b`) {
+		t.Errorf("log: %s", grepLines(logs, "console plugins"))
+	}
+}

@@ -211,10 +211,11 @@ func runtimeCases(t *testing.T) []badCase {
 			return nil
 		}, contains: []string{"bundle"}},
 		// An API list without apiextensions.k8s.io/v1 dropped the CRD and
-		// kept its custom resources, exit 0.
+		// kept its custom resources, exit 0; such a list is now refused as
+		// partial before anything is dropped.
 		{name: "runtime/crd-dropped-under-its-crs", setup: func(t *testing.T, dir string) []string {
 			return []string{"--api-versions", "v1,apps/v1,rbac.authorization.k8s.io/v1,admissionregistration.k8s.io/v1,cert-manager.io/v1"}
-		}, want: "CustomResourceDefinition greeters.greeter.example.com is dropped because the cluster does not serve apiextensions.k8s.io/v1, but Greeter from-git is a custom resource of a kind it defines, and Greeter greeter-system/hello is a custom resource of a kind it defines: every cluster serves apiextensions.k8s.io/v1: the list of APIs the cluster serves (--api-versions, Argo CD's KUBE_API_VERSIONS) looks partial; give the whole list"},
+		}, want: "--api-versions: the list looks partial: it lacks apiextensions.k8s.io/v1, which every cluster serves; give the cluster's whole list, as `kubectl api-versions` prints it (comma-separated: kubectl api-versions | paste -sd, -)"},
 	}
 
 	// Pins (spec.digest) that the tag or the version no longer names, and a

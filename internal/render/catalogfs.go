@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/olm-cmp/olm-cmp/internal/catalog"
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
 
 // openedCatalog is the file-based catalog spec.catalog names, opened once
@@ -33,13 +34,13 @@ func (r *Renderer) openCatalog(ctx context.Context, req Request, pinned string) 
 		}
 		root, err := os.OpenRoot(dir)
 		if err != nil {
-			return nil, fmt.Errorf("spec.catalog %q: %w", s.Catalog, err)
+			return nil, fmt.Errorf("spec.catalog %s: %w", echo.Quote(s.Catalog), err)
 		}
 		return &openedCatalog{fsys: root.FS(), close: func() { root.Close() }}, nil
 	}
 	p, ok := r.Loader.(catalog.Puller)
 	if !ok {
-		return nil, fmt.Errorf("spec.catalog %q is an image reference, but this renderer has no registry access configured", s.Catalog)
+		return nil, fmt.Errorf("spec.catalog %s is an image reference, but this renderer has no registry access configured", echo.Quote(s.Catalog))
 	}
 	ref := s.Catalog
 	if pinned != "" {
@@ -47,7 +48,7 @@ func (r *Renderer) openCatalog(ctx context.Context, req Request, pinned string) 
 	}
 	fsys, o, err := p.LoadCatalog(ctx, ref)
 	if err != nil {
-		return nil, fmt.Errorf("spec.catalog %q: %w", s.Catalog, err)
+		return nil, fmt.Errorf("spec.catalog %s: %w", echo.Quote(s.Catalog), err)
 	}
 	return &openedCatalog{fsys: fsys, image: o.Image, close: func() {}}, nil
 }

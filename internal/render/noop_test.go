@@ -68,9 +68,9 @@ func TestRenderRefuses(t *testing.T) {
 		{"the only Deployment excluded, its webhook kept", func(r *Request) {
 			r.Spec.Exclude = []string{"Deployment"}
 		}, `Deployment greeter-system/greeter-operator-controller is dropped because exclude "Deployment" matches it, but ValidatingWebhookConfiguration vgreeter.greeter.example.com sends its admission requests to Service greeter-system/greeter-operator-controller-service, whose pods only it runs: remove "Deployment" from exclude (to change the object, patch it instead), or exclude ValidatingWebhookConfiguration/vgreeter.greeter.example.com too`},
-		{"a cluster list without apiextensions.k8s.io/v1", func(r *Request) {
+		{"a cluster list without apiextensions.k8s.io/v1 (refused before its CRD could be dropped under its CRs)", func(r *Request) {
 			r.APIVersions = []string{"v1", "apps/v1", "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1", "cert-manager.io/v1"}
-		}, `CustomResourceDefinition greeters.greeter.example.com is dropped because the cluster does not serve apiextensions.k8s.io/v1, but Greeter from-git is a custom resource of a kind it defines, and Greeter greeter-system/hello is a custom resource of a kind it defines: every cluster serves apiextensions.k8s.io/v1: the list of APIs the cluster serves (--api-versions, Argo CD's KUBE_API_VERSIONS) looks partial; give the whole list`},
+		}, "KUBE_API_VERSIONS (the API versions the cluster serves): the list looks partial: it lacks apiextensions.k8s.io/v1, which every cluster serves; give the cluster's whole list, as `kubectl api-versions` prints it (comma-separated: kubectl api-versions | paste -sd, -)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := demoRequest(t)

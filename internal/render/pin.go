@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -61,7 +62,7 @@ func (p imagePin) ref() string {
 func (r *Renderer) resolvePinned(ctx context.Context, p imagePin) (bundle.Origin, error) {
 	o, err := r.Loader.Resolve(ctx, p.ref())
 	if err != nil {
-		return bundle.Origin{}, fmt.Errorf("spec.bundle %q: %w", p.ref(), err)
+		return bundle.Origin{}, fmt.Errorf("spec.bundle %s: %w", echo.Quote(p.ref()), err)
 	}
 	if p.digest == "" || p.tag == "" || o.Digest == p.digest {
 		return o, nil
@@ -162,7 +163,7 @@ func (r *Renderer) checkCatalogPin(ctx context.Context, s spec.Spec) error {
 	}
 	o, err := r.Loader.Resolve(ctx, repo+":"+tag)
 	if err != nil {
-		return fmt.Errorf("spec.catalog %q: checking its tag still names its digest: %w", s.Catalog, err)
+		return fmt.Errorf("spec.catalog %s: checking its tag still names its digest: %w", echo.Quote(s.Catalog), err)
 	}
 	if o.Digest == digest {
 		return nil

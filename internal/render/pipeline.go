@@ -16,6 +16,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/convert"
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 	"github.com/olm-cmp/olm-cmp/internal/transform"
 	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
@@ -93,7 +94,7 @@ func (p *pipeline) runSteps(ctx context.Context, steps []step) ([]*yaml.RNode, [
 	var objs []*yaml.RNode
 	for _, s := range steps {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, fmt.Errorf("render stopped before step %q: %w", s.name, context.Cause(ctx))
+			return nil, nil, fmt.Errorf("render stopped before step %s: %w", echo.Quote(s.name), context.Cause(ctx))
 		}
 		var err error
 		if objs, err = s.run(objs); err != nil {
@@ -212,10 +213,10 @@ func (p *pipeline) annotations() map[string]string {
 // refuses paths that leave it (a repository must not read the server's files).
 func (p *pipeline) readPatchFile(path string) ([]byte, error) {
 	if p.req.SourceDir == "" {
-		return nil, fmt.Errorf("patch path %q: no source directory to read it from", path)
+		return nil, fmt.Errorf("patch path %s: no source directory to read it from", echo.Quote(path))
 	}
 	if filepath.IsAbs(path) || !filepath.IsLocal(path) {
-		return nil, fmt.Errorf("patch path %q must be relative and inside the directory of %s", path, spec.FileName)
+		return nil, fmt.Errorf("patch path %s must be relative and inside the directory of %s", echo.Quote(path), spec.FileName)
 	}
 	root, err := os.OpenRoot(p.req.SourceDir)
 	if err != nil {
@@ -227,21 +228,21 @@ func (p *pipeline) readPatchFile(path string) ([]byte, error) {
 	fi, err := root.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("patch path %q: no such file in the directory of %s", path, spec.FileName)
+		return nil, fmt.Errorf("patch path %s: no such file in the directory of %s", echo.Quote(path), spec.FileName)
 	case err != nil:
 		// A symbolic link that leaves the directory: refused without
 		// following it, whether its target exists or not.
-		return nil, fmt.Errorf("patch path %q must be relative and inside the directory of %s (it is a symbolic link that leaves it)", path, spec.FileName)
+		return nil, fmt.Errorf("patch path %s must be relative and inside the directory of %s (it is a symbolic link that leaves it)", echo.Quote(path), spec.FileName)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("patch path %q: not a regular file", path)
+		return nil, fmt.Errorf("patch path %s: not a regular file", echo.Quote(path))
 	}
 	if fi.Size() > maxExtraManifestBytes {
-		return nil, fmt.Errorf("patch path %q: %d bytes, over the %d-byte limit", path, fi.Size(), maxExtraManifestBytes)
+		return nil, fmt.Errorf("patch path %s: %d bytes, over the %d-byte limit", echo.Quote(path), fi.Size(), maxExtraManifestBytes)
 	}
 	data, err := root.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("patch path %q: %w", path, err)
+		return nil, fmt.Errorf("patch path %s: %w", echo.Quote(path), err)
 	}
 	return data, nil
 }

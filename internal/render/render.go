@@ -15,6 +15,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/catalog"
 	"github.com/olm-cmp/olm-cmp/internal/convert"
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/requirements"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 	"github.com/olm-cmp/olm-cmp/internal/transform"
@@ -156,7 +157,7 @@ func (r *Renderer) resolveBundle(ctx context.Context, req Request, cat *openedCa
 			return Resolved{}, err
 		}
 		if r.Loader == nil {
-			return Resolved{}, fmt.Errorf("spec.catalog %q chose the bundle image %s, but this renderer has no registry access configured", c.Ref, c.Bundle)
+			return Resolved{}, fmt.Errorf("spec.catalog %s chose the bundle image %s, but this renderer has no registry access configured", echo.Quote(c.Ref), c.Bundle)
 		}
 		if rv.Origin, err = r.Loader.Resolve(ctx, c.Bundle); err != nil {
 			return Resolved{}, fmt.Errorf("%s: %w", chosen(c), err)
@@ -180,7 +181,7 @@ func (r *Renderer) resolveBundle(ctx context.Context, req Request, cat *openedCa
 		return rv, nil
 	}
 	if r.Loader == nil {
-		return Resolved{}, fmt.Errorf("spec.bundle %q is an image reference, but this renderer has no registry access configured", img.ref())
+		return Resolved{}, fmt.Errorf("spec.bundle %s is an image reference, but this renderer has no registry access configured", echo.Quote(img.ref()))
 	}
 	if rv.Origin, err = r.resolvePinned(ctx, img); err != nil {
 		return Resolved{}, err
@@ -196,12 +197,12 @@ func chooseBundle(req Request, cat *openedCatalog) (*catalog.Choice, error) {
 	q := catalog.Query{Package: s.Package, Channel: s.Channel, Range: s.Version}
 	c, err := catalog.FromFS(s.Catalog, cat.image, cat.fsys, q)
 	if err != nil {
-		return nil, fmt.Errorf("spec.catalog %q: %w", s.Catalog, err)
+		return nil, fmt.Errorf("spec.catalog %s: %w", echo.Quote(s.Catalog), err)
 	}
 	// The catalog is data from wherever it was published: its bundle must be
 	// an image, never a path (by the spec's own rule).
 	if IsDirRef(c.Bundle) {
-		return nil, fmt.Errorf("spec.catalog %q: package %q version %s has image %q, which is not an image reference", s.Catalog, s.Package, c.Version, c.Bundle)
+		return nil, fmt.Errorf("spec.catalog %s: package %s version %s has image %s, which is not an image reference", echo.Quote(s.Catalog), echo.Quote(s.Package), c.Version, echo.Quote(c.Bundle))
 	}
 	return c, nil
 }

@@ -49,7 +49,7 @@ func (r *Renderer) Resolve(ctx context.Context, req Request) (Resolved, error) {
 		from, err = r.resolveBundle(ctx, fromReq, cat)
 	}
 	if err != nil {
-		return Resolved{}, fmt.Errorf("spec.upgradeFrom %q: %w", req.Spec.UpgradeFrom, err)
+		return Resolved{}, fmt.Errorf("spec.upgradeFrom %s: %w", echo.Quote(req.Spec.UpgradeFrom), err)
 	}
 	rv.UpgradeFrom = &from
 	return rv, nil
@@ -69,7 +69,7 @@ func upgradeFromRequest(req Request) (Request, error) {
 		from.Spec.Version = v // a Masterminds constraint of one version: exactly it
 		from.Spec.Channel = ""
 	case IsDirRef(s.Bundle):
-		return Request{}, fmt.Errorf("spec.upgradeFrom %q needs an image or catalog bundle: spec.bundle %q is a directory, which holds one version only (compare two directories with olm-cmp diff)", v, s.Bundle)
+		return Request{}, fmt.Errorf("spec.upgradeFrom %s needs an image or catalog bundle: spec.bundle %s is a directory, which holds one version only (compare two directories with olm-cmp diff)", echo.Quote(v), echo.Quote(s.Bundle))
 	default:
 		ref, err := name.ParseReference(s.Bundle, name.WithDefaultTag(""))
 		if err != nil {
@@ -94,11 +94,11 @@ func (r *Renderer) checkUpgradeFrom(ctx context.Context, rv Resolved, to *bundle
 	v := rv.Request.Spec.UpgradeFrom
 	from, err := r.Load(ctx, *rv.UpgradeFrom)
 	if err != nil {
-		return nil, fmt.Errorf("spec.upgradeFrom %q: %w", v, err)
+		return nil, fmt.Errorf("spec.upgradeFrom %s: %w", echo.Quote(v), err)
 	}
 	fs, err := r.CheckUpgrade(ctx, rv, from, to)
 	if err != nil {
-		return nil, fmt.Errorf("spec.upgradeFrom %q: %w", v, err)
+		return nil, fmt.Errorf("spec.upgradeFrom %s: %w", echo.Quote(v), err)
 	}
 	what := fmt.Sprintf("the upgrade from %s to %s", from.CSV.Name, to.CSV.Name)
 	if safety.HasErrors(fs) {

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -113,6 +114,9 @@ var errBadIndex = errors.New("catalog index invalid")
 // builds shares one index pass among concurrent choices from a new digest.
 var builds singleflight.Group
 
+// indexPasses counts index passes (tests).
+var indexPasses atomic.Int64
+
 // lookup passes the objects of package name to fn from the index, building
 // it first when it is missing or invalid.
 func (c *Catalog) lookup(ctx context.Context, name string, fn func(*object) error) error {
@@ -168,6 +172,7 @@ type span struct{ off, len int64 }
 // writes the slices grouped by package into a temporary file renamed to
 // path once complete.
 func writeIndex(ctx context.Context, fsys fs.FS, path string) error {
+	indexPasses.Add(1)
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("catalog index: %w", err)

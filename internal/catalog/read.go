@@ -249,7 +249,11 @@ func readJSON(ctx context.Context, name string, r io.Reader, only string, fn fun
 		}
 		var jo jsonObject
 		err := dec.Decode(&jo)
-		br.mark = dec.InputOffset()
+		if end := dec.InputOffset(); err == nil && end-br.mark > maxObjectBytes {
+			err = errObjectTooLarge
+		} else {
+			br.mark = end
+		}
 		var typeErr *json.UnmarshalTypeError
 		switch {
 		case errors.Is(err, io.EOF):

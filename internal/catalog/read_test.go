@@ -60,10 +60,10 @@ func TestReadFormats(t *testing.T) {
 		return `{"schema": "olm.bundle", "name": "p.v` + v + `", "package": "p", "image": "x/p:` + v + `", "properties": [{"type": "olm.csv.metadata", "value": {"icon": "` + strings.Repeat("A", 100000) + `"}}, {"type": "olm.package", "value": {"packageName": "p", "version": "` + v + `"}}]}`
 	}
 	for name, fsys := range map[string]fstest.MapFS{
-		"JSON stream": {"c.json": {Data: []byte(`{"schema": "olm.package", "name": "p"}` + bundle("1.0.0") + "\n" + bundle("1.1.0"))}},
-		"JSON in .yaml with a BOM": {"c.yaml": {Data: []byte("\ufeff  " + `{"schema": "olm.package", "name": "p"}` + "\n" + bundle("1.0.0") + bundle("1.1.0"))}},
+		"JSON stream":                {"c.json": {Data: []byte(`{"schema": "olm.package", "name": "p"}` + bundle("1.0.0") + "\n" + bundle("1.1.0"))}},
+		"JSON in .yaml with a BOM":   {"c.yaml": {Data: []byte("\ufeff  " + `{"schema": "olm.package", "name": "p"}` + "\n" + bundle("1.0.0") + bundle("1.1.0"))}},
 		"YAML flow mapping in .json": {"c.json": {Data: []byte("{schema: olm.package, name: p}\n---\n" + bundle("1.1.0") + "\n---\n" + bundle("1.0.0") + "\n")}},
-		"YAML documents": {"c.yml": {Data: []byte("# a catalog\n---\nschema: olm.package\nname: p\n--- " + bundle("1.0.0") + "\n---\n\n---\n# comment\nschema: olm.bundle\nname: p.v1.1.0\npackage: p\nimage: x/p:1.1.0\nproperties:\n- type: olm.package\n  value:\n    packageName: p\n    version: 1.1.0\n  # ---\n")}},
+		"YAML documents":             {"c.yml": {Data: []byte("# a catalog\n---\nschema: olm.package\nname: p\n--- " + bundle("1.0.0") + "\n---\n\n---\n# comment\nschema: olm.bundle\nname: p.v1.1.0\npackage: p\nimage: x/p:1.1.0\nproperties:\n- type: olm.package\n  value:\n    packageName: p\n    version: 1.1.0\n  # ---\n")}},
 	} {
 		image, version, err := Choose(fsys, Query{Package: "p"})
 		if err != nil || image != "x/p:1.1.0" || version != "1.1.0" {

@@ -61,12 +61,12 @@ func (c *fbcPackage) addObject(o *object) error {
 	switch o.Schema {
 	case "olm.package":
 		c.found = true
-		c.declared = append(c.declared, o.where())
+		c.declared = append(c.declared, o.at())
 	case "olm.channel":
 		if at, ok := c.channelAt[o.Name]; ok {
-			return fmt.Errorf("package %q declares channel %q twice (first in %s); opm validate refuses this catalog: merge the two olm.channel objects", c.name, o.Name, at)
+			return fmt.Errorf("package %q declares channel %q twice (first at %s); opm validate refuses this catalog: merge the two olm.channel objects", c.name, o.Name, at)
 		}
-		c.channelAt[o.Name] = o.where()
+		c.channelAt[o.Name] = o.at()
 		entries := []Entry{}
 		for _, e := range o.Entries {
 			entries = append(entries, Entry{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange})
@@ -79,7 +79,7 @@ func (c *fbcPackage) addObject(o *object) error {
 			}
 		}
 	case "olm.bundle":
-		b := fbcBundle{name: o.Name, image: o.Image, properties: o.Types, where: o.where()}
+		b := fbcBundle{name: o.Name, image: o.Image, properties: o.Types, where: o.at()}
 		switch len(o.Versions) {
 		case 0:
 			return fmt.Errorf("bundle %q has no olm.package property with its version", o.Name)
@@ -115,20 +115,20 @@ func (c *fbcPackage) validate() error {
 		return c.err
 	}
 	if len(c.declared) > 1 {
-		return fmt.Errorf("catalog: package %q is declared %d times (olm.package in %s); opm validate refuses this catalog: keep one", c.name, len(c.declared), strings.Join(c.declared, " and "))
+		return fmt.Errorf("catalog: package %q is declared %d times (olm.package at %s); opm validate refuses this catalog: keep one", c.name, len(c.declared), strings.Join(c.declared, " and "))
 	}
 	byName := make(map[string]*fbcBundle, len(c.bundles))
 	for i := range c.bundles {
 		b := &c.bundles[i]
 		if first, ok := byName[b.name]; ok {
-			return fmt.Errorf("catalog: package %q has two bundles named %q (versions %s and %s, in %s and %s); opm validate refuses this catalog: give each bundle its own name", c.name, b.name, first.versionStr, b.versionStr, first.where, b.where)
+			return fmt.Errorf("catalog: package %q has two bundles named %q (version %s at %s, version %s at %s); opm validate refuses this catalog: give each bundle its own name", c.name, b.name, first.versionStr, first.where, b.versionStr, b.where)
 		}
 		byName[b.name] = b
 	}
 	for _, ch := range slices.Sorted(maps.Keys(c.channels)) {
 		for _, e := range c.channels[ch] {
 			if _, ok := byName[e.Name]; !ok {
-				return fmt.Errorf("catalog: package %q channel %q lists bundle %q, which the package does not have (%s); opm validate refuses this catalog: add the olm.bundle or remove the entry", c.name, ch, e.Name, c.channelAt[ch])
+				return fmt.Errorf("catalog: package %q channel %q lists bundle %q, which the package does not have (channel at %s); opm validate refuses this catalog: add the olm.bundle or remove the entry", c.name, ch, e.Name, c.channelAt[ch])
 			}
 		}
 	}

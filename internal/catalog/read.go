@@ -89,6 +89,11 @@ func (o *object) key() string {
 	return ""
 }
 
+// at names the object inside a message: "catalog.json document 3".
+func (o *object) at() string {
+	return fmt.Sprintf("%s document %d", o.File, o.Doc)
+}
+
 // where names the object for errors.
 func (o *object) where() string {
 	return fmt.Sprintf("catalog file %s: document %d", o.File, o.Doc)

@@ -269,7 +269,7 @@ image: ` + repo + `:v0.1.0
 properties:
   - type: olm.package
     value: {packageName: greeter-operator, version: 0.1.0}
-`, "0.2.0", []string{`package "greeter-operator" has two bundles named "greeter-operator.v0.2.0"`, "versions 0.2.0 and 0.1.0", "greeter-operator.yaml: document 5", "opm validate refuses this catalog"}},
+`, "0.2.0", []string{`package "greeter-operator" has two bundles named "greeter-operator.v0.2.0"`, "version 0.2.0 at greeter-operator.yaml document 5, version 0.1.0 at greeter-operator.yaml document 7", "opm validate refuses this catalog"}},
 		{"channel entry without a bundle", `---
 schema: olm.channel
 name: beta

@@ -13,12 +13,13 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
-// demoCatalog is an FBC for the demo package: 1.0.0 is image1, 2.0.0 the
-// v2 image.
+// demoCatalog is an FBC for the demo package: 0.2.0 (the demo CSV's
+// version) is image1, 2.0.0 the v2 image (never chosen: its CSV is 0.2.0
+// too, and render refuses a CSV that is not the version the catalog promised).
 func demoCatalog(host, image1 string) string {
 	return `{"schema": "olm.package", "name": "greeter-operator"}
 {"schema": "olm.channel", "name": "stable", "package": "greeter-operator", "entries": [{"name": "g.v1"}, {"name": "g.v2", "replaces": "g.v1"}]}
-{"schema": "olm.bundle", "name": "g.v1", "package": "greeter-operator", "image": "` + image1 + `", "properties": [{"type": "olm.package", "value": {"packageName": "greeter-operator", "version": "1.0.0"}}]}
+{"schema": "olm.bundle", "name": "g.v1", "package": "greeter-operator", "image": "` + image1 + `", "properties": [{"type": "olm.package", "value": {"packageName": "greeter-operator", "version": "0.2.0"}}]}
 {"schema": "olm.bundle", "name": "g.v2", "package": "greeter-operator", "image": "` + host + `/operators/demo-bundle:v2", "properties": [{"type": "olm.package", "value": {"packageName": "greeter-operator", "version": "2.0.0"}}]}
 `
 }
@@ -41,7 +42,7 @@ func catalogRegistry(t *testing.T) (host string, reqs *bundletest.Counter, d1, d
 func catalogReq(t *testing.T, catalog string) render.Request {
 	src := t.TempDir()
 	return render.Request{
-		Spec:      spec.Spec{Catalog: catalog, Package: "greeter-operator", Version: "1.x", Namespace: "demo-system"},
+		Spec:      spec.Spec{Catalog: catalog, Package: "greeter-operator", Version: "0.x", Namespace: "demo-system"},
 		SourceDir: src,
 		RootDir:   src,
 	}
@@ -60,13 +61,13 @@ func TestCatalogDirectoryKeyedByChoice(t *testing.T) {
 	m := NewMetrics()
 	e := NewEngine(EngineOptions{Loader: &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{host}}, Metrics: m})
 	res, info := mustRender(t, e, req)
-	if info.Cache != "miss" || info.Digest != d1 || res.Catalog == nil || res.Catalog.Version != "1.0.0" {
+	if info.Cache != "miss" || info.Digest != d1 || res.Catalog == nil || res.Catalog.Version != "0.2.0" {
 		t.Fatalf("first: %+v %+v", info, res.Catalog)
 	}
 	if _, info := mustRender(t, e, req); info.Cache != "hit" {
 		t.Errorf("second: %+v", info)
 	}
-	// The catalog now maps 1.0.0 to the other image: same spec, new key.
+	// The catalog now maps 0.2.0 to the other image: same spec, new key.
 	os.WriteFile(fbc, []byte(demoCatalog(host, host+"/operators/demo-bundle:v2")), 0o644)
 	res, info = mustRender(t, e, req)
 	if info.Cache != "miss" || info.Digest != d2 || !strings.Contains(strings.Join(res.Manifests, ""), "replicas: 2") {

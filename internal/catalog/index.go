@@ -130,13 +130,21 @@ func (c *Catalog) lookup(ctx context.Context, name string, fn func(*object) erro
 			}
 			return nil
 		}
-		if !errors.Is(err, errBadIndex) && !errors.Is(err, fs.ErrNotExist) {
-			return err
+		var ie *indexIOError
+		switch {
+		case errors.Is(err, errBadIndex) || errors.Is(err, fs.ErrNotExist):
+		case errors.As(err, &ie) || errors.As(err, new(*fs.PathError)):
+			return readAll(ctx, c.FS, name, fn) // the cache failed us: read the catalog
+		default:
+			return err // the catalog's own error, kept in the index
 		}
 		if attempt > 0 {
-			return fmt.Errorf("catalog index: written and still unreadable: %w", err)
+			return readAll(ctx, c.FS, name, fn) // written and still unreadable
 		}
 		if err := c.build(ctx, bad); err != nil {
+			if errors.As(err, &ie) {
+				return readAll(ctx, c.FS, name, fn)
+			}
 			return err
 		}
 	}
@@ -175,12 +183,12 @@ func writeIndex(ctx context.Context, fsys fs.FS, path string) error {
 	indexPasses.Add(1)
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("catalog index: %w", err)
+		return ioError(err)
 	}
 	removeStaleTemps(dir)
 	spool, err := os.CreateTemp(dir, ".tmp-index-spool-")
 	if err != nil {
-		return fmt.Errorf("catalog index: %w", err)
+		return ioError(err)
 	}
 	defer func() { spool.Close(); os.Remove(spool.Name()) }()
 	w := bufio.NewWriterSize(spool, 256<<10)
@@ -201,7 +209,7 @@ func writeIndex(ctx context.Context, fsys fs.FS, path string) error {
 		}
 		line = append(line, '\n')
 		if _, err := w.Write(line); err != nil {
-			return fmt.Errorf("catalog index: %w", err)
+			return ioError(err)
 		}
 		spans[k] = append(spans[k], span{off, int64(len(line))})
 		off += int64(len(line))
@@ -215,12 +223,12 @@ func writeIndex(ctx context.Context, fsys fs.FS, path string) error {
 		t.Err, spans = readErr.Error(), nil
 	}
 	if err := w.Flush(); err != nil {
-		return fmt.Errorf("catalog index: %w", err)
+		return ioError(err)
 	}
 
 	out, err := os.CreateTemp(dir, ".tmp-index-")
 	if err != nil {
-		return fmt.Errorf("catalog index: %w", err)
+		return ioError(err)
 	}
 	defer func() { out.Close(); os.Remove(out.Name()) }()
 	bw := bufio.NewWriterSize(out, 256<<10)
@@ -236,7 +244,7 @@ func writeIndex(ctx context.Context, fsys fs.FS, path string) error {
 		for _, s := range spans[name] {
 			buf = slices.Grow(buf[:0], int(s.len))[:s.len]
 			if _, err := spool.ReadAt(buf, s.off); err != nil {
-				return fmt.Errorf("catalog index: %w", err)
+				return ioError(err)
 			}
 			h.Write(buf)
 			bw.Write(buf)
@@ -254,24 +262,34 @@ func writeIndex(ctx context.Context, fsys fs.FS, path string) error {
 	binary.Write(bw, binary.BigEndian, uint64(len(table)))
 	bw.Write(sum[:])
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("catalog index: %w", err)
+		return ioError(err)
 	}
 	if err := out.Close(); err != nil {
-		return fmt.Errorf("catalog index: %w", err)
+		return ioError(err)
 	}
 	if err := os.Rename(out.Name(), path); err != nil {
-		return fmt.Errorf("catalog index: %w", err)
+		return ioError(err)
 	}
 	return nil
 }
+
+// indexIOError is the cache's failure (a full or read-only volume), not the
+// catalog's: the choice then reads the catalog itself.
+type indexIOError struct{ err error }
+
+func (e *indexIOError) Error() string { return "catalog index: " + e.err.Error() }
+func (e *indexIOError) Unwrap() error { return e.err }
+
+func ioError(err error) error { return &indexIOError{err} }
 
 // persistent reports whether err is the catalog's own (its content), which
 // the index keeps, rather than the machine's (a cancelled pass, a read
 // error), which the next choice retries.
 func persistent(err error) bool {
 	var pe *fs.PathError
+	var ie *indexIOError
 	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
-		!errors.As(err, &pe) && !strings.HasPrefix(err.Error(), "catalog index:")
+		!errors.As(err, &pe) && !errors.As(err, &ie)
 }
 
 // removeStaleTemps removes the temporary files of index passes that died

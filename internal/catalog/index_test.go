@@ -210,3 +210,17 @@ func TestIndexBuildCancelled(t *testing.T) {
 		t.Errorf("chose %s", version)
 	}
 }
+
+// TestIndexUnwritable: when the cache cannot hold the index (a full or
+// read-only volume; here its directory is a file), choices read the
+// catalog itself instead of failing.
+func TestIndexUnwritable(t *testing.T) {
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, version := chooseIndexed(t, os.DirFS(testCatalog), filepath.Join(notDir, "x.index"), Query{Package: "widget", Channel: "stable"})
+	if version != "1.2.0" {
+		t.Errorf("chose %s, want 1.2.0", version)
+	}
+}

@@ -149,14 +149,14 @@ func readAll(ctx context.Context, fsys fs.FS, only string, fn func(*object) erro
 // object at a time; anything else as YAML through yamlsafe.
 func readFile(ctx context.Context, name string, r io.Reader, only string, fn func(*object) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
-	if first, _ := firstByte(br); first == '{' {
+	if skip, first := leading(br); first == '{' {
+		br.Discard(skip) // the JSON decoder reads no byte order mark
 		done, err := readJSON(ctx, name, br, only, fn)
 		if err == nil || done > 0 {
 			return err
 		}
 		// Not one JSON value at the start: YAML (a flow mapping) after all.
-		// Nothing was passed on, and the reader is not consumed past what
-		// the decoder buffered, so read the file again from the start.
+		// Nothing was passed on: read the file again from the start.
 		if s, ok := r.(io.Seeker); ok {
 			if _, serr := s.Seek(0, io.SeekStart); serr == nil {
 				return readYAML(ctx, name, r, only, fn)
@@ -167,24 +167,16 @@ func readFile(ctx context.Context, name string, r io.Reader, only string, fn fun
 	return readYAML(ctx, name, br, only, fn)
 }
 
-func firstByte(br *bufio.Reader) (byte, error) {
-	for {
-		b, err := br.ReadByte()
-		if err != nil {
-			return 0, err
-		}
-		switch b {
-		case ' ', '\t', '\r', '\n':
-			continue
-		case 0xef: // a UTF-8 byte order mark
-			if bom, _ := br.Peek(2); bytes.Equal(bom, []byte{0xbb, 0xbf}) {
-				br.Discard(2)
-				continue
-			}
-		}
-		br.UnreadByte()
-		return b, nil
+// leading returns the first byte of br's content after white space and a
+// byte order mark, and how many bytes come before it, consuming nothing
+// (YAML indentation matters).
+func leading(br *bufio.Reader) (skip int, first byte) {
+	data, _ := br.Peek(br.Size())
+	rest := bytes.TrimLeft(bytes.TrimPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("\ufeff")), " \t\r\n")
+	if len(rest) == 0 {
+		return 0, 0
 	}
+	return len(data) - len(rest), rest[0]
 }
 
 // jsonObject is the JSON form of a catalog object, as far as choosing reads it.

@@ -81,3 +81,12 @@ func TestReadCancelled(t *testing.T) {
 		t.Errorf("readAll = %v, want context.Canceled", err)
 	}
 }
+
+// TestReadIndentedYAML: a YAML catalog whose first line is indented (a
+// document with leading white space) keeps its indentation.
+func TestReadIndentedYAML(t *testing.T) {
+	fsys := fstest.MapFS{"c.yaml": {Data: []byte("\n  schema: olm.package\n  name: p\n---\n  schema: olm.bundle\n  name: p.v1\n  package: p\n  image: x/p:1\n  properties:\n  - type: olm.package\n    value: {packageName: p, version: 1.0.0}\n")}}
+	if image, _, err := Choose(fsys, Query{Package: "p"}); err != nil || image != "x/p:1" {
+		t.Errorf("%s %v", image, err)
+	}
+}

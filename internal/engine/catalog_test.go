@@ -145,3 +145,44 @@ func TestCatalogWithoutLoader(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestCatalogImageIndex: the first render from a catalog image digest
+// writes its per-package index beside the cached catalog; a damaged index
+// (half-written, here) is rebuilt and the render is still right; a new
+// digest of the catalog gets an index of its own.
+func TestCatalogImageIndex(t *testing.T) {
+	host, _, d1, d2 := catalogRegistry(t)
+	push := func(image1 string) string {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(demoCatalog(host, image1)), 0o644)
+		return bundletest.Push(t, host, "operators/catalog", "latest", bundletest.CatalogImage(t, dir, "/configs"))
+	}
+	c1 := push(host + "/operators/demo-bundle:v1")
+	cache := t.TempDir()
+	e := NewEngine(EngineOptions{Loader: &bundle.ImageLoader{CacheDir: cache, Insecure: []string{host}}, MaxEntries: -1})
+	req := catalogReq(t, host+"/operators/catalog:latest")
+	index := func(digest string) string {
+		return bundle.CatalogIndexFile(filepath.Join(cache, "catalogs", "sha256", strings.TrimPrefix(digest, "sha256:")))
+	}
+	if _, info := mustRender(t, e, req); info.Digest != d1 {
+		t.Fatalf("first: %+v", info)
+	}
+	data, err := os.ReadFile(index(c1))
+	if err != nil {
+		t.Fatalf("no index beside the cached catalog: %v", err)
+	}
+	os.WriteFile(index(c1), data[:len(data)/2], 0o644)
+	if _, info := mustRender(t, e, req); info.Digest != d1 {
+		t.Errorf("after the index was damaged: %+v", info)
+	}
+	if again, _ := os.ReadFile(index(c1)); string(again) != string(data) {
+		t.Error("the damaged index was not rebuilt")
+	}
+	c2 := push(host + "/operators/demo-bundle:v2")
+	if _, info := mustRender(t, e, req); info.Digest != d2 {
+		t.Errorf("new catalog digest: %+v", info)
+	}
+	if _, err := os.Stat(index(c2)); err != nil {
+		t.Errorf("no index for the new digest: %v", err)
+	}
+}

@@ -135,6 +135,13 @@ func readAll(ctx context.Context, fsys fs.FS, only string, fn func(*object) erro
 		default:
 			return nil
 		}
+		if !d.Type().IsRegular() {
+			// A symbolic link is followed (fsys keeps it inside the
+			// catalog); a FIFO or device would block or never end.
+			if fi, err := fs.Stat(fsys, p); err != nil || !fi.Mode().IsRegular() {
+				return fmt.Errorf("catalog file %s is not a regular file: remove it from the catalog directory", p)
+			}
+		}
 		f, err := fsys.Open(p)
 		if err != nil {
 			return err

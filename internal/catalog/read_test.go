@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/fstest"
 )
@@ -88,5 +91,18 @@ func TestReadIndentedYAML(t *testing.T) {
 	fsys := fstest.MapFS{"c.yaml": {Data: []byte("\n  schema: olm.package\n  name: p\n---\n  schema: olm.bundle\n  name: p.v1\n  package: p\n  image: x/p:1\n  properties:\n  - type: olm.package\n    value: {packageName: p, version: 1.0.0}\n")}}
 	if image, _, err := Choose(fsys, Query{Package: "p"}); err != nil || image != "x/p:1" {
 		t.Errorf("%s %v", image, err)
+	}
+}
+
+// TestReadNotRegular: a FIFO in a catalog directory is refused by name, not
+// opened (which would block).
+func TestReadNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.json"), 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	_, _, err := Choose(os.DirFS(dir), Query{Package: "p"})
+	if err == nil || !strings.Contains(err.Error(), "catalog file pipe.json is not a regular file") {
+		t.Errorf("got %v", err)
 	}
 }

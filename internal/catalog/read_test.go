@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"fmt"
@@ -104,5 +105,30 @@ func TestReadNotRegular(t *testing.T) {
 	_, _, err := Choose(os.DirFS(dir), Query{Package: "p"})
 	if err == nil || !strings.Contains(err.Error(), "catalog file pipe.json is not a regular file") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestReadZipFS: a catalog image read without a cache is an in-memory zip
+// archive (bundle's memoryFS); its files read like a directory's.
+func TestReadZipFS(t *testing.T) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, name := range []string{"widget.yaml", "sub/gadget.json"} {
+		data, err := os.ReadFile(filepath.Join(testCatalog, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _ := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
+		w.Write(data)
+	}
+	zw.Close()
+	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pkg, want := range map[string]string{"widget": "example.com/widget-bundle:v2.0.0-rc.1", "gadget": "example.com/gadget:2"} {
+		if image, _, err := Choose(zr, Query{Package: pkg, Range: map[string]string{"widget": "", "gadget": ">=1.0.0"}[pkg]}); err != nil || image != want {
+			t.Errorf("%s: %s %v, want %s", pkg, image, err, want)
+		}
 	}
 }

@@ -175,6 +175,11 @@ func runtimeCases(t *testing.T) []badCase {
 			write(t, filepath.Join(dir, "many.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\nbinaryData:\n  x:\n"+strings.Repeat("  - 1\n", 600000)))
 			return nil
 		}, contains: []string{"extra manifest many.yaml", "YAML items"}},
+		{name: "runtime/catalog-json-33MB-object", setup: func(t *testing.T, dir string) []string {
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  namespace: greeter-system\n"))
+			write(t, filepath.Join(dir, "catalog", "catalog.json"), []byte(`{"schema": "olm.bundle", "name": "x", "package": "greeter-operator", "properties": [{"type": "olm.csv.metadata", "value": "`+strings.Repeat("x", 33<<20)+`"}]}`))
+			return nil
+		}, want: `spec.catalog "./catalog": catalog file catalog.json: document 1 is over 32 MiB: not a catalog object olm-cmp reads`},
 		{name: "runtime/symlink-to-etc-passwd", setup: func(t *testing.T, dir string) []string {
 			if err := os.Symlink("/etc/passwd", filepath.Join(dir, "bundle", "manifests", "passwd.yaml")); err != nil {
 				t.Fatal(err)

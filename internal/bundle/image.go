@@ -234,6 +234,17 @@ func (l *ImageLoader) LoadCatalog(ctx context.Context, ref string) (fsys fs.FS, 
 	return fsys, o, nil
 }
 
+// CatalogIndexFile is where the per-package index of a cached catalog image
+// is kept (see catalog.Open): beside its extracted catalog, dir (the
+// Origin.Dir LoadCatalog returns), so it is named by the same digest,
+// lives on the same volume and goes with it. "" for a catalog not cached.
+func CatalogIndexFile(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.Clean(dir) + ".index"
+}
+
 // pinned parses the digest reference of a resolved origin.
 func (l *ImageLoader) pinned(o Origin) (name.Digest, v1.Hash, error) {
 	r, err := l.parse(o.Image)

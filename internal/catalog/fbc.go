@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,7 +16,6 @@ import (
 	bsemver "github.com/blang/semver/v4"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
 
@@ -35,8 +35,11 @@ import (
 //
 // The catalog reader is small and hand-written (operator-registry's declcfg
 // would add 40 MB to the binary): it reads .yaml/.yml/.json files anywhere
-// under the root, honours .indexignore files (gitignore-style patterns; `!`
-// negation is not supported), and needs only the fields resolution uses.
+// under the root in one streaming pass (read.go), honours .indexignore files
+// (gitignore-style patterns; `!` negation is not supported), keeps only the
+// fields resolution uses, and checks the package as opm validate does
+// (fbcPackage.validate). fsys may be a *Catalog (Open), whose index answers
+// without reading the catalog.
 func Choose(fsys fs.FS, q Query) (image string, version string, err error) {
 	pkg, versionRange, channel := q.Package, q.Range, q.Channel
 	if pkg == "" {
@@ -48,12 +51,9 @@ func Choose(fsys fs.FS, q Query) (image string, version string, err error) {
 			return "", "", fmt.Errorf("version range %s is invalid: %s", echo.Quote(versionRange), echo.Short(err.Error()))
 		}
 	}
-	cat, err := readCatalog(fsys, pkg)
+	cat, err := Open(fsys, "").read(context.Background(), pkg)
 	if err != nil {
 		return "", "", err
-	}
-	if !cat.found {
-		return "", "", fmt.Errorf("catalog: package %q not found", pkg)
 	}
 
 	candidates := cat.bundles
@@ -85,7 +85,7 @@ func Choose(fsys fs.FS, q Query) (image string, version string, err error) {
 		if versionRange == "" {
 			return "", "", fmt.Errorf("catalog: package %q has no bundles in %s", pkg, where)
 		}
-		return "", "", fmt.Errorf("catalog: no bundle of package %s in %s matches version range %s (versions: %s)", echo.Quote(pkg), where, echo.Quote(versionRange), strings.Join(all, ", "))
+		return "", "", fmt.Errorf("catalog: no bundle of package %s in %s matches version range %s (versions: %s)", echo.Quote(pkg), where, echo.Quote(versionRange), echo.Short(strings.Join(all, ", ")))
 	}
 	slices.SortStableFunc(candidates, func(a, b fbcBundle) int {
 		if da, db := cat.deprecated[a.name], cat.deprecated[b.name]; da != db {
@@ -126,154 +126,6 @@ func (c *fbcPackage) namedChannels(pkg, channel string) ([]string, error) {
 		names = append(names, n)
 	}
 	return names, nil
-}
-
-type fbcBundle struct {
-	name, image, versionStr, release string
-	// version orders bundles; constrained is the same version for
-	// Masterminds constraints (OLM v1 parses with blang and matches ranges
-	// with Masterminds), converted once, when the catalog is read.
-	version     bsemver.Version
-	constrained *mmsemver.Version
-	properties  []string // property types
-}
-
-type fbcPackage struct {
-	found      bool
-	bundles    []fbcBundle
-	channels   map[string][]Entry // channel → its entries, in file order
-	deprecated map[string]bool    // bundle names
-}
-
-// fbcObject holds the fields of every schema resolution needs.
-type fbcObject struct {
-	Schema  string `yaml:"schema"`
-	Name    string `yaml:"name"`
-	Package string `yaml:"package"`
-	Image   string `yaml:"image"`
-	Entries []struct {
-		Name      string   `yaml:"name"`
-		Replaces  string   `yaml:"replaces"`
-		Skips     []string `yaml:"skips"`
-		SkipRange string   `yaml:"skipRange"`
-		Reference struct {
-			Schema string `yaml:"schema"`
-			Name   string `yaml:"name"`
-		} `yaml:"reference"`
-	} `yaml:"entries"`
-	Properties []struct {
-		Type  string    `yaml:"type"`
-		Value yaml.Node `yaml:"value"`
-	} `yaml:"properties"`
-}
-
-func readCatalog(fsys fs.FS, pkg string) (*fbcPackage, error) {
-	cat := &fbcPackage{channels: map[string][]Entry{}, deprecated: map[string]bool{}}
-	ignores := map[string][]string{} // directory → .indexignore patterns
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			data, err := fs.ReadFile(fsys, path.Join(p, ".indexignore"))
-			if err == nil {
-				ignores[p] = parseIgnore(data)
-			} else if !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-		}
-		if p != "." && ignored(ignores, p, d.IsDir()) {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() || d.Name() == ".indexignore" {
-			return nil
-		}
-		switch path.Ext(p) {
-		case ".yaml", ".yml", ".json":
-		default:
-			return nil
-		}
-		data, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return err
-		}
-		docs, err := bundle.ParseDocuments(data)
-		if err != nil {
-			return fmt.Errorf("catalog file %s: %w", p, err)
-		}
-		for i, doc := range docs {
-			if doc == nil || doc.Kind != yaml.MappingNode {
-				continue
-			}
-			rn := yaml.NewRNode(doc)
-			if pk, name := scalar(rn, "package"), scalar(rn, "name"); pk != pkg && !(scalar(rn, "schema") == "olm.package" && name == pkg) {
-				continue // most of a catalog is other packages: skip before decoding
-			}
-			var o fbcObject
-			if err := doc.Decode(&o); err != nil {
-				return fmt.Errorf("catalog file %s: document %d: %w", p, i+1, err)
-			}
-			if err := cat.add(o); err != nil {
-				return fmt.Errorf("catalog file %s: document %d: %w", p, i+1, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return cat, nil
-}
-
-func (c *fbcPackage) add(o fbcObject) error {
-	switch o.Schema {
-	case "olm.package":
-		c.found = true
-	case "olm.channel":
-		for _, e := range o.Entries {
-			c.channels[o.Name] = append(c.channels[o.Name], Entry{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange})
-		}
-	case "olm.deprecations":
-		for _, e := range o.Entries {
-			if e.Reference.Schema == "olm.bundle" {
-				c.deprecated[e.Reference.Name] = true
-			}
-		}
-	case "olm.bundle":
-		b := fbcBundle{name: o.Name, image: o.Image}
-		found := false
-		for _, p := range o.Properties {
-			b.properties = append(b.properties, p.Type)
-			if p.Type != "olm.package" {
-				continue
-			}
-			var v struct {
-				Version string  `yaml:"version"`
-				Release *string `yaml:"release"`
-			}
-			if err := p.Value.Decode(&v); err != nil {
-				return fmt.Errorf("bundle %q: olm.package property: %w", o.Name, err)
-			}
-			ver, err := bsemver.Parse(v.Version)
-			if err != nil {
-				return fmt.Errorf("bundle %q: olm.package version %q: %w", o.Name, v.Version, err)
-			}
-			b.version, b.versionStr, b.constrained, found = ver, v.Version, masterminds(ver), true
-			if v.Release != nil {
-				b.release = *v.Release
-			} else {
-				b.release = strings.Join(ver.Build, ".") // legacy registry+v1: release in build metadata
-			}
-		}
-		if !found {
-			return fmt.Errorf("bundle %q has no olm.package property with its version", o.Name)
-		}
-		c.bundles = append(c.bundles, b)
-	}
-	return nil
 }
 
 // compareRelease orders releases by dot-separated segments, numerically

@@ -13,12 +13,13 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
-// demoCatalog is an FBC for the demo package: 1.0.0 is image1, 2.0.0 the
-// v2 image.
+// demoCatalog is an FBC for the demo package: 0.2.0 (the demo CSV's
+// version) is image1, 2.0.0 the v2 image (never chosen: its CSV is 0.2.0
+// too, and render refuses a CSV that is not the version the catalog promised).
 func demoCatalog(host, image1 string) string {
 	return `{"schema": "olm.package", "name": "greeter-operator"}
 {"schema": "olm.channel", "name": "stable", "package": "greeter-operator", "entries": [{"name": "g.v1"}, {"name": "g.v2", "replaces": "g.v1"}]}
-{"schema": "olm.bundle", "name": "g.v1", "package": "greeter-operator", "image": "` + image1 + `", "properties": [{"type": "olm.package", "value": {"packageName": "greeter-operator", "version": "1.0.0"}}]}
+{"schema": "olm.bundle", "name": "g.v1", "package": "greeter-operator", "image": "` + image1 + `", "properties": [{"type": "olm.package", "value": {"packageName": "greeter-operator", "version": "0.2.0"}}]}
 {"schema": "olm.bundle", "name": "g.v2", "package": "greeter-operator", "image": "` + host + `/operators/demo-bundle:v2", "properties": [{"type": "olm.package", "value": {"packageName": "greeter-operator", "version": "2.0.0"}}]}
 `
 }
@@ -41,7 +42,7 @@ func catalogRegistry(t *testing.T) (host string, reqs *bundletest.Counter, d1, d
 func catalogReq(t *testing.T, catalog string) render.Request {
 	src := t.TempDir()
 	return render.Request{
-		Spec:      spec.Spec{Catalog: catalog, Package: "greeter-operator", Version: "1.x", Namespace: "demo-system"},
+		Spec:      spec.Spec{Catalog: catalog, Package: "greeter-operator", Version: "0.x", Namespace: "demo-system"},
 		SourceDir: src,
 		RootDir:   src,
 	}
@@ -60,13 +61,13 @@ func TestCatalogDirectoryKeyedByChoice(t *testing.T) {
 	m := NewMetrics()
 	e := NewEngine(EngineOptions{Loader: &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{host}}, Metrics: m})
 	res, info := mustRender(t, e, req)
-	if info.Cache != "miss" || info.Digest != d1 || res.Catalog == nil || res.Catalog.Version != "1.0.0" {
+	if info.Cache != "miss" || info.Digest != d1 || res.Catalog == nil || res.Catalog.Version != "0.2.0" {
 		t.Fatalf("first: %+v %+v", info, res.Catalog)
 	}
 	if _, info := mustRender(t, e, req); info.Cache != "hit" {
 		t.Errorf("second: %+v", info)
 	}
-	// The catalog now maps 1.0.0 to the other image: same spec, new key.
+	// The catalog now maps 0.2.0 to the other image: same spec, new key.
 	os.WriteFile(fbc, []byte(demoCatalog(host, host+"/operators/demo-bundle:v2")), 0o644)
 	res, info = mustRender(t, e, req)
 	if info.Cache != "miss" || info.Digest != d2 || !strings.Contains(strings.Join(res.Manifests, ""), "replicas: 2") {
@@ -142,5 +143,46 @@ func TestCatalogWithoutLoader(t *testing.T) {
 	_, _, err := NewEngine(EngineOptions{}).Render(context.Background(), req)
 	if err == nil || !strings.Contains(err.Error(), "no registry access") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestCatalogImageIndex: the first render from a catalog image digest
+// writes its per-package index beside the cached catalog; a damaged index
+// (half-written, here) is rebuilt and the render is still right; a new
+// digest of the catalog gets an index of its own.
+func TestCatalogImageIndex(t *testing.T) {
+	host, _, d1, d2 := catalogRegistry(t)
+	push := func(image1 string) string {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(demoCatalog(host, image1)), 0o644)
+		return bundletest.Push(t, host, "operators/catalog", "latest", bundletest.CatalogImage(t, dir, "/configs"))
+	}
+	c1 := push(host + "/operators/demo-bundle:v1")
+	cache := t.TempDir()
+	e := NewEngine(EngineOptions{Loader: &bundle.ImageLoader{CacheDir: cache, Insecure: []string{host}}, MaxEntries: -1})
+	req := catalogReq(t, host+"/operators/catalog:latest")
+	index := func(digest string) string {
+		return bundle.CatalogIndexFile(filepath.Join(cache, "catalogs", "sha256", strings.TrimPrefix(digest, "sha256:")))
+	}
+	if _, info := mustRender(t, e, req); info.Digest != d1 {
+		t.Fatalf("first: %+v", info)
+	}
+	data, err := os.ReadFile(index(c1))
+	if err != nil {
+		t.Fatalf("no index beside the cached catalog: %v", err)
+	}
+	os.WriteFile(index(c1), data[:len(data)/2], 0o644)
+	if _, info := mustRender(t, e, req); info.Digest != d1 {
+		t.Errorf("after the index was damaged: %+v", info)
+	}
+	if again, _ := os.ReadFile(index(c1)); string(again) != string(data) {
+		t.Error("the damaged index was not rebuilt")
+	}
+	c2 := push(host + "/operators/demo-bundle:v2")
+	if _, info := mustRender(t, e, req); info.Digest != d2 {
+		t.Errorf("new catalog digest: %+v", info)
+	}
+	if _, err := os.Stat(index(c2)); err != nil {
+		t.Errorf("no index for the new digest: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -223,6 +224,69 @@ func TestRenderFromCatalogErrors(t *testing.T) {
 				r = &Renderer{Loader: e.loader}
 			}
 			res, err := r.Render(context.Background(), req)
+			if err == nil {
+				t.Fatalf("rendered %s", res.Version)
+			}
+			for _, w := range tc.wants {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestRenderFromCatalogBrokenPromises: a catalog whose entry maps a version
+// to another version's image, or that names two bundles alike (which let a
+// spec asking for exactly 0.2.0 render 0.1.0), fails the render, naming the
+// bundle and the fix, instead of rendering the wrong CSV.
+func TestRenderFromCatalogBrokenPromises(t *testing.T) {
+	e := newCatalogEnv(t)
+	fixture := filepath.Join(e.sourceDir, "catalog", "greeter-operator.yaml")
+	orig, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := e.host + "/demo/greeter-bundle"
+	for _, tc := range []struct {
+		name, extra, rng string
+		wants            []string
+	}{
+		{"version mapped to another image", `---
+schema: olm.bundle
+name: greeter-operator.v0.3.0
+package: greeter-operator
+image: ` + repo + `:v0.1.0
+properties:
+  - type: olm.package
+    value: {packageName: greeter-operator, version: 0.3.0}
+`, "0.3.0", []string{"bundle " + repo + ":v0.1.0 (greeter-operator 0.3.0", "the catalog promised version 0.3.0", "greeter-operator.v0.1.0 of version 0.1.0", "fix the catalog"}},
+		{"two bundles of the same name", `---
+schema: olm.bundle
+name: greeter-operator.v0.2.0
+package: greeter-operator
+image: ` + repo + `:v0.1.0
+properties:
+  - type: olm.package
+    value: {packageName: greeter-operator, version: 0.1.0}
+`, "0.2.0", []string{`package "greeter-operator" has two bundles named "greeter-operator.v0.2.0"`, "version 0.2.0 at greeter-operator.yaml document 5, version 0.1.0 at greeter-operator.yaml document 7", "opm validate refuses this catalog"}},
+		{"channel entry without a bundle", `---
+schema: olm.channel
+name: beta
+package: greeter-operator
+entries:
+  - name: greeter-operator.v9.0.0
+`, "", []string{`channel "beta" lists bundle "greeter-operator.v9.0.0", which the package does not have`}},
+		{"package declared twice", `---
+schema: olm.package
+name: greeter-operator
+`, "", []string{`package "greeter-operator" is declared 2 times`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(fixture, append(slices.Clone(orig), tc.extra...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := e.render(t, e.request(t, "./catalog", tc.rng, ""))
 			if err == nil {
 				t.Fatalf("rendered %s", res.Version)
 			}

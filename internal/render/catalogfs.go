@@ -6,6 +6,9 @@ import (
 	"io/fs"
 	"os"
 
+	bsemver "github.com/blang/semver/v4"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/catalog"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
@@ -13,6 +16,10 @@ import (
 // openedCatalog is the file-based catalog spec.catalog names, opened once
 // per Resolve for TO's and spec.upgradeFrom's choices.
 type openedCatalog struct {
+	// fsys is a *catalog.Catalog: a catalog image cached by digest is
+	// chosen from through its per-package index (built on the first render
+	// from that digest); a directory, from a repository whose files change
+	// with every commit, is read in one streaming pass per choice.
 	fsys fs.FS
 	// image is the catalog image pinned by digest; empty for a directory.
 	image string
@@ -36,7 +43,7 @@ func (r *Renderer) openCatalog(ctx context.Context, req Request, pinned string) 
 		if err != nil {
 			return nil, fmt.Errorf("spec.catalog %s: %w", echo.Quote(s.Catalog), err)
 		}
-		return &openedCatalog{fsys: root.FS(), close: func() { root.Close() }}, nil
+		return &openedCatalog{fsys: catalog.Open(root.FS(), ""), close: func() { root.Close() }}, nil
 	}
 	p, ok := r.Loader.(catalog.Puller)
 	if !ok {
@@ -50,5 +57,24 @@ func (r *Renderer) openCatalog(ctx context.Context, req Request, pinned string) 
 	if err != nil {
 		return nil, fmt.Errorf("spec.catalog %s: %w", echo.Quote(s.Catalog), err)
 	}
-	return &openedCatalog{fsys: fsys, image: o.Image, close: func() {}}, nil
+	return &openedCatalog{fsys: catalog.Open(fsys, bundle.CatalogIndexFile(o.Dir)), image: o.Image, close: func() {}}, nil
+}
+
+// checkPromised refuses a bundle a catalog chose (c; nil without a catalog)
+// whose CSV is not the version the catalog promised: a catalog that maps a
+// version to another version's image (or names two bundles alike) would
+// otherwise render the wrong operator with exit 0.
+func checkPromised(c *catalog.Choice, b *bundle.Bundle) error {
+	if c == nil || b.CSV == nil {
+		return nil
+	}
+	promised, err := bsemver.Parse(c.Version)
+	if err != nil {
+		return nil // the catalog's versions were parsed when it was read
+	}
+	got := b.CSV.Spec.Version.Version
+	if got.Compare(promised) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: the catalog promised version %s, but the image holds %s of version %s: the catalog entry is wrong (its olm.package version or its image); fix the catalog or choose another version", chosen(c), c.Version, b.CSV.Name, got)
 }

@@ -233,6 +233,9 @@ func (r *Renderer) Load(ctx context.Context, rv Resolved) (*bundle.Bundle, error
 	if err != nil {
 		return nil, skipHint(dirError(what, err))
 	}
+	if err := checkPromised(rv.Catalog, b); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 

@@ -1,0 +1,436 @@
+package catalog
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
+)
+
+// Limits on what one catalog may make the reader hold. A catalog is read in
+// one streaming pass, an object at a time, and keeps only the fields
+// choosing needs (object), so memory follows the largest object and the
+// package asked for, not the catalog's size.
+const (
+	// maxObjectBytes caps one catalog object (a JSON value, a YAML
+	// document). opm's largest honest objects are bundles carrying their
+	// manifests as olm.bundle.object properties: a few MB.
+	maxObjectBytes = 32 << 20
+	// maxObjectsPerFile caps the objects of one file, the same bound
+	// yamlsafe puts on a YAML file's items.
+	maxObjectsPerFile = 1 << 19
+	// maxPackageItems caps what one package keeps: its bundles, their
+	// property types, and its channel and deprecation entries. Real
+	// packages hold a few thousand.
+	maxPackageItems = 1 << 17
+	// maxValueBytes caps a property value kept for choosing (olm.package's
+	// {packageName, version, release}); other values are skipped unread.
+	maxValueBytes = 64 << 10
+)
+
+// object is one catalog object with only what choosing and validating use;
+// the index stores these, so field names are short.
+type object struct {
+	Schema  string  `json:"s"`
+	Name    string  `json:"n,omitempty"`
+	Package string  `json:"p,omitempty"`
+	Image   string  `json:"i,omitempty"`
+	Entries []entry `json:"e,omitempty"`
+	// Types are the bundle's property types, in order.
+	Types []string `json:"t,omitempty"`
+	// Versions are the bundle's olm.package property values.
+	Versions []packageValue `json:"v,omitempty"`
+	// File and Doc say where the object is (doc counts from 1), for errors.
+	File string `json:"f"`
+	Doc  int    `json:"d"`
+	// Err is why the object could not be read, reported only when its
+	// package is asked for (the rest of the catalog stays usable).
+	Err string `json:"x,omitempty"`
+}
+
+type entry struct {
+	Name      string   `json:"name,omitempty" yaml:"name"`
+	Replaces  string   `json:"replaces,omitempty" yaml:"replaces"`
+	Skips     []string `json:"skips,omitempty" yaml:"skips"`
+	SkipRange string   `json:"skipRange,omitempty" yaml:"skipRange"`
+	// Reference is a deprecation entry's (olm.deprecations) target.
+	Reference *reference `json:"reference,omitempty" yaml:"reference"`
+}
+
+type reference struct {
+	Schema string `json:"schema" yaml:"schema"`
+	Name   string `json:"name" yaml:"name"`
+}
+
+type packageValue struct {
+	PackageName string  `json:"p,omitempty" yaml:"packageName"`
+	Version     string  `json:"v" yaml:"version"`
+	Release     *string `json:"r,omitempty" yaml:"release"`
+}
+
+// key is the package an object belongs to ("" for objects choosing ignores).
+func (o *object) key() string {
+	switch o.Schema {
+	case "olm.package":
+		return o.Name
+	case "olm.channel", "olm.bundle", "olm.deprecations":
+		return o.Package
+	}
+	return ""
+}
+
+// at names the object inside a message: "catalog.json document 3".
+func (o *object) at() string {
+	return fmt.Sprintf("%s document %d", o.File, o.Doc)
+}
+
+// where names the object for errors.
+func (o *object) where() string {
+	return fmt.Sprintf("catalog file %s: document %d", o.File, o.Doc)
+}
+
+// readAll streams every catalog object of fsys to fn, file by file in
+// lexical order: .json, .yaml and .yml files anywhere under the root, minus
+// what .indexignore files exclude. only, when not empty, is the one package
+// whose objects fn wants: the others are skipped as early as their fields
+// allow. It stops at ctx's end.
+func readAll(ctx context.Context, fsys fs.FS, only string, fn func(*object) error) error {
+	ignores := map[string][]string{} // directory → .indexignore patterns
+	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			data, err := fs.ReadFile(fsys, path.Join(p, ".indexignore"))
+			if err == nil {
+				ignores[p] = parseIgnore(data)
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		if p != "." && ignored(ignores, p, d.IsDir()) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || d.Name() == ".indexignore" {
+			return nil
+		}
+		switch path.Ext(p) {
+		case ".yaml", ".yml", ".json":
+		default:
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			// A symbolic link is followed (fsys keeps it inside the
+			// catalog); a FIFO or device would block or never end.
+			if fi, err := fs.Stat(fsys, p); err != nil || !fi.Mode().IsRegular() {
+				return fmt.Errorf("catalog file %s is not a regular file: remove it from the catalog directory", p)
+			}
+		}
+		f, err := fsys.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return readFile(ctx, p, f, only, fn)
+	})
+}
+
+// readFile reads one catalog file: a JSON stream (what opm writes, and what
+// catalogs are in practice) with encoding/json's streaming decoder, an
+// object at a time; anything else as YAML through yamlsafe.
+func readFile(ctx context.Context, name string, r io.Reader, only string, fn func(*object) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if skip, first := leading(br); first == '{' {
+		br.Discard(skip) // the JSON decoder reads no byte order mark
+		done, err := readJSON(ctx, name, br, only, fn)
+		if err == nil || done > 0 {
+			return err
+		}
+		// Not one JSON value at the start: YAML (a flow mapping) after all.
+		// Nothing was passed on: read the file again from the start.
+		if s, ok := r.(io.Seeker); ok {
+			if _, serr := s.Seek(0, io.SeekStart); serr == nil {
+				return readYAML(ctx, name, r, only, fn)
+			}
+		}
+		return fmt.Errorf("catalog file %s: %w", name, err)
+	}
+	return readYAML(ctx, name, br, only, fn)
+}
+
+// leading returns the first byte of br's content after white space and a
+// byte order mark, and how many bytes come before it, consuming nothing
+// (YAML indentation matters).
+func leading(br *bufio.Reader) (skip int, first byte) {
+	data, _ := br.Peek(br.Size())
+	rest := bytes.TrimLeft(bytes.TrimPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("\ufeff")), " \t\r\n")
+	if len(rest) == 0 {
+		return 0, 0
+	}
+	return len(data) - len(rest), rest[0]
+}
+
+// jsonObject is the JSON form of a catalog object, as far as choosing reads it.
+type jsonObject struct {
+	Schema     string         `json:"schema"`
+	Name       string         `json:"name"`
+	Package    string         `json:"package"`
+	Image      string         `json:"image"`
+	Entries    []entry        `json:"entries"`
+	Properties []jsonProperty `json:"properties"`
+}
+
+type jsonProperty struct {
+	Type  string    `json:"type"`
+	Value smallJSON `json:"value"`
+}
+
+// smallJSON keeps a value only when it is small enough to be one choosing
+// reads: a 12 KB icon in olm.csv.metadata is skipped, not copied.
+type smallJSON struct {
+	raw   []byte
+	large bool
+}
+
+func (s *smallJSON) UnmarshalJSON(data []byte) error {
+	if len(data) > maxValueBytes {
+		s.raw, s.large = nil, true
+		return nil
+	}
+	s.raw = bytes.Clone(data)
+	return nil
+}
+
+// boundedReader refuses to read more than max bytes past mark, so the JSON
+// decoder, which buffers a whole value before decoding it, never holds
+// more than one object of maxObjectBytes (and what it read ahead).
+type boundedReader struct {
+	r          io.Reader
+	read, mark int64
+	max        int64
+}
+
+var errObjectTooLarge = errors.New("object too large")
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.read-b.mark > b.max {
+		return 0, errObjectTooLarge
+	}
+	n, err := b.r.Read(p)
+	b.read += int64(n)
+	return n, err
+}
+
+// readJSON streams the JSON values of one file. done counts the objects
+// passed to fn (readFile falls back to YAML only when it is 0).
+func readJSON(ctx context.Context, name string, r io.Reader, only string, fn func(*object) error) (done int, err error) {
+	br := &boundedReader{r: r, max: maxObjectBytes}
+	dec := json.NewDecoder(br)
+	for doc := 1; ; doc++ {
+		if doc > maxObjectsPerFile {
+			return done, fmt.Errorf("catalog file %s: more than %d objects: not a catalog olm-cmp reads (split it, one file per package as opm writes it)", name, maxObjectsPerFile)
+		}
+		if doc%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return done, err
+			}
+		}
+		var jo jsonObject
+		err := dec.Decode(&jo)
+		if end := dec.InputOffset(); err == nil && end-br.mark > maxObjectBytes {
+			err = errObjectTooLarge
+		} else {
+			br.mark = end
+		}
+		var typeErr *json.UnmarshalTypeError
+		switch {
+		case errors.Is(err, io.EOF):
+			return done, nil
+		case errors.Is(err, errObjectTooLarge):
+			return done, fmt.Errorf("catalog file %s: document %d is over %d MiB: not a catalog object olm-cmp reads", name, doc, maxObjectBytes>>20)
+		case errors.As(err, &typeErr):
+			// The value was read whole; only a field has the wrong type. It
+			// fails the package it belongs to, not the catalog.
+		case err != nil:
+			if done == 0 && doc == 1 {
+				return 0, fmt.Errorf("not JSON: %w", err)
+			}
+			return done, fmt.Errorf("catalog file %s: document %d: not valid JSON (%v)", name, doc, err)
+		}
+		o := object{Schema: jo.Schema, Name: jo.Name, Package: jo.Package, Image: jo.Image, File: name, Doc: doc}
+		if only != "" && o.key() != only {
+			done++
+			continue
+		}
+		if typeErr != nil {
+			o.Err = fmt.Sprintf("field %s: expected %s, got a JSON %s", typeErr.Field, typeErr.Type, typeErr.Value)
+		} else if o.Schema == "olm.bundle" || o.Schema == "olm.channel" || o.Schema == "olm.deprecations" {
+			o.Entries = jo.Entries
+			for _, p := range jo.Properties {
+				o.Types = append(o.Types, intern(p.Type))
+				if p.Type != "olm.package" {
+					continue
+				}
+				var v struct {
+					PackageName string  `json:"packageName"`
+					Version     string  `json:"version"`
+					Release     *string `json:"release"`
+				}
+				if p.Value.large {
+					o.Err = fmt.Sprintf("bundle %q: olm.package property is over %d KiB", o.Name, maxValueBytes>>10)
+				} else if err := json.Unmarshal(p.Value.raw, &v); err != nil {
+					o.Err = fmt.Sprintf("bundle %q: olm.package property: %v", o.Name, err)
+				}
+				o.Versions = append(o.Versions, packageValue(v))
+			}
+		}
+		done++
+		if err := fn(&o); err != nil {
+			return done, err
+		}
+	}
+}
+
+// yamlObject is the YAML form of a catalog object, as far as choosing reads it.
+type yamlObject struct {
+	Schema     string  `yaml:"schema"`
+	Name       string  `yaml:"name"`
+	Package    string  `yaml:"package"`
+	Image      string  `yaml:"image"`
+	Entries    []entry `yaml:"entries"`
+	Properties []struct {
+		Type  string    `yaml:"type"`
+		Value yaml.Node `yaml:"value"`
+	} `yaml:"properties"`
+}
+
+// readYAML reads a YAML catalog file a document at a time (split at its
+// "---" lines, which end any YAML content before them), each through
+// yamlsafe's item and alias limits, so a large YAML catalog costs the
+// memory of its largest document, not the file's.
+func readYAML(ctx context.Context, name string, r io.Reader, only string, fn func(*object) error) error {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	var doc bytes.Buffer
+	n, started := 0, false
+	flush := func() error {
+		if !started && len(bytes.TrimSpace(doc.Bytes())) == 0 {
+			doc.Reset()
+			return nil // nothing before the first "---"
+		}
+		started = true
+		n++
+		defer doc.Reset()
+		return readYAMLDoc(ctx, name, n, doc.Bytes(), only, fn)
+	}
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			err = nil // a long line: keep reading it
+		}
+		if isDocStart(line) {
+			if ferr := flush(); ferr != nil {
+				return ferr
+			}
+			started = true
+			line = line[3:] // "--- {a: b}" holds content after the marker
+		}
+		doc.Write(line)
+		if doc.Len() > maxObjectBytes {
+			return fmt.Errorf("catalog file %s: document %d is over %d MiB: not a catalog object olm-cmp reads", name, n+1, maxObjectBytes>>20)
+		}
+		if err == io.EOF {
+			return flush()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// isDocStart reports whether line starts a YAML document ("---" alone or
+// followed by a space).
+func isDocStart(line []byte) bool {
+	if !bytes.HasPrefix(line, []byte("---")) {
+		return false
+	}
+	rest := line[3:]
+	return len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\n' || rest[0] == '\r'
+}
+
+func readYAMLDoc(ctx context.Context, name string, n int, data []byte, only string, fn func(*object) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	docs, err := yamlsafe.Parse(data)
+	if err != nil {
+		return fmt.Errorf("catalog file %s: document %d: %s", name, n, strings.TrimPrefix(err.Error(), "document 1: "))
+	}
+	for _, doc := range docs {
+		if doc == nil || doc.Kind != yaml.MappingNode {
+			continue
+		}
+		rn := yaml.NewRNode(doc)
+		o := object{Schema: scalar(rn, "schema"), Name: scalar(rn, "name"), Package: scalar(rn, "package"), File: name, Doc: n}
+		if o.key() == "" || (only != "" && o.key() != only) {
+			continue // most of a catalog is other packages: skip before decoding
+		}
+		var yo yamlObject
+		if err := doc.Decode(&yo); err != nil {
+			o.Err = strings.TrimPrefix(err.Error(), "yaml: ")
+		} else {
+			o.Image, o.Entries = yo.Image, yo.Entries
+			for _, p := range yo.Properties {
+				o.Types = append(o.Types, intern(p.Type))
+				if p.Type != "olm.package" {
+					continue
+				}
+				var v packageValue
+				if err := p.Value.Decode(&v); err != nil {
+					o.Err = fmt.Sprintf("bundle %q: olm.package property: %v", o.Name, err)
+				}
+				o.Versions = append(o.Versions, v)
+			}
+		}
+		if err := fn(&o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// intern returns the usual property types as shared constants, so
+// thousands of bundles do not each hold their own copies.
+func intern(s string) string {
+	if k, ok := knownTypes[s]; ok {
+		return k
+	}
+	return s
+}
+
+var knownTypes = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{"olm.package", "olm.gvk", "olm.csv.metadata", "olm.bundle.mediatype", "olm.bundle.object",
+		"olm.package.required", "olm.gvk.required", "olm.constraint", "olm.maxOpenShiftVersion", "olm.deprecations"} {
+		m[s] = s
+	}
+	return m
+}()

@@ -5,6 +5,7 @@ package safety
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -80,11 +81,14 @@ func HasErrors(fs []Finding) bool {
 // with its counterpart in TO (see checkCRDs), and the upgrade edge (see
 // checkEdge). Findings are sorted: errors first, then by CRD, version, path,
 // rule and message.
-func Check(from, to *bundle.Bundle, o Options) ([]Finding, error) {
+//
+// The CRD checks are bounded (see MaxVersions and the other limits) and
+// stop with ctx's error once ctx is done.
+func Check(ctx context.Context, from, to *bundle.Bundle, o Options) ([]Finding, error) {
 	if from == nil || to == nil || from.CSV == nil || to.CSV == nil {
 		return nil, fmt.Errorf("internal error: safety.Check needs two loaded bundles")
 	}
-	out, err := checkCRDs(from, to, o.KeepCRDs)
+	out, err := checkCRDs(ctx, from, to, o.KeepCRDs)
 	if err != nil {
 		return nil, err
 	}

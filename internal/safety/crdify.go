@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/crdify/pkg/runner"
 	"sigs.k8s.io/crdify/pkg/validations"
 	"sigs.k8s.io/crdify/pkg/validators/crd"
+	"sigs.k8s.io/crdify/pkg/validators/version"
 	"sigs.k8s.io/crdify/pkg/validators/version/same"
 	"sigs.k8s.io/crdify/pkg/validators/version/served"
 )
@@ -23,8 +24,9 @@ import (
 // CRD's issues with nested linear searches (O(V^4) in served versions: 300
 // took over ten minutes). Each pair's result depends on those two versions
 // only, and a two-version CRD has exactly that pair, so the results are
-// crdify's own (a test holds the two together); limits.go bounds the cost
-// of each step.
+// crdify's own (a test holds the two together), except that the old CRD's
+// issues are subtracted by subtractKnown; limits.go bounds the cost of
+// each step.
 type crdifyRunner struct {
 	crd    *crd.Validator
 	same   *same.Validator
@@ -74,15 +76,57 @@ func (r *crdifyRunner) run(ctx context.Context, old, cur *apiextensionsv1.Custom
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		// The old CRD's issues in the same pair are subtracted; a pair it
-		// did not serve has none.
+		got := r.served.Validate(withVersions(cur), withVersions(cur, pair[0], pair[1]))
+		// The old CRD's issues in the same pair are tolerated; a pair it
+		// did not serve has none. Its conversion strategy is cleared: the
+		// validator would skip a webhook-converted CRD, and crdify
+		// subtracts the old CRD's issues whatever its strategy.
 		prev := withVersions(old, versionsNamed(old, pair[0].Name, pair[1].Name)...)
-		if !servedBoth(prev) {
-			prev = withVersions(old)
+		prev.Spec.Conversion = nil
+		if servedBoth(prev) {
+			got = subtractKnown(got, r.served.Validate(withVersions(old), prev))
 		}
-		res.ServedVersionValidation = append(res.ServedVersionValidation, r.served.Validate(prev, withVersions(cur, pair[0], pair[1]))...)
+		res.ServedVersionValidation = append(res.ServedVersionValidation, got...)
 	}
 	return res, nil
+}
+
+// subtractKnown drops from cur each error and warning that known has for
+// the same version pair, property and rule, as crdify's served-version
+// validator does, but with maps instead of nested linear searches, and
+// comparing messages as plainMessage writes them: crdify lists values
+// (required fields, enum values) in random order, so the same issue is
+// often a different string on each side.
+func subtractKnown(cur, known []version.VersionedPropertyComparisonResult) []version.VersionedPropertyComparisonResult {
+	type key struct{ version, property, rule, msg string }
+	seen := map[key]bool{}
+	for _, v := range known {
+		for _, p := range v.PropertyComparisons {
+			for _, r := range p.ComparisonResults {
+				for _, m := range slices.Concat(r.Errors, r.Warnings) {
+					seen[key{v.Version, p.Property, r.Name, plainMessage(m)}] = true
+				}
+			}
+		}
+	}
+	out := make([]version.VersionedPropertyComparisonResult, 0, len(cur))
+	for _, v := range cur {
+		nv := version.VersionedPropertyComparisonResult{Version: v.Version}
+		for _, p := range v.PropertyComparisons {
+			np := validations.PropertyComparisonResult{Property: p.Property}
+			for _, r := range p.ComparisonResults {
+				drop := func(m string) bool { return seen[key{v.Version, p.Property, r.Name, plainMessage(m)}] }
+				np.ComparisonResults = append(np.ComparisonResults, validations.ComparisonResult{
+					Name:     r.Name,
+					Errors:   slices.DeleteFunc(slices.Clone(r.Errors), drop),
+					Warnings: slices.DeleteFunc(slices.Clone(r.Warnings), drop),
+				})
+			}
+			nv.PropertyComparisons = append(nv.PropertyComparisons, np)
+		}
+		out = append(out, nv)
+	}
+	return out
 }
 
 // withVersions is c with only the versions given (a shallow copy: the

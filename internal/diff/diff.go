@@ -210,7 +210,9 @@ func change(old, cur item) (Change, error) {
 	c.Summary = append(c.Summary, sum...)
 	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
 		A: difflib.SplitLines(old.text), B: difflib.SplitLines(cur.text),
-		FromFile: "from/" + old.obj.String(), ToFile: "to/" + cur.obj.String(), Context: 3,
+		// The names are the bundle's: a line break in one would split the
+		// header line (see visible).
+		FromFile: "from/" + visible(old.obj.String()), ToFile: "to/" + visible(cur.obj.String()), Context: 3,
 	})
 	if err != nil {
 		return Change{}, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -261,6 +262,57 @@ func TestMarkdownCap(t *testing.T) {
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("no %q in the comment's end:\n%s", want, s[len(s)-600:])
+		}
+	}
+}
+
+// TestBoundedRawDiff: a change whose differing lines interleave with
+// matching ones beyond the bounds (difflib's quadratic case: an enum of
+// 20,000 values, every other one renamed) gets one hunk, which reads as
+// difflib's own when the change is one block.
+func TestBoundedRawDiff(t *testing.T) {
+	enum := func(prefix string) string {
+		var b strings.Builder
+		b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: e, namespace: ops}\ndata:\n  values: |\n")
+		for i := range 20000 {
+			if i%2 == 0 {
+				fmt.Fprintf(&b, "    %s%d\n", prefix, i)
+			} else {
+				fmt.Fprintf(&b, "    same%d\n", i)
+			}
+		}
+		return b.String()
+	}
+	r, err := Compare([]string{enum("a")}, []string{enum("b")}, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Changed[0]
+	if !slices.Contains(c.Summary, "raw diff: one hunk replaces every line from the first change to the last (too many lines differ to search for the smallest diff)") {
+		t.Errorf("summary %q", c.Summary)
+	}
+	if n := strings.Count(c.Diff, "\n@@ "); n != 1 || strings.Count(c.Diff, "\n-    ") != 19999 || strings.Count(c.Diff, "\n+    ") != 19999 {
+		t.Errorf("%d hunks, %d lines removed, %d added", n, strings.Count(c.Diff, "\n-    "), strings.Count(c.Diff, "\n+    "))
+	}
+
+	a := "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\n"
+	for _, b := range []string{
+		strings.Replace(a, "l5\nl6\n", "x5\nx6\nx7\n", 1), // replaced
+		strings.Replace(a, "l5\n", "", 1),                 // deleted
+		strings.Replace(a, "l5\n", "l5\nnew\n", 1),        // inserted
+		"l0\n" + a,  // at the start
+		a + "l11\n", // at the end
+	} {
+		want, _, err := unifiedDiff(a, b, "from/x", "to/x", new(int(maxDiffCells)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, minimal, err := unifiedDiff(a, b, "from/x", "to/x", new(int(-1)))
+		if err != nil || minimal {
+			t.Fatalf("no budget, and still searched (%v)", err)
+		}
+		if got != want {
+			t.Errorf("one hunk\n%s\ndifflib\n%s", got, want)
 		}
 	}
 }

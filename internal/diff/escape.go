@@ -1,11 +1,10 @@
 package diff
 
 import (
-	"fmt"
-	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/olm-cmp/olm-cmp/internal/textsafe"
 )
 
 // Everything diff writes about the objects (names, kinds, namespaces,
@@ -16,53 +15,9 @@ import (
 // Every output form passes such text through the functions below; -o json
 // is escaped by encoding/json.
 
-// visible replaces each rune a terminal or a markdown renderer would act
-// on instead of showing: control characters (newline, carriage return,
-// tab, ESC, C1), Unicode line and paragraph separators, bidirectional
-// overrides and other invisible format characters, by its Go escape (\n,
-// \x1b, \u202e); invalid UTF-8 by \x.. too.
-func visible(s string) string {
-	if isVisible(s) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == ' ' || unicode.IsPrint(r):
-			b.WriteRune(r)
-		default:
-			q := strconv.QuoteRuneToASCII(r)
-			b.WriteString(q[1 : len(q)-1])
-		}
-		i += size
-	}
-	return b.String()
-}
-
-func isVisible(s string) bool {
-	for _, r := range s {
-		if r == utf8.RuneError || (r != ' ' && !unicode.IsPrint(r)) {
-			return false
-		}
-	}
-	return true
-}
-
-// visibleLines is visible for each line of s, keeping the line breaks:
-// for raw diffs, printed as lines.
-func visibleLines(s string) string {
-	if isVisible(strings.ReplaceAll(s, "\n", "")) {
-		return s
-	}
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = visible(l)
-	}
-	return strings.Join(lines, "\n")
-}
+// visible and visibleLines: see package textsafe.
+func visible(s string) string      { return textsafe.Visible(s) }
+func visibleLines(s string) string { return textsafe.Lines(s) }
 
 // markdownEscaper escapes the characters that start inline markdown
 // (emphasis, code spans, links and images, strikethrough, table cells) and

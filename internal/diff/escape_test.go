@@ -201,21 +201,6 @@ func TestHostileNamesJSON(t *testing.T) {
 	}
 }
 
-func TestVisible(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain name-1.example.com": "plain name-1.example.com",
-		"é ü 中":                    "é ü 中",
-		"a\nb\r\tc":                `a\nb\r\tc`,
-		"\x1b[2J":                  `\x1b[2J`,
-		"\u202e\u2028\u200b\u0085": `\u202e\u2028\u200b\u0085`,
-		"bad\xffutf8":              `bad\xffutf8`,
-	} {
-		if got := visible(in); got != want {
-			t.Errorf("visible(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestMarkdownCap: 2,000 added objects (and as many removed and changed)
 // give a comment under MarkdownBudget that keeps the headline and every
 // safety finding, and says how many objects it did not list.

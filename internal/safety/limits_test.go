@@ -369,3 +369,13 @@ func TestDecodeCRD(t *testing.T) {
 		t.Errorf("merge key: %+v, %v", c, err)
 	}
 }
+
+// TestFindingStringOneLine: a finding prints on one line whatever the
+// bundle named its CRD or properties (they reach Argo CD's UI and
+// terminals).
+func TestFindingStringOneLine(t *testing.T) {
+	f := Finding{Severity: Error, Rule: "type", CRD: "w\nerror: none", Version: "v1", Path: ".spec.a\x1b[2J", Message: "type changed: \u202e"}
+	if got, want := f.String(), `error: type: CRD w\nerror: none version v1 path .spec.a\x1b[2J: type changed: \u202e`; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}

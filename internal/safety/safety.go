@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/textsafe"
 )
 
 // Severity of a finding.
@@ -53,7 +54,8 @@ type Options struct {
 }
 
 // String is the finding on one line: "error: scope: CRD widgets.example.com
-// version v1 path .spec.size: message".
+// version v1 path .spec.size: message". Names, paths and messages come from
+// the bundles: control characters in them are escaped (textsafe.Visible).
 func (f Finding) String() string {
 	var where []string
 	if f.CRD != "" {
@@ -69,7 +71,7 @@ func (f Finding) String() string {
 	if len(where) > 0 {
 		s += strings.Join(where, " ") + ": "
 	}
-	return s + f.Message
+	return textsafe.Visible(s + f.Message)
 }
 
 // HasErrors reports whether any finding is an error.

@@ -100,8 +100,8 @@ func uncheckable(c *apiextensionsv1.CustomResourceDefinition, csv string) *Findi
 	for i, v := range c.Spec.Versions {
 		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
 			return &Finding{Severity: Error, Rule: "schema", CRD: c.Name, Version: v.Name, Message: fmt.Sprintf(
-				"%s: CRD %s version %s has no schema (spec.versions[%d].schema.openAPIV3Schema), which an apiextensions.k8s.io/v1 CRD must have (the API server refuses it), so this CRD's upgrade is not checked: give the version a schema",
-				csv, c.Name, v.Name, i)}
+				"%s ships this version without a schema (spec.versions[%d].schema.openAPIV3Schema), which an apiextensions.k8s.io/v1 CRD must have (the API server refuses it), so this CRD's upgrade is not checked: give the version a schema",
+				csv, i)}
 		}
 	}
 	return crdTooBig(c, csv)

@@ -38,11 +38,11 @@ const (
 func crdTooBig(c *apiextensionsv1.CustomResourceDefinition, csv string) *Finding {
 	refuse := func(what string, limit int, real string) *Finding {
 		return &Finding{Severity: Error, Rule: "limits", CRD: c.Name, Message: fmt.Sprintf(
-			"%s: CRD %s %s; the upgrade-safety check accepts at most %d (the largest real CRDs: %s), so this CRD's upgrade is not checked: review its change by hand (olm-cmp diff shows it) and, with upgradeFrom, remove upgradeFrom once you have judged it",
-			csv, c.Name, what, limit, real)}
+			"%s ships it %s; the upgrade-safety check accepts at most %d (real CRDs: up to %s), so this CRD's upgrade is not checked: review its change by hand (olm-cmp diff shows it) and, with upgradeFrom, remove upgradeFrom once you have judged it",
+			csv, what, limit, real)}
 	}
 	if n := len(c.Spec.Versions); n > MaxVersions {
-		return refuse(fmt.Sprintf("has %d versions", n), MaxVersions, "12")
+		return refuse(fmt.Sprintf("with %d versions", n), MaxVersions, "12")
 	}
 	served := 0
 	for _, v := range c.Spec.Versions {
@@ -59,10 +59,10 @@ func crdTooBig(c *apiextensionsv1.CustomResourceDefinition, csv string) *Finding
 		before := s
 		s.walk(v.Schema.OpenAPIV3Schema, 1, ".")
 		if s.depth > MaxSchemaDepth {
-			return refuse(fmt.Sprintf("nests the schema of version %s %d levels deep", v.Name, s.depth), MaxSchemaDepth, "19")
+			return refuse(fmt.Sprintf("with the schema of version %s nested %d levels deep", v.Name, s.depth), MaxSchemaDepth, "19")
 		}
 		if s.enum > MaxEnumValues {
-			return refuse(fmt.Sprintf("has an enum of %d values at %s in version %s", s.enum, s.enumPath, v.Name), MaxEnumValues, "72")
+			return refuse(fmt.Sprintf("with an enum of %d values at %s in version %s", s.enum, s.enumPath, v.Name), MaxEnumValues, "72")
 		}
 		compared := 1
 		if v.Served {
@@ -71,10 +71,10 @@ func crdTooBig(c *apiextensionsv1.CustomResourceDefinition, csv string) *Finding
 		work += (s.weight - before.weight) * compared
 	}
 	if s.nodes > MaxSchemaNodes {
-		return refuse(fmt.Sprintf("has %d schema properties (every property, items, additionalProperties… schema of every version)", s.nodes), MaxSchemaNodes, "10,533")
+		return refuse(fmt.Sprintf("with %d schema properties (every property, items, additionalProperties… schema of every version)", s.nodes), MaxSchemaNodes, "10,533")
 	}
 	if work > MaxComparisonWork {
-		return refuse(fmt.Sprintf("needs a comparison work of %d (its %d schema properties, each weighted by its depth and by the versions it is compared with: itself, and each other served version of %d)", work, s.nodes, served), MaxComparisonWork, "393,476")
+		return refuse(fmt.Sprintf("needing a comparison work of %d (its %d schema properties, each weighted by its depth and by the versions it is compared with: itself, and each other of its %d served versions)", work, s.nodes, served), MaxComparisonWork, "393,476")
 	}
 	return nil
 }

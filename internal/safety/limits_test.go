@@ -60,26 +60,26 @@ func bigCRD(versions, levels, leaves, enum int) string {
 // the CRD, the count, the limit and what to do, on either side; a CRD as
 // big as the largest real ones is checked.
 func TestCRDLimits(t *testing.T) {
-	const tail = "; the upgrade-safety check accepts at most %d (the largest real CRDs: %s), so this CRD's upgrade is not checked: review its change by hand (olm-cmp diff shows it) and, with upgradeFrom, remove upgradeFrom once you have judged it"
+	const tail = "; the upgrade-safety check accepts at most %d (real CRDs: up to %s), so this CRD's upgrade is not checked: review its change by hand (olm-cmp diff shows it) and, with upgradeFrom, remove upgradeFrom once you have judged it"
 	for _, tc := range []struct {
 		name string
 		crd  string
 		want string // "" for no finding
 	}{
 		{"180 served versions", bigCRD(180, 1, 1, 0),
-			"CRD widgets.example.com has 180 versions" + fmt.Sprintf(tail, MaxVersions, "12")},
+			"ships it with 180 versions" + fmt.Sprintf(tail, MaxVersions, "12")},
 		{"one version more than the limit", bigCRD(MaxVersions+1, 1, 1, 0),
-			fmt.Sprintf("CRD widgets.example.com has %d versions", MaxVersions+1) + fmt.Sprintf(tail, MaxVersions, "12")},
+			fmt.Sprintf("ships it with %d versions", MaxVersions+1) + fmt.Sprintf(tail, MaxVersions, "12")},
 		{"schema nodes", bigCRD(1, 1, MaxSchemaNodes, 0),
-			fmt.Sprintf("CRD widgets.example.com has %d schema properties (every property, items, additionalProperties… schema of every version)", MaxSchemaNodes+3) + fmt.Sprintf(tail, MaxSchemaNodes, "10,533")},
+			fmt.Sprintf("ships it with %d schema properties (every property, items, additionalProperties… schema of every version)", MaxSchemaNodes+3) + fmt.Sprintf(tail, MaxSchemaNodes, "10,533")},
 		{"enum", bigCRD(1, 1, 1, MaxEnumValues+1),
-			fmt.Sprintf("CRD widgets.example.com has an enum of %d values at .spec.mode in version v1", MaxEnumValues+1) + fmt.Sprintf(tail, MaxEnumValues, "72")},
+			fmt.Sprintf("ships it with an enum of %d values at .spec.mode in version v1", MaxEnumValues+1) + fmt.Sprintf(tail, MaxEnumValues, "72")},
 		{"depth", bigCRD(1, MaxSchemaDepth, 0, 0),
-			fmt.Sprintf("CRD widgets.example.com nests the schema of version v1 %d levels deep", MaxSchemaDepth+2) + fmt.Sprintf(tail, MaxSchemaDepth, "19")},
+			fmt.Sprintf("ships it with the schema of version v1 nested %d levels deep", MaxSchemaDepth+2) + fmt.Sprintf(tail, MaxSchemaDepth, "19")},
 		// 3 served versions of 30 levels of 430 properties: under the node
 		// and depth limits, but each node is copied once per level above
 		// it, for itself and each of the 2 other versions.
-		{"comparison work", bigCRD(3, 30, 430, 0), "CRD widgets.example.com needs a comparison work of "},
+		{"comparison work", bigCRD(3, 30, 430, 0), "ships it needing a comparison work of "},
 		{"as big as the largest real CRDs", bigCRD(4, 10, 260, 72), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,7 +104,7 @@ func TestCRDLimits(t *testing.T) {
 				if len(got) != 1 || got[0].Rule != "limits" || got[0].Severity != Error || got[0].CRD != "widgets.example.com" {
 					t.Fatalf("%s: want one limits error, got:\n%s", side, lines(got))
 				}
-				if want := csv + ": " + tc.want; !strings.HasPrefix(got[0].Message, want) {
+				if want := csv + " " + tc.want; !strings.HasPrefix(got[0].Message, want) {
 					t.Errorf("%s: message\n  %s\nwant\n  %s", side, got[0].Message, want)
 				}
 				if !strings.HasSuffix(got[0].Message, "remove upgradeFrom once you have judged it") {
@@ -157,7 +157,7 @@ func TestVersionWithoutSchema(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := Finding{Severity: Error, Rule: "schema", CRD: "widgets.example.com", Version: "v2",
-				Message: tc.csv + ": CRD widgets.example.com version v2 has no schema (spec.versions[1].schema.openAPIV3Schema), which an apiextensions.k8s.io/v1 CRD must have (the API server refuses it), so this CRD's upgrade is not checked: give the version a schema"}
+				Message: tc.csv + " ships this version without a schema (spec.versions[1].schema.openAPIV3Schema), which an apiextensions.k8s.io/v1 CRD must have (the API server refuses it), so this CRD's upgrade is not checked: give the version a schema"}
 			if !slices.Contains(got, want) {
 				t.Errorf("no finding\n  %s\nin:\n%s", want, lines(got))
 			}

@@ -301,3 +301,33 @@ func TestBoundedRawDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownCapFindings: findings alone over the budget are cut too, the
+// errors (listed first) kept.
+func TestMarkdownCapFindings(t *testing.T) {
+	r := &Report{From: Side{Package: "op", Version: "1"}, To: Side{Package: "op", Version: "2"}, Added: []Object{{Kind: "ConfigMap", Name: "x"}}}
+	for i := range 2000 {
+		sev := safety.Error
+		if i >= 1000 {
+			sev = safety.Warning
+		}
+		r.Safety = append(r.Safety, safety.Finding{Severity: sev, Rule: "type", CRD: "ws.example.com", Version: "v1", Path: fmt.Sprintf(".spec.f%04d", i), Message: "type changed: string -> integer"})
+	}
+	var out bytes.Buffer
+	if err := r.WriteMarkdown(&out); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	listed := strings.Count(s, "| error | type |")
+	if len(s) >= MarkdownBudget || listed == 0 || strings.Contains(s, "| warning |") {
+		t.Fatalf("%d characters, %d errors listed, warnings listed: %t", len(s), listed, strings.Contains(s, "| warning |"))
+	}
+	for _, want := range []string{
+		fmt.Sprintf("_… and %d more safety findings (see the full diff in -o text / the job log)._", 2000-listed),
+		"_… and 1 added object (see the full diff in -o text / the job log)._",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("no %q in:\n%s", want, s[len(s)-400:])
+		}
+	}
+}

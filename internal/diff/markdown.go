@@ -107,12 +107,14 @@ func table(b *strings.Builder, title, header string, rows []string, what string,
 		}
 		b.WriteString("\n")
 	}
-	if n < len(rows) {
-		more := "more"
-		if n == 0 {
-			more = "" // "… and 2000 added objects"
+	if left := len(rows) - n; left > 0 {
+		if left == 1 {
+			what = strings.TrimSuffix(what, "s")
 		}
-		fmt.Fprintf(b, "_… and %d %s (see the full diff in -o text / the job log)._\n\n", len(rows)-n, strings.TrimSpace(more+" "+what))
+		if n > 0 {
+			what = "more " + what
+		}
+		fmt.Fprintf(b, "_… and %d %s (see the full diff in -o text / the job log)._\n\n", left, what)
 	}
 }
 

@@ -329,10 +329,11 @@ func flatResults(res *runner.Results) map[string]bool {
 // so it is compared on that text too.
 func TestDecodeCRD(t *testing.T) {
 	dirs, _ := filepath.Glob("../../../shared/bundles/*")
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		dirs = nil // MarshalJSON is quadratic on eclipse-che's 2 MB CRD
-	}
-	if len(dirs) == 0 {
+		t.Log("-short: only the small cases run")
+	case len(dirs) == 0:
 		t.Log("../shared/bundles is absent (reference data outside the repository): only the small cases run")
 	}
 	for _, dir := range dirs {

@@ -12,7 +12,6 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/safety"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
-	"github.com/olm-cmp/olm-cmp/internal/textsafe"
 )
 
 // Exit statuses of diff (docs/diff.md).
@@ -205,7 +204,7 @@ func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, g
 	if err != nil {
 		return nil, fmt.Errorf("rendering TO: %w", err)
 	}
-	printWarnings(cmd.ErrOrStderr(), visibleAll(toRes.Warnings))
+	printWarnings(cmd.ErrOrStderr(), toRes.Warnings)
 	var fromManifests []string
 	fromSide := diff.Side{Source: fmt.Sprintf("(no %s at %s)", spec.FileName, gitBase)}
 	var findings []safety.Finding
@@ -227,16 +226,6 @@ func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, g
 	}
 	report.From, report.To, report.Safety = fromSide, side(toRes), findings
 	return report, nil
-}
-
-// visibleAll escapes each warning for the terminal: warnings quote bundle
-// content (textsafe).
-func visibleAll(warnings []string) []string {
-	out := make([]string, len(warnings))
-	for i, w := range warnings {
-		out[i] = textsafe.Visible(w)
-	}
-	return out
 }
 
 // renderSide is render.Render step by step (Resolve, Load, RenderLoaded),

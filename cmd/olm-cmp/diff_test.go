@@ -429,3 +429,13 @@ func TestDiffCRDVersionWithoutSchema(t *testing.T) {
 		t.Errorf("no schema finding in %+v", r.Safety)
 	}
 }
+
+// TestPrintWarningsEscaped: warnings quote bundle content; a control
+// character in it reaches the terminal escaped, one warning per line.
+func TestPrintWarningsEscaped(t *testing.T) {
+	var b bytes.Buffer
+	printWarnings(&b, []string{"image \"a\x1b[2J\nwarning: forged\u202e\" matches nothing"})
+	if got, want := b.String(), `warning: image "a\x1b[2J\nwarning: forged\u202e" matches nothing`+"\n"; got != want {
+		t.Errorf("printed %q, want %q", got, want)
+	}
+}

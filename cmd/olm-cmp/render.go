@@ -12,6 +12,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
+	"github.com/olm-cmp/olm-cmp/internal/textsafe"
 )
 
 // specFlags are the spec fields the CLI can override; a flag given on the
@@ -184,9 +185,11 @@ problem of olm-cmp.yaml is reported at once, one per line.`,
 	return cmd
 }
 
+// printWarnings prints one line per warning; warnings quote bundle content,
+// whose control characters are escaped (textsafe).
 func printWarnings(w io.Writer, warnings []string) {
 	for _, msg := range warnings {
-		fmt.Fprintln(w, "warning:", msg)
+		fmt.Fprintln(w, "warning:", textsafe.Visible(msg))
 	}
 }
 

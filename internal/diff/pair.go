@@ -71,6 +71,10 @@ func pair(a, b []item, fromCSV, toCSV string) map[int]int {
 // Two or three permission entries of one ServiceAccount are the honest case.
 const maxClosestPairs = 256
 
+// maxRatioCells bounds the line pairs of two candidates weighed in order;
+// bigger ones are weighed by the lines they share in any order.
+const maxRatioCells = 1_000_000
+
 // closest pairs candidates of one key, most similar first: one each side is
 // the common case; several (two permission entries for one ServiceAccount)
 // go by the share of identical lines, and more than maxClosestPairs in order.
@@ -89,8 +93,13 @@ func closest(a, b []item, is, js []int) map[int]int {
 	var cands []cand
 	for _, i := range is {
 		for _, j := range js {
-			m := difflib.NewMatcher(difflib.SplitLines(a[i].text), difflib.SplitLines(b[j].text))
-			cands = append(cands, cand{i, j, m.Ratio()})
+			la, lb := difflib.SplitLines(a[i].text), difflib.SplitLines(b[j].text)
+			m := difflib.NewMatcher(la, lb)
+			ratio := m.QuickRatio // the shared lines in any order: linear
+			if len(la)*len(lb) <= maxRatioCells {
+				ratio = m.Ratio // in order: quadratic, or worse, in lines
+			}
+			cands = append(cands, cand{i, j, ratio()})
 		}
 	}
 	slices.SortStableFunc(cands, func(x, y cand) int {

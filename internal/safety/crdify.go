@@ -57,8 +57,8 @@ func newCrdifyRunner(cfg *config.Config) (*crdifyRunner, error) {
 // checking it) becomes an error naming the CRD.
 func (r *crdifyRunner) run(ctx context.Context, old, cur *apiextensionsv1.CustomResourceDefinition) (res *runner.Results, err error) {
 	defer func() {
-		if p := recover(); p != nil {
-			res, err = nil, fmt.Errorf("CRD %s: the upgrade-safety check (crdify) failed on this CRD (%v): check that every version has a valid schema", cur.Name, p)
+		if recover() != nil {
+			res, err = nil, fmt.Errorf("CRD %s: the upgrade-safety check (crdify) failed on this CRD: check that each of its versions has a valid schema; if they do, please report it", cur.Name)
 		}
 	}()
 	res = &runner.Results{}

@@ -255,6 +255,32 @@ func runtimeCases(t *testing.T) []badCase {
 		}},
 	)
 
+	// The upgrade-safety check (spec.upgradeFrom): the bundle of
+	// upgradeFrom is the demo with a CRD the check cannot judge (beyond its
+	// limits, or a version without a schema). A finding says so, instead of
+	// minutes of work or a crash.
+	upgradeCase := func(name, crd string, want ...string) badCase {
+		return badCase{name: "upgrade/" + name, contains: want, setup: func(t *testing.T, dir string) []string {
+			fr := bundletest.NewFaultRegistry(t, bundletest.FaultOptions{})
+			from := filepath.Join(t.TempDir(), "from")
+			badinput.CopyDir(t, filepath.Join(dir, "bundle"), from)
+			write(t, filepath.Join(from, "manifests", "greeter.example.com_greeters.yaml"), []byte(crd))
+			fr.PushDir(t, "greeter", "v1", from)
+			fr.PushDir(t, "greeter", "v2", filepath.Join(dir, "bundle"))
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), fmt.Appendf(nil, "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  bundle: %s/greeter:v2\n  namespace: greeter-system\n  upgradeFrom: v1\n", fr.Host))
+			return []string{"--insecure-registry", fr.Host}
+		}}
+	}
+	cases = append(cases,
+		upgradeCase("crd-180-versions", greeterCRD(180, 1, 0, false), "error: limits: CRD greeters.greeter.example.com: greeter-operator.v0.2.0 ships it with 180 versions; the upgrade-safety check accepts at most 32 (real CRDs: up to 12)", "remove upgradeFrom once you have judged it"),
+		// Half the corpus's 100,000 properties and 400,000 enum values
+		// (internal/safety's TestCRDIssueSizes has those): each case has
+		// 20 s, on machines that may be loaded.
+		upgradeCase("crd-50000-properties", greeterCRD(1, 50000, 0, false), "error: limits: CRD greeters.greeter.example.com: greeter-operator.v0.2.0 ships it with 50003 schema properties", "accepts at most 40000"),
+		upgradeCase("crd-enum-200000-values", greeterCRD(1, 1, 200000, false), "error: limits: CRD greeters.greeter.example.com: greeter-operator.v0.2.0 ships it with an enum of 200000 values at .spec.mode in version v1alpha1; the upgrade-safety check accepts at most 1000"),
+		upgradeCase("crd-version-without-schema", greeterCRD(2, 1, 0, true), "error: schema: CRD greeters.greeter.example.com version v2: greeter-operator.v0.2.0 ships this version without a schema (spec.versions[1].schema.openAPIV3Schema)"),
+	)
+
 	// Registry faults: the demo bundle on a fault-injecting registry.
 	type fault struct {
 		name  string
@@ -313,4 +339,45 @@ func runtimeCases(t *testing.T) []badCase {
 		}},
 	)
 	return cases
+}
+
+// greeterCRD is the demo's CRD (JSON) with the given number of served
+// versions, props string properties in spec, and with enum > 0 spec.mode
+// with an enum of that many values; with noSchema its last version has no
+// schema.
+func greeterCRD(versions, props, enum int, noSchema bool) string {
+	var b strings.Builder
+	b.WriteString(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"greeters.greeter.example.com"},"spec":{"group":"greeter.example.com","names":{"kind":"Greeter","listKind":"GreeterList","plural":"greeters","singular":"greeter"},"scope":"Namespaced","versions":[`)
+	for v := range versions {
+		if v > 0 {
+			b.WriteString(",")
+		}
+		name := "v1alpha1"
+		if v > 0 {
+			name = fmt.Sprintf("v%d", v+1)
+		}
+		fmt.Fprintf(&b, `{"name":%q,"served":true,"storage":%t`, name, v == 0)
+		if noSchema && v == versions-1 {
+			b.WriteString("}")
+			continue
+		}
+		b.WriteString(`,"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{`)
+		for i := range props {
+			fmt.Fprintf(&b, `"f%d":{"type":"string"},`, i)
+		}
+		b.WriteString(`"mode":{"type":"string"`)
+		if enum > 0 {
+			b.WriteString(`,"enum":[`)
+			for e := range enum {
+				if e > 0 {
+					b.WriteString(",")
+				}
+				fmt.Fprintf(&b, `"m%d"`, e)
+			}
+			b.WriteString("]")
+		}
+		b.WriteString(`}}}}}}}`)
+	}
+	b.WriteString(`]}}`)
+	return b.String()
 }

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pmezard/go-difflib/difflib"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/safety"
@@ -125,6 +124,7 @@ func Compare(from, to []string, fromCSV, toCSV string) (*Report, error) {
 	pairs := pair(a, b, fromCSV, toCSV) // index in b → index in a
 	r := &Report{Added: []Object{}, Removed: []Removed{}, Changed: []Change{}}
 	paired := make(map[int]bool, len(pairs))
+	cells := maxDiffCells
 	for j, it := range b {
 		i, ok := pairs[j]
 		if !ok {
@@ -136,7 +136,7 @@ func Compare(from, to []string, fromCSV, toCSV string) (*Report, error) {
 		if old.text == it.text {
 			continue
 		}
-		c, err := change(old, it)
+		c, err := change(old, it, &cells)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", it.obj, err)
 		}
@@ -198,7 +198,7 @@ func pruned(n *yaml.RNode) bool {
 }
 
 // change describes one paired object that differs.
-func change(old, cur item) (Change, error) {
+func change(old, cur item, cells *int) (Change, error) {
 	c := Change{Object: cur.obj, Summary: []string{}}
 	if old.obj.Name != cur.obj.Name {
 		c.PreviousName = old.obj.Name
@@ -208,12 +208,14 @@ func change(old, cur item) (Change, error) {
 		return Change{}, err
 	}
 	c.Summary = append(c.Summary, sum...)
-	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(old.text), B: difflib.SplitLines(cur.text),
-		FromFile: "from/" + old.obj.String(), ToFile: "to/" + cur.obj.String(), Context: 3,
-	})
+	// The names are the bundle's: a line break in one would split the
+	// header line (see visible).
+	text, minimal, err := unifiedDiff(old.text, cur.text, "from/"+visible(old.obj.String()), "to/"+visible(cur.obj.String()), cells)
 	if err != nil {
 		return Change{}, err
+	}
+	if !minimal {
+		c.Summary = append(c.Summary, "raw diff: one hunk replaces every line from the first change to the last (too many lines differ to search for the smallest diff)")
 	}
 	c.Diff = text
 	return c, nil

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -192,5 +193,26 @@ spec:
 	want := "container manager: image op:1 -> op:2\ncontainer manager: RELATED_IMAGE_OPERAND operand:1 -> operand:2"
 	if strings.Join(got, "\n") != want {
 		t.Errorf("summary:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+}
+
+// TestManyRolesOfOneServiceAccount: hundreds of hashed roles of one
+// ServiceAccount on each side are paired in order, not each weighed
+// against each (maxClosestPairs), and every one is paired.
+func TestManyRolesOfOneServiceAccount(t *testing.T) {
+	var from, to []string
+	for i := range 100 {
+		from = append(from, role(fmt.Sprintf("op.v1-a%03d", i), "op", "get")...)
+		to = append(to, role(fmt.Sprintf("op.v1-b%03d", i), "op", "get,list")...)
+	}
+	r, err := Compare(from, to, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Added) != 0 || len(r.Removed) != 0 || len(r.Changed) != 200 {
+		t.Fatalf("%d added, %d removed, %d changed", len(r.Added), len(r.Removed), len(r.Changed))
+	}
+	if c := r.Changed[0]; c.Name != "op.v1-b000" || c.PreviousName != "op.v1-a000" {
+		t.Errorf("first pair %s <- %s, want in order", c.Name, c.PreviousName)
 	}
 }

@@ -9,16 +9,23 @@ import (
 )
 
 // Markdown limits. A GitHub comment holds 65,536 characters (a GitLab note
-// about a million); raw diffs are added, collapsed, only while the comment
-// stays under MarkdownBudget, and each is cut at MarkdownDiffLines.
+// about a million): the whole comment stays under MarkdownBudget. The
+// headline, the status line and the safety findings come first and are
+// kept whole (unless the findings alone exceed the budget); the tables of
+// added, removed and changed objects are cut with "… and N more" once the
+// comment reaches the budget; raw diffs are added, collapsed, only while it
+// stays under, each cut at MarkdownDiffLines.
 const (
 	MarkdownBudget    = 60000
 	MarkdownDiffLines = 300
+	// markdownReserve is kept free for the notes that say what was cut.
+	markdownReserve = 2000
 )
 
 // WriteMarkdown writes the report as a pull-request comment: a headline, the
 // safety findings, tables of added, removed and changed objects with their
-// summaries, then each raw diff collapsed in <details>.
+// summaries, then each raw diff collapsed in <details>. Every value from the
+// bundles is escaped (see visible and markdownText).
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### olm-cmp diff: %s\n\n", code(r.headline()))
@@ -35,41 +42,42 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
+	limit := MarkdownBudget - markdownReserve
 	if len(r.Safety) > 0 {
-		b.WriteString("#### Safety\n\n| Severity | Rule | CRD | Version | Path | Message |\n|---|---|---|---|---|---|\n")
+		var rows []string
 		for _, f := range sortFindings(r.Safety) {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", f.Severity, cell(f.Rule), cell(f.CRD), cell(f.Version), codeCell(f.Path), cell(f.Message))
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n", cell(string(f.Severity)), cell(f.Rule), cell(f.CRD), cell(f.Version), codeCell(f.Path), cell(f.Message)))
 		}
-		b.WriteString("\n")
+		table(&b, "Safety", "| Severity | Rule | CRD | Version | Path | Message |\n|---|---|---|---|---|---|\n", rows, "safety findings", limit)
 	}
 	if len(r.Added) > 0 {
-		b.WriteString("#### Added\n\n| Kind | Namespace | Name |\n|---|---|---|\n")
+		var rows []string
 		for _, o := range r.Added {
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(kindGroup(o)), cell(o.Namespace), codeCell(o.Name))
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s |\n", cell(kindGroup(o)), cell(o.Namespace), codeCell(o.Name)))
 		}
-		b.WriteString("\n")
+		table(&b, "Added", "| Kind | Namespace | Name |\n|---|---|---|\n", rows, "added objects", limit)
 	}
 	if len(r.Removed) > 0 {
-		b.WriteString("#### Removed\n\n| Kind | Namespace | Name | Argo CD |\n|---|---|---|---|\n")
+		var rows []string
 		for _, o := range r.Removed {
 			what := "prunes it"
 			if !o.Pruned {
 				what = "keeps it (Prune=false: keepCRDs)"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(kindGroup(o.Object)), cell(o.Namespace), codeCell(o.Name), what)
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s |\n", cell(kindGroup(o.Object)), cell(o.Namespace), codeCell(o.Name), what))
 		}
-		b.WriteString("\n")
+		table(&b, "Removed", "| Kind | Namespace | Name | Argo CD |\n|---|---|---|---|\n", rows, "removed objects", limit)
 	}
 	if len(r.Changed) > 0 {
-		b.WriteString("#### Changed\n\n| Kind | Namespace | Name | Summary |\n|---|---|---|---|\n")
+		var rows []string
 		for _, c := range r.Changed {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(kindGroup(c.Object)), cell(c.Namespace), codeCell(c.Name), cell(strings.Join(c.Summary, "\n")))
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s |\n", cell(kindGroup(c.Object)), cell(c.Namespace), codeCell(c.Name), summaryCell(c.Summary)))
 		}
-		b.WriteString("\n")
+		table(&b, "Changed", "| Kind | Namespace | Name | Summary |\n|---|---|---|---|\n", rows, "changed objects", limit)
 		omitted := 0
 		for _, c := range r.Changed {
 			block := details(c)
-			if b.Len()+len(block) > MarkdownBudget {
+			if b.Len()+len(block) > limit {
 				omitted++
 				continue
 			}
@@ -83,10 +91,37 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
+// table writes a section's table, its rows while the comment stays under
+// limit, then how many more there are.
+func table(b *strings.Builder, title, header string, rows []string, what string, limit int) {
+	fmt.Fprintf(b, "#### %s\n\n", title)
+	n := 0
+	if b.Len()+len(header)+len(rows[0]) <= limit {
+		b.WriteString(header)
+		for _, row := range rows {
+			if b.Len()+len(row) > limit {
+				break
+			}
+			b.WriteString(row)
+			n++
+		}
+		b.WriteString("\n")
+	}
+	if left := len(rows) - n; left > 0 {
+		if left == 1 {
+			what = strings.TrimSuffix(what, "s")
+		}
+		if n > 0 {
+			what = "more " + what
+		}
+		fmt.Fprintf(b, "_… and %d %s (see the full diff in -o text / the job log)._\n\n", left, what)
+	}
+}
+
 // details is one change's raw diff, collapsed.
 func details(c Change) string {
-	lines := strings.SplitAfter(c.Diff, "\n")
-	text := c.Diff
+	lines := strings.SplitAfter(visibleLines(c.Diff), "\n")
+	text := strings.Join(lines, "")
 	if len(lines) > MarkdownDiffLines {
 		text = strings.Join(lines[:MarkdownDiffLines], "") + fmt.Sprintf("... %d more lines\n", len(lines)-MarkdownDiffLines)
 	}
@@ -98,7 +133,7 @@ func details(c Change) string {
 	for strings.Contains(text, fence) {
 		fence += "`"
 	}
-	return fmt.Sprintf("<details><summary>%s</summary>\n\n%sdiff\n%s%s\n\n</details>\n", htmlEscape(c.Object.String()), fence, text, fence)
+	return fmt.Sprintf("<details><summary>%s</summary>\n\n%sdiff\n%s%s\n\n</details>\n", htmlEscape(visible(clip(c.Object.String(), maxMarkdownValue))), fence, text, fence)
 }
 
 func kindGroup(o Object) string {
@@ -108,12 +143,18 @@ func kindGroup(o Object) string {
 	return o.Kind + "." + o.Group
 }
 
-// cell makes text safe inside a table cell: pipes escaped, lines joined
-// with <br>, HTML neutralised.
+// cell is s as literal text inside a table cell (see markdownText).
 func cell(s string) string {
-	s = htmlEscape(s)
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", "<br>")
+	return markdownText(clip(s, maxMarkdownValue))
+}
+
+// summaryCell is a change's summary lines in one cell, joined with <br>.
+func summaryCell(lines []string) string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = cell(l)
+	}
+	return strings.Join(out, "<br>")
 }
 
 // codeCell is a code span inside a table cell; "" stays empty.
@@ -124,8 +165,11 @@ func codeCell(s string) string {
 	return strings.ReplaceAll(code(s), "|", `\|`)
 }
 
-// code is a code span that holds any backticks s has.
+// code is a code span that holds any backticks s has. A code span shows
+// its text literally (no markdown, no HTML), but a line break would still
+// end the line, hence visible.
 func code(s string) string {
+	s = visible(clip(s, maxMarkdownValue))
 	fence := "`"
 	for strings.Contains(s, fence) {
 		fence += "`"

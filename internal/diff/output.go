@@ -88,11 +88,12 @@ func (r *Report) counts() string {
 
 // WriteText writes the report for a terminal: safety findings, then added
 // (+), removed (-) and changed (~) objects, each change's summary before its
-// unified diff.
+// unified diff. Every value from the bundles passes through visible: no
+// control character reaches the terminal.
 func (r *Report) WriteText(out io.Writer) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "# %s\n", r.headline())
-	fmt.Fprintf(w, "# from: %s\n# to:   %s\n", r.From.Source, r.To.Source)
+	fmt.Fprintf(w, "# %s\n", visible(r.headline()))
+	fmt.Fprintf(w, "# from: %s\n# to:   %s\n", visible(r.From.Source), visible(r.To.Source))
 	if !r.HasChanges() && len(r.Safety) == 0 {
 		fmt.Fprintln(w, "# no changes")
 		return w.Flush()
@@ -101,19 +102,19 @@ func (r *Report) WriteText(out io.Writer) error {
 	if len(r.Safety) > 0 {
 		fmt.Fprintf(w, "\nSafety (%d):\n", len(r.Safety))
 		for _, f := range sortFindings(r.Safety) {
-			fmt.Fprintf(w, "  %s\t%s\t%s\n", strings.ToUpper(string(f.Severity)), f.Rule, findingWhere(f)+f.Message)
+			fmt.Fprintf(w, "  %s\t%s\t%s\n", visible(strings.ToUpper(string(f.Severity))), visible(f.Rule), visible(findingWhere(f)+f.Message))
 		}
 	}
 	if len(r.Added) > 0 {
 		fmt.Fprintf(w, "\nAdded (%d):\n", len(r.Added))
 		for _, o := range r.Added {
-			fmt.Fprintf(w, "+ %s\n", o)
+			fmt.Fprintf(w, "+ %s\n", visible(o.String()))
 		}
 	}
 	if len(r.Removed) > 0 {
 		fmt.Fprintf(w, "\nRemoved (%d):\n", len(r.Removed))
 		for _, o := range r.Removed {
-			fmt.Fprintf(w, "- %s%s\n", o.Object, keptNote(o))
+			fmt.Fprintf(w, "- %s%s\n", visible(o.Object.String()), keptNote(o))
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -122,11 +123,11 @@ func (r *Report) WriteText(out io.Writer) error {
 	if len(r.Changed) > 0 {
 		fmt.Fprintf(out, "\nChanged (%d):\n", len(r.Changed))
 		for _, c := range r.Changed {
-			fmt.Fprintf(out, "~ %s\n", c.Object)
+			fmt.Fprintf(out, "~ %s\n", visible(c.Object.String()))
 			for _, s := range c.Summary {
-				fmt.Fprintf(out, "  * %s\n", s)
+				fmt.Fprintf(out, "  * %s\n", visible(s))
 			}
-			fmt.Fprint(out, indent(c.Diff, "    "))
+			fmt.Fprint(out, indent(visibleLines(c.Diff), "    "))
 		}
 	}
 	return nil

@@ -18,11 +18,11 @@ import (
 func pair(a, b []item, fromCSV, toCSV string) map[int]int {
 	pairs := map[int]int{}
 	used := map[int]bool{}
-	match := func(key func(it item, side []item, from bool) string) {
+	match := func(key func(i int, it item, from bool) string) {
 		left := map[string][]int{}
 		for i, it := range a {
 			if !used[i] {
-				if k := key(it, a, true); k != "" {
+				if k := key(i, it, true); k != "" {
 					left[k] = append(left[k], i)
 				}
 			}
@@ -33,7 +33,7 @@ func pair(a, b []item, fromCSV, toCSV string) map[int]int {
 			if _, ok := pairs[j]; ok {
 				continue
 			}
-			if k := key(it, b, false); k != "" && len(left[k]) > 0 {
+			if k := key(j, it, false); k != "" && len(left[k]) > 0 {
 				if len(right[k]) == 0 {
 					keys = append(keys, k)
 				}
@@ -46,10 +46,16 @@ func pair(a, b []item, fromCSV, toCSV string) map[int]int {
 			}
 		}
 	}
-	match(func(it item, _ []item, _ bool) string { return it.obj.String() })
-	match(func(it item, side []item, _ bool) string { return roleKey(it, side) })
+	match(func(_ int, it item, _ bool) string { return it.obj.String() })
+	roleA, roleB := roleKeys(a), roleKeys(b)
+	match(func(i int, _ item, from bool) string {
+		if from {
+			return roleA[i]
+		}
+		return roleB[i]
+	})
 	if fromCSV != "" && toCSV != "" && fromCSV != toCSV {
-		match(func(it item, _ []item, from bool) string {
+		match(func(_ int, it item, from bool) string {
 			o := it.obj
 			if from {
 				o.Name = strings.ReplaceAll(o.Name, fromCSV, toCSV)
@@ -60,13 +66,24 @@ func pair(a, b []item, fromCSV, toCSV string) map[int]int {
 	return pairs
 }
 
+// maxClosestPairs bounds the candidate pairs closest compares line by line
+// (each comparison is quadratic in lines): beyond, candidates pair in order.
+// Two or three permission entries of one ServiceAccount are the honest case.
+const maxClosestPairs = 256
+
+// maxRatioCells bounds the line pairs of two candidates weighed in order;
+// bigger ones are weighed by the lines they share in any order.
+const maxRatioCells = 1_000_000
+
 // closest pairs candidates of one key, most similar first: one each side is
 // the common case; several (two permission entries for one ServiceAccount)
-// go by the share of identical lines.
+// go by the share of identical lines, and more than maxClosestPairs in order.
 func closest(a, b []item, is, js []int) map[int]int {
 	out := map[int]int{}
-	if len(is) == 1 && len(js) == 1 {
-		out[js[0]] = is[0]
+	if len(is) == 1 && len(js) == 1 || len(is)*len(js) > maxClosestPairs {
+		for k := range min(len(is), len(js)) {
+			out[js[k]] = is[k]
+		}
 		return out
 	}
 	type cand struct {
@@ -76,8 +93,13 @@ func closest(a, b []item, is, js []int) map[int]int {
 	var cands []cand
 	for _, i := range is {
 		for _, j := range js {
-			m := difflib.NewMatcher(difflib.SplitLines(a[i].text), difflib.SplitLines(b[j].text))
-			cands = append(cands, cand{i, j, m.Ratio()})
+			la, lb := difflib.SplitLines(a[i].text), difflib.SplitLines(b[j].text)
+			m := difflib.NewMatcher(la, lb)
+			ratio := m.QuickRatio // the shared lines in any order: linear
+			if len(la)*len(lb) <= maxRatioCells {
+				ratio = m.Ratio // in order: quadratic, or worse, in lines
+			}
+			cands = append(cands, cand{i, j, ratio()})
 		}
 	}
 	slices.SortStableFunc(cands, func(x, y cand) int {
@@ -95,30 +117,42 @@ func closest(a, b []item, is, js []int) map[int]int {
 
 var rbacKinds = map[string]bool{"Role": true, "ClusterRole": true, "RoleBinding": true, "ClusterRoleBinding": true}
 
-// roleKey is "kind namespace ← subjects" for RBAC objects: a binding's
-// ServiceAccount subjects, and for a role those of the bindings (of its own
-// render) that grant it. "" for anything else, or a role nothing binds.
-func roleKey(it item, side []item) string {
-	o := it.obj
-	if o.Group != "rbac.authorization.k8s.io" || !rbacKinds[o.Kind] {
-		return ""
-	}
-	var subjects []string
-	if strings.HasSuffix(o.Kind, "Binding") {
-		subjects = serviceAccounts(it)
-	} else {
-		for _, other := range side {
-			if other.obj.Group == o.Group && other.obj.Kind == o.Kind+"Binding" && other.obj.Namespace == o.Namespace &&
-				ref(other, "kind") == o.Kind && ref(other, "name") == o.Name {
-				subjects = append(subjects, serviceAccounts(other)...)
+// roleKeys gives, for each RBAC object of a render, "kind namespace ←
+// subjects": a binding's ServiceAccount subjects, and for a role those of
+// the bindings (of its own render) that grant it. "" for anything else, or
+// a role nothing binds. Bindings are indexed by the role they grant, so the
+// render is read once, not once per role.
+func roleKeys(side []item) map[int]string {
+	type grant struct{ kind, namespace, name string }
+	granted := map[grant][]string{}
+	for _, it := range side {
+		o := it.obj
+		if o.Group == "rbac.authorization.k8s.io" && (o.Kind == "RoleBinding" || o.Kind == "ClusterRoleBinding") {
+			g := grant{strings.TrimSuffix(o.Kind, "Binding"), o.Namespace, ref(it, "name")}
+			if ref(it, "kind") == g.kind {
+				granted[g] = append(granted[g], serviceAccounts(it)...)
 			}
 		}
 	}
-	if len(subjects) == 0 {
-		return ""
+	out := map[int]string{}
+	for i, it := range side {
+		o := it.obj
+		if o.Group != "rbac.authorization.k8s.io" || !rbacKinds[o.Kind] {
+			continue
+		}
+		var subjects []string
+		if strings.HasSuffix(o.Kind, "Binding") {
+			subjects = serviceAccounts(it)
+		} else {
+			subjects = slices.Clone(granted[grant{o.Kind, o.Namespace, o.Name}])
+		}
+		if len(subjects) == 0 {
+			continue
+		}
+		slices.Sort(subjects)
+		out[i] = o.Kind + " " + o.Namespace + " <- " + strings.Join(slices.Compact(subjects), ",")
 	}
-	slices.Sort(subjects)
-	return o.Kind + " " + o.Namespace + " <- " + strings.Join(slices.Compact(subjects), ",")
+	return out
 }
 
 // serviceAccounts lists a binding's ServiceAccount subjects as namespace/name.

@@ -46,18 +46,23 @@ func summarizeRules(oldText, curText string) ([]string, error) {
 
 // unmatched returns the rules of rules that other lacks, in order.
 func unmatched(rules, other []rbacv1.PolicyRule) []rbacv1.PolicyRule {
-	others := make([]string, len(other))
-	for i, r := range other {
-		others[i] = ruleString(r)
+	others := make(map[string]bool, len(other))
+	for _, r := range other {
+		others[ruleString(r)] = true
 	}
 	var out []rbacv1.PolicyRule
 	for _, r := range rules {
-		if !slices.Contains(others, ruleString(r)) {
+		if !others[ruleString(r)] {
 			out = append(out, r)
 		}
 	}
 	return out
 }
+
+// maxRulePairs bounds the rule pairs pairRules weighs: a role of thousands
+// of unmatched rules (no honest one has a hundred) gets "rule added" and
+// "rule removed" lines without pairing.
+const maxRulePairs = 100_000
 
 // pairRules pairs each new rule (index into after) with a previous one
 // (index into before) that grants the same verbs on the same API groups (and
@@ -66,14 +71,23 @@ func unmatched(rules, other []rbacv1.PolicyRule) []rbacv1.PolicyRule {
 // are not paired: "rule added" and "rule removed" say that more plainly.
 func pairRules(before, after []rbacv1.PolicyRule) map[int]int {
 	pairs := map[int]int{}
+	if len(before)*len(after) > maxRulePairs {
+		return pairs
+	}
+	byKey := map[string][]int{}
+	sets := make([]map[string]bool, len(before))
+	for j, p := range before {
+		byKey[ruleKey(p)] = append(byKey[ruleKey(p)], j)
+		sets[j] = set(targets(p))
+	}
 	taken := map[int]bool{}
 	for i, r := range after {
 		best, bestShared := -1, 0
-		for j, p := range before {
-			if taken[j] || ruleKey(p) != ruleKey(r) {
+		for _, j := range byKey[ruleKey(r)] {
+			if taken[j] {
 				continue
 			}
-			if n := shared(targets(p), targets(r)); n > bestShared {
+			if n := shared(sets[j], targets(r)); n > bestShared {
 				best, bestShared = j, n
 			}
 		}
@@ -101,10 +115,19 @@ func targets(r rbacv1.PolicyRule) []string {
 	return append(slices.Clone(r.Resources), r.NonResourceURLs...)
 }
 
-func shared(a, b []string) int {
+func set(s []string) map[string]bool {
+	m := make(map[string]bool, len(s))
+	for _, v := range s {
+		m[v] = true
+	}
+	return m
+}
+
+// shared counts the entries of b that a holds.
+func shared(a map[string]bool, b []string) int {
 	n := 0
 	for _, s := range b {
-		if slices.Contains(a, s) {
+		if a[s] {
 			n++
 		}
 	}
@@ -148,12 +171,14 @@ func ruleChange(old, cur rbacv1.PolicyRule) string {
 	return s + " " + strings.Join(parts, "; ")
 }
 
-// missing returns the entries of a that b lacks, in a's order.
+// missing returns the entries of a that b lacks, in a's order, once each.
 func missing(a, b []string) []string {
+	in := set(b)
 	var out []string
 	for _, s := range a {
-		if !slices.Contains(b, s) && !slices.Contains(out, s) {
+		if !in[s] {
 			out = append(out, s)
+			in[s] = true
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -73,5 +74,36 @@ func TestSummarizeRules(t *testing.T) {
 				t.Errorf("summary:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
 		})
+	}
+}
+
+// TestRulePairingBound: beyond maxRulePairs, rules are not weighed against
+// each other (a quadratic search): each is "rule added" or "rule removed".
+func TestRulePairingBound(t *testing.T) {
+	rules := func(verb string, n int) string {
+		var b strings.Builder
+		b.WriteString("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r}\nrules:\n")
+		for i := range n {
+			b.WriteString("- {apiGroups: [g], resources: [r" + strconv.Itoa(i) + ", shared], verbs: [" + verb + "]}\n")
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		n      int
+		paired bool
+	}{{10, true}, {400, false}} {
+		got, err := summarizeRules(rules("get", tc.n), strings.ReplaceAll(rules("get", tc.n), "shared]", "other]"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		added := 0
+		for _, s := range got {
+			if strings.HasPrefix(s, "rule added: ") {
+				added++
+			}
+		}
+		if tc.paired && (len(got) != tc.n || added != 0) || !tc.paired && (len(got) != 2*tc.n || added != tc.n) {
+			t.Errorf("%d rules: %d lines, %d added (paired: %t)", tc.n, len(got), added, tc.paired)
+		}
 	}
 }

@@ -88,3 +88,24 @@ func TestLines(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// The characters a bundle's author could use to forge a line or drive a
+// terminal in diff's outputs and safety findings (once internal/textsafe's
+// cases) are escaped; printable text, non-ASCII letters included, is kept.
+func TestTextHostile(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain name-1.example.com": "plain name-1.example.com",
+		"é ü 中":                    "é ü 中",
+		"a\nb\r\tc":                `a\nb\r\tc`,
+		"\x1b[2J":                  `\x1b[2J`,
+		"\u202e\u2028\u200b\u0085": `\u202e\u2028\u200b\u0085`,
+		"bad\xffutf8":              `bad\xffutf8`,
+	} {
+		if got := Text(in); got != want {
+			t.Errorf("Text(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got, want := Lines("a\x1b[2J\nb\r\n"), `a\x1b[2J`+"\n"+`b\r`+"\n"; got != want {
+		t.Errorf("Lines = %q, want %q", got, want)
+	}
+}

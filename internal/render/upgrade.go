@@ -137,5 +137,5 @@ func (r *Renderer) CheckUpgrade(ctx context.Context, to Resolved, from, tb *bund
 		defer cat.close()
 		o.Catalog, o.Package, o.Channel = cat.fsys, s.Package, s.Channel
 	}
-	return safety.Check(from, tb, o)
+	return safety.Check(ctx, from, tb, o)
 }

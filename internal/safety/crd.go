@@ -1,13 +1,14 @@
 package safety
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/crdify/pkg/config"
 	"sigs.k8s.io/crdify/pkg/runner"
 	"sigs.k8s.io/crdify/pkg/validations"
@@ -43,50 +44,89 @@ func crdifyConfig() *config.Config {
 // checkCRDs compares every CRD of from with the CRD of the same name in to,
 // both as the render applies them (see renderedCRDs): OLM v1 checks the
 // CRDs it renders, and a conversion webhook it wires in changes crdify's
-// verdict.
-func checkCRDs(from, to *bundle.Bundle, keepCRDs bool) ([]Finding, error) {
+// verdict. A CRD beyond the check's limits (limits.go), or with a version
+// crdify cannot read, gets a finding instead of a verdict. It stops with
+// ctx's error once ctx is done.
+func checkCRDs(ctx context.Context, from, to *bundle.Bundle, keepCRDs bool) ([]Finding, error) {
 	newCRDs := map[string]*apiextensionsv1.CustomResourceDefinition{}
-	cur, err := renderedCRDs(to)
+	cur, err := renderedCRDs(ctx, to)
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range cur {
 		newCRDs[c.Name] = c
 	}
-	olds, err := renderedCRDs(from)
+	olds, err := renderedCRDs(ctx, from)
 	if err != nil {
 		return nil, err
 	}
-	r, err := runner.New(crdifyConfig(), runner.DefaultRegistry())
+	r, err := newCrdifyRunner(crdifyConfig())
 	if err != nil {
 		return nil, fmt.Errorf("configuring the CRD upgrade-safety checks: %w", err)
 	}
 	var out []Finding
 	for _, old := range olds {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		cur, ok := newCRDs[old.Name]
 		if !ok {
 			out = append(out, crdRemoved(old.Name, to.CSV.Name, keepCRDs))
 			continue
 		}
+		// An unchanged CRD is safe to keep, however big: crdify would find
+		// the same issues on both sides and subtract them all.
+		if equality.Semantic.DeepEqual(old.Spec, cur.Spec) {
+			continue
+		}
+		if f := uncheckable(old, from.CSV.Name); f != nil {
+			out = append(out, *f)
+			continue
+		}
+		if f := uncheckable(cur, to.CSV.Name); f != nil {
+			out = append(out, *f)
+			continue
+		}
 		// A bundle's CRD has no status: what the cluster has stored is at
 		// most every version FROM serves or stores.
 		old.Status.StoredVersions = storedVersions(old)
-		out = append(out, findings(old, cur, r.Run(old, cur))...)
+		res, err := r.run(ctx, old, cur)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, findings(old, cur, res)...)
 	}
 	return out, nil
+}
+
+// uncheckable is a finding when crdify cannot judge c (of the bundle whose
+// CSV is csv): a version without a schema (crdify would dereference it), or
+// a CRD beyond the check's limits.
+func uncheckable(c *apiextensionsv1.CustomResourceDefinition, csv string) *Finding {
+	for i, v := range c.Spec.Versions {
+		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			return &Finding{Severity: Error, Rule: "schema", CRD: c.Name, Version: v.Name, Message: fmt.Sprintf(
+				"%s ships this version without a schema (spec.versions[%d].schema.openAPIV3Schema), which an apiextensions.k8s.io/v1 CRD must have (the API server refuses it), so this CRD's upgrade is not checked: give the version a schema",
+				csv, i)}
+		}
+	}
+	return crdTooBig(c, csv)
 }
 
 // renderedCRDs are the bundle's CRDs as the render emits them
 // (convert.GenerateCRDs): a CRD a conversion webhook serves gets
 // spec.conversion.strategy Webhook. The options only set the webhook
 // Service's namespace and the CA annotation, which no check reads.
-func renderedCRDs(b *bundle.Bundle) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+func renderedCRDs(ctx context.Context, b *bundle.Bundle) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	nodes, err := convert.GenerateCRDs(b, convert.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", b.CSV.Name, err)
 	}
 	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(nodes))
 	for i, n := range nodes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		c, err := decodeCRD(bundle.Object{File: b.CRDs[i].File, RNode: n})
 		if err != nil {
 			return nil, err
@@ -114,17 +154,6 @@ func storedVersions(c *apiextensionsv1.CustomResourceDefinition) []string {
 	}
 	slices.Sort(vs)
 	return vs
-}
-
-func decodeCRD(o bundle.Object) (*apiextensionsv1.CustomResourceDefinition, error) {
-	data, err := o.MarshalJSON()
-	if err == nil {
-		c := &apiextensionsv1.CustomResourceDefinition{}
-		if err = json.Unmarshal(data, c); err == nil {
-			return c, nil
-		}
-	}
-	return nil, fmt.Errorf("%s: CustomResourceDefinition %q is not a valid apiextensions.k8s.io/v1 CRD: %v", o.File, o.GetName(), err)
 }
 
 // removedField is crdify's existingFieldRemoval message: "removed field : v1.^.spec.x".

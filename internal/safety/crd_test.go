@@ -153,7 +153,7 @@ func TestCRDRules(t *testing.T) {
 			if tc.new != "" {
 				to = testBundle(t, "widget.v1.1.0", "1.1.0", tc.new)
 			}
-			got, err := checkCRDs(from, to, tc.keepCRDs)
+			got, err := checkCRDs(t.Context(), from, to, tc.keepCRDs)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -38,7 +38,7 @@ func TestUpgradeEdgeFromCSVs(t *testing.T) {
 		{name: "down a version, strict", to: to("0.9.0", nil), strict: true, want: Error, says: "OLM never goes down a version"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Check(from, tc.to, Options{Strict: tc.strict})
+			got, err := Check(t.Context(), from, tc.to, Options{Strict: tc.strict})
 			if err != nil {
 				t.Fatal(err)
 			}

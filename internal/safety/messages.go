@@ -2,6 +2,7 @@ package safety
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -12,7 +13,7 @@ var goQuoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 // plainMessage rewrites a crdify message, "<what changed> : <Go-formatted
 // values>", in plain words: `type changed : "string" -> "integer"` becomes
 // "type changed: string -> integer", an empty value "none", a list
-// `[a b]` "a, b"; JSON values (defaults, enum values) keep their quotes.
+// `[b a]` "a, b" (sorted); JSON values (defaults, enum values) keep their quotes.
 func plainMessage(msg string) string {
 	what, detail, ok := strings.Cut(msg, " : ")
 	if !ok {
@@ -21,7 +22,11 @@ func plainMessage(msg string) string {
 		}
 	}
 	if strings.HasPrefix(detail, "[") && strings.HasSuffix(detail, "]") {
-		detail = strings.Join(strings.Fields(detail[1:len(detail)-1]), ", ")
+		// crdify lists sets (required fields, enum values) in random
+		// order: sorted, the same finding reads the same every run.
+		items := strings.Fields(detail[1 : len(detail)-1])
+		slices.Sort(items)
+		detail = strings.Join(items, ", ")
 	} else {
 		detail = goQuoted.ReplaceAllStringFunc(detail, func(q string) string {
 			s, err := strconv.Unquote(q)

@@ -45,7 +45,7 @@ func TestRenderedCRDs(t *testing.T) {
 				convertedBy(from, tc.webhook...)
 				convertedBy(to, tc.webhook...)
 			}
-			got, err := checkCRDs(from, to, false)
+			got, err := checkCRDs(t.Context(), from, to, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +125,7 @@ byName:
 			want: []string{"existingFieldRemoval v1 .spec.solvers[*].dns01: field removed: objects that set it lose it"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := checkCRDs(testBundle(t, "widget.v1.0.0", "1.0.0", base), testBundle(t, "widget.v1.1.0", "1.1.0", tc.new), false)
+			got, err := checkCRDs(t.Context(), testBundle(t, "widget.v1.0.0", "1.0.0", base), testBundle(t, "widget.v1.1.0", "1.1.0", tc.new), false)
 			if err != nil {
 				t.Fatal(err)
 			}

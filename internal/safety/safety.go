@@ -5,12 +5,14 @@ package safety
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io/fs"
 	"slices"
 	"strings"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
 
 // Severity of a finding.
@@ -52,7 +54,8 @@ type Options struct {
 }
 
 // String is the finding on one line: "error: scope: CRD widgets.example.com
-// version v1 path .spec.size: message".
+// version v1 path .spec.size: message". Names, paths and messages come from
+// the bundles: control characters in them are escaped (echo.Visible).
 func (f Finding) String() string {
 	var where []string
 	if f.CRD != "" {
@@ -68,7 +71,7 @@ func (f Finding) String() string {
 	if len(where) > 0 {
 		s += strings.Join(where, " ") + ": "
 	}
-	return s + f.Message
+	return echo.Text(s + f.Message)
 }
 
 // HasErrors reports whether any finding is an error.
@@ -80,11 +83,14 @@ func HasErrors(fs []Finding) bool {
 // with its counterpart in TO (see checkCRDs), and the upgrade edge (see
 // checkEdge). Findings are sorted: errors first, then by CRD, version, path,
 // rule and message.
-func Check(from, to *bundle.Bundle, o Options) ([]Finding, error) {
+//
+// The CRD checks are bounded (see MaxVersions and the other limits) and
+// stop with ctx's error once ctx is done.
+func Check(ctx context.Context, from, to *bundle.Bundle, o Options) ([]Finding, error) {
 	if from == nil || to == nil || from.CSV == nil || to.CSV == nil {
 		return nil, fmt.Errorf("internal error: safety.Check needs two loaded bundles")
 	}
-	out, err := checkCRDs(from, to, o.KeepCRDs)
+	out, err := checkCRDs(ctx, from, to, o.KeepCRDs)
 	if err != nil {
 		return nil, err
 	}

@@ -230,6 +230,11 @@ func BenchmarkRenderSail(b *testing.B) {
 	benchRender(b, dirRequest(b, filepath.Join(sharedDir, "bundles/sailoperator-1.30.3"), "sail-operator"))
 }
 
+func BenchmarkRenderKubevirt(b *testing.B) {
+	requireShared(b)
+	benchRender(b, dirRequest(b, filepath.Join(sharedDir, "bundles/community-kubevirt-hyperconverged-1.18.1"), "kubevirt-hyperconverged"))
+}
+
 // benchRender measures the whole cold path from a directory: load, convert,
 // transform, serialize (what `olm-cmp render` does once per process).
 func benchRender(b *testing.B, req Request) {

@@ -39,7 +39,7 @@ func TestCorpusLiveForm(t *testing.T) {
 			continue // needs a watch namespace; OLM v1 rendered nothing for it
 		}
 		t.Run(rel, func(t *testing.T) {
-			res, err := (&Renderer{}).Render(context.Background(), dirRequest(t, bundles[rel], corpusNamespace(rel)))
+			res, err := (&Renderer{}).Render(context.Background(), corpusRequest(t, rel, bundles[rel]))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/convert"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 	"github.com/olm-cmp/olm-cmp/internal/transform"
+	"github.com/olm-cmp/olm-cmp/internal/validate"
 	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
@@ -70,6 +71,7 @@ func (p *pipeline) steps() []step {
 		steps = append(steps, step{f.Name, f.Filter.Filter})
 	}
 	return append(steps,
+		step{"validate", validate.Objects().Filter},
 		step{"unique", func(objs []*yaml.RNode) ([]*yaml.RNode, error) { return objs, checkUnique(objs) }},
 		step{"serialize", p.serialize},
 	)

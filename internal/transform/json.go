@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+	k8syaml "sigs.k8s.io/yaml"
 )
 
 // The plugin server answers GenerateManifest with compact JSON, one object
@@ -306,4 +307,20 @@ func (w *jsonWriter) string(s string) error {
 func appendUnicodeEscape(b []byte, r rune) []byte {
 	const hex = "0123456789abcdef"
 	return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+}
+
+// ObjectJSON is n as the plugin sends it: compact JSON without internal
+// annotations or, when JSON cannot say it exactly, its YAML document read
+// the way the repo-server reads YAML (sigs.k8s.io/yaml). The validate step
+// checks these bytes, so it judges what Argo CD applies.
+func ObjectJSON(n *yaml.RNode) ([]byte, error) {
+	js, err := objectJSON(n)
+	if err == nil {
+		return []byte(js), nil
+	}
+	doc, err := n.String()
+	if err != nil {
+		return nil, err
+	}
+	return k8syaml.YAMLToJSON([]byte(doc))
 }

@@ -349,6 +349,5 @@ func printable(s string) string {
 	return s
 }
 
-
 // objectJSON is n as the plugin sends it (transform.ObjectJSON).
 var objectJSON = transform.ObjectJSON

@@ -318,9 +318,9 @@ func ObjectJSON(n *yaml.RNode) ([]byte, error) {
 	if err == nil {
 		return []byte(js), nil
 	}
-	doc, err := n.String()
+	docs, err := Serialize([]*yaml.RNode{n})
 	if err != nil {
 		return nil, err
 	}
-	return k8syaml.YAMLToJSON([]byte(doc))
+	return k8syaml.YAMLToJSON([]byte(docs[0]))
 }

@@ -145,3 +145,5 @@ func decodeCRD(e *crdEntry) error {
 	e.typed = crd
 	return nil
 }
+
+func crdGKOf(group, kind string) schema.GroupKind { return schema.GroupKind{Group: group, Kind: kind} }

@@ -25,6 +25,7 @@
 package validate
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -54,7 +55,8 @@ const (
 )
 
 // Objects returns the filter that validates every object it sees and
-// passes them on unchanged, or fails with one line per invalid object. Each
+// passes them on unchanged, or fails with one line per invalid object (the
+// object, its problems, the fix), at most maxObjectLines of them. Each
 // run has its own cache of compiled CRD schemas: a render compiles each
 // served version it needs once.
 func Objects() kio.Filter { return filter{} }
@@ -84,7 +86,7 @@ func (filter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	if invalid > len(lines) {
 		lines = append(lines, fmt.Sprintf("and %d more invalid objects", invalid-len(lines)))
 	}
-	return nil, fmt.Errorf("the API server would refuse or change these objects:\n%s", strings.Join(lines, "\n"))
+	return nil, errors.New(strings.Join(lines, "\n"))
 }
 
 // scheme knows every built-in kind client-go knows, and CRDs.

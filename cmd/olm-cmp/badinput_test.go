@@ -196,6 +196,17 @@ func runtimeCases(t *testing.T) []badCase {
 			os.Remove(filepath.Join(dir, "bundle", "manifests", "greeter-operator.clusterserviceversion.yaml"))
 			return nil
 		}, contains: []string{"bundle"}},
+		// The CSV's alm-example, chosen by spec.examples, that its own CRD's
+		// schema refuses (as LokiStack's lacks storage.secret.type).
+		{name: "runtime/example-fails-its-schema", setup: func(t *testing.T, dir string) []string {
+			csv := filepath.Join(dir, "bundle", "manifests", "greeter-operator.clusterserviceversion.yaml")
+			data, err := os.ReadFile(csv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, csv, []byte(strings.Replace(string(data), `"replicas": 1`, `"replicas": "one"`, 1)))
+			return nil
+		}, want: `Greeter greeter-system/hello: spec.replicas: must be of type integer: "string": fix the custom resource (the extra manifest, or with spec.patches); an alm-example is rendered only when spec.examples names its kind, so leave that kind out or add "Greeter/hello" to spec.exclude`},
 	}
 
 	// Registry faults: the demo bundle on a fault-injecting registry.

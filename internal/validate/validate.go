@@ -220,6 +220,13 @@ func metadataProblems(meta metav1.Object, gk schema.GroupKind) []string {
 func fieldProblems(errs field.ErrorList) []string {
 	out := make([]string, 0, len(errs))
 	for _, e := range errs {
+		// The schema validator repeats the field and names the value's JSON
+		// type as the bad value: `spec.replicas in body must be of type
+		// integer: "string"` is said once, without the repetition.
+		if detail, ok := strings.CutPrefix(e.Detail, e.Field+" in body "); ok {
+			out = append(out, e.Field+": "+detail)
+			continue
+		}
 		s := e.Field + ": " + e.Type.String()
 		if e.Type != field.ErrorTypeRequired && e.Type != field.ErrorTypeForbidden && e.BadValue != nil {
 			s += " " + capValue(fmt.Sprint(e.BadValue))

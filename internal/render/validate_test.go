@@ -6,7 +6,10 @@ import (
 	"testing"
 
 	kustomizetypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/resid"
+
+	"github.com/olm-cmp/olm-cmp/internal/validate"
 )
 
 // A spec named as a person names things: every object olm-cmp names after
@@ -47,5 +50,34 @@ func TestCorpusExampleTheSchemaRefuses(t *testing.T) {
 	}}
 	if _, err := (&Renderer{}).Render(context.Background(), req); err != nil {
 		t.Errorf("patched, it still fails: %v", err)
+	}
+}
+
+func BenchmarkValidateSail(b *testing.B) {
+	requireShared(b)
+	benchValidate(b, dirRequest(b, filepath.Join(sharedDir, "bundles/sailoperator-1.30.3"), "sail-operator"))
+}
+
+func BenchmarkValidateKubevirt(b *testing.B) {
+	requireShared(b)
+	benchValidate(b, dirRequest(b, filepath.Join(sharedDir, "bundles/community-kubevirt-hyperconverged-1.18.1"), "kubevirt-hyperconverged"))
+}
+
+// benchValidate measures the validate step alone, on the objects of a
+// render as they reach it (read back from the render's output).
+func benchValidate(b *testing.B, req Request) {
+	res, err := (&Renderer{}).Render(context.Background(), req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	nodes, err := kio.FromBytes(res.YAML())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := validate.Objects().Filter(nodes); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -265,7 +265,7 @@ func TestLiveFormDropsCRDFieldsTheTypeLacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := mustRender(t, req)
-	want := "apiextensions.k8s.io/CustomResourceDefinition greeters.greeter.example.com: dropped spec.version, spec.status: apiextensions.k8s.io/v1 has no such field, so the API server drops it, and so does OLM v1 (fix the CRD file to silence this)"
+	want := "apiextensions.k8s.io/CustomResourceDefinition greeters.greeter.example.com: dropped spec.version, spec.status, which apiextensions.k8s.io/v1 does not have (the API server and OLM v1 drop it too; if you wrote this CRD, check the field's name and place)"
 	if !slices.Contains(res.Warnings, want) {
 		t.Errorf("warnings %q lack %q", res.Warnings, want)
 	}

@@ -121,7 +121,7 @@ func dropUnstoredCRDFields(n *yaml.RNode, warn func(string)) error {
 		return err
 	}
 	if len(tw.unknown) > 0 {
-		warnf(warn, "%s: dropped %s: apiextensions.k8s.io/v1 has no such field, so the API server drops it, and so does OLM v1 (fix the CRD file to silence this)", describe(n), quoteList(tw.unknown, 5))
+		warnf(warn, "%s: dropped %s, which apiextensions.k8s.io/v1 does not have (the API server and OLM v1 drop it too; if you wrote this CRD, check the field's name and place)", describe(n), quoteList(tw.unknown, 5))
 	}
 	return nil
 }

@@ -265,7 +265,7 @@ spec:
 	var warnings []string
 	got := run(t, LiveForm(func(w string) { warnings = append(warnings, w) }), in)
 	diff(t, got, want)
-	wantWarn := "apiextensions.k8s.io/CustomResourceDefinition cstorpoolclusters.cstor.openebs.io: dropped spec.version, spec.versions[0].schema.openAPIV3Schema.x-descriptors, spec.status: apiextensions.k8s.io/v1 has no such field, so the API server drops it, and so does OLM v1 (fix the CRD file to silence this)"
+	wantWarn := "apiextensions.k8s.io/CustomResourceDefinition cstorpoolclusters.cstor.openebs.io: dropped spec.version, spec.versions[0].schema.openAPIV3Schema.x-descriptors, spec.status, which apiextensions.k8s.io/v1 does not have (the API server and OLM v1 drop it too; if you wrote this CRD, check the field's name and place)"
 	if len(warnings) != 1 || warnings[0] != wantWarn {
 		t.Errorf("warnings = %q, want [%q]", warnings, wantWarn)
 	}

@@ -81,7 +81,7 @@ func (v *validator) customResource(n *yaml.RNode, gvk schema.GroupVersionKind, d
 // nil without a problem means the CRD itself cannot be used.
 func (v *validator) version(e *crdEntry, name string) (*compiled, string) {
 	if e.typed == nil && !e.broken {
-		if err := decodeCRD(e); err != nil {
+		if err := v.decodeCRD(e); err != nil {
 			e.broken = true
 		}
 	}
@@ -129,8 +129,8 @@ func (v *validator) version(e *crdEntry, name string) (*compiled, string) {
 }
 
 // decodeCRD decodes a CRD that its own check has not decoded yet.
-func decodeCRD(e *crdEntry) error {
-	data, err := objectJSON(e.node)
+func (v *validator) decodeCRD(e *crdEntry) error {
+	data, err := v.crdJSON.Object(e.node)
 	if err != nil {
 		return err
 	}

@@ -127,6 +127,9 @@ func newScheme() *runtime.Scheme {
 // validator holds one render's CRDs and compiled schemas.
 type validator struct {
 	crds map[schema.GroupKind]*crdEntry
+	// json writes the objects as the plugin sends them; crdJSON the CRDs a
+	// custom resource needs while json's bytes of that resource are in use.
+	json, crdJSON transform.JSONWriter
 }
 
 func newValidator(nodes []*yaml.RNode) *validator {
@@ -162,7 +165,7 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 	if p := controlCharacters(n); len(p) > 0 {
 		return v.line(n, kindBuiltin, p), nil
 	}
-	data, err := objectJSON(n)
+	data, err := v.json.Object(n)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", describe(n), err)
 	}
@@ -376,5 +379,3 @@ func printable(s string) string {
 	return s
 }
 
-// objectJSON is n as the plugin sends it (transform.ObjectJSON).
-var objectJSON = transform.ObjectJSON

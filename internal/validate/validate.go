@@ -378,4 +378,3 @@ func printable(s string) string {
 	}
 	return s
 }
-

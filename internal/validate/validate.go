@@ -165,20 +165,20 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 	if p := controlCharacters(n); len(p) > 0 {
 		return v.line(n, kindBuiltin, p), nil
 	}
-	data, err := v.json.Object(n)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", describe(n), err)
-	}
 	var problems []string
-	class := kindBuiltin
-	switch {
-	case scheme.Recognizes(gvk):
-		problems = v.builtin(n, gvk, data)
-	case v.crds[gvk.GroupKind()] != nil:
-		class = kindCR
-		problems = v.customResource(n, gvk, data)
-	default:
-		class = kindOther
+	class := kindOther
+	if builtin, cr := scheme.Recognizes(gvk), v.crds[gvk.GroupKind()] != nil; builtin || cr {
+		// Decoded from the bytes the plugin sends, as the API server would.
+		data, err := v.json.Object(n)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", describe(n), err)
+		}
+		if builtin {
+			class, problems = kindBuiltin, v.builtin(n, gvk, data)
+		} else {
+			class, problems = kindCR, v.customResource(n, gvk, data)
+		}
+	} else {
 		problems = metadataProblems(metaOf(n), gvk.GroupKind())
 	}
 	if len(problems) == 0 {

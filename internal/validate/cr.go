@@ -37,7 +37,14 @@ type compiled struct {
 // customResource checks a custom resource against the CRD the render ships
 // for it, as the API server's CR handler does on create: metadata, pruning
 // (each pruned field is a problem), defaulting, schema validation.
-func (v *validator) customResource(n *yaml.RNode, gvk schema.GroupVersionKind, data []byte) []string {
+func (v *validator) customResource(n *yaml.RNode, gvk schema.GroupVersionKind, data []byte) (problems []string) {
+	// The server's code runs on schemas a bundle wrote: should it fail on
+	// one, the render says so instead of stopping the process.
+	defer func() {
+		if r := recover(); r != nil {
+			problems = []string{fmt.Sprintf("could not be checked against the schema of its CustomResourceDefinition (%v); exclude it, or report this to olm-cmp", r)}
+		}
+	}()
 	e := v.crds[gvk.GroupKind()]
 	c, problem := v.version(e, gvk.Version)
 	if problem != "" {
@@ -54,7 +61,6 @@ func (v *validator) customResource(n *yaml.RNode, gvk schema.GroupVersionKind, d
 	if err != nil {
 		return []string{"metadata: " + err.Error()}
 	}
-	var problems []string
 	if meta != nil {
 		problems = metadataProblems(meta, gvk.GroupKind())
 	}

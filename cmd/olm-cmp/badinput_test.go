@@ -221,6 +221,17 @@ func runtimeCases(t *testing.T) []badCase {
 		{name: "runtime/crd-dropped-under-its-crs", setup: func(t *testing.T, dir string) []string {
 			return []string{"--api-versions", "v1,apps/v1,rbac.authorization.k8s.io/v1,admissionregistration.k8s.io/v1,cert-manager.io/v1"}
 		}, want: "--api-versions: the list looks partial: it lacks apiextensions.k8s.io/v1, which every cluster serves; give the cluster's whole list, as `kubectl api-versions` prints it (comma-separated: kubectl api-versions | paste -sd, -)"},
+		// The CSV's alm-example, chosen by spec.examples, that its own CRD's
+		// schema refuses (as LokiStack's lacks storage.secret.type).
+		{name: "runtime/example-fails-its-schema", setup: func(t *testing.T, dir string) []string {
+			csv := filepath.Join(dir, "bundle", "manifests", "greeter-operator.clusterserviceversion.yaml")
+			data, err := os.ReadFile(csv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, csv, []byte(strings.Replace(string(data), `"replicas": 1`, `"replicas": "one"`, 1)))
+			return nil
+		}, want: `Greeter greeter-system/hello: spec.replicas: must be of type integer: "string": fix the custom resource (the extra manifest, or with spec.patches); an alm-example is rendered only when spec.examples names its kind, so leave that kind out or add "Greeter/hello" to spec.exclude`},
 	}
 
 	// Pins (spec.digest) that the tag or the version no longer names, and a

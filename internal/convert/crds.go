@@ -113,6 +113,26 @@ func dropClusterScopedFields(n *yaml.RNode) error {
 	return nil
 }
 
+// setStringNamespace sets metadata.namespace as a string that YAML 1.1 reads
+// as one. kyaml's SetNamespace wrote "y" or "123" plain, so the repo-server,
+// a YAML 1.1 reader, got a boolean or a number (found by the validate step).
+// The file's key stays where it was.
+func setStringNamespace(n *yaml.RNode, ns string) error {
+	old, err := n.Pipe(yaml.Lookup(yaml.MetadataField, yaml.NamespaceField))
+	if err != nil {
+		return err
+	}
+	if old == nil || old.YNode().Kind != yaml.ScalarNode {
+		return n.PipeE(yaml.SetK8sNamespace(ns))
+	}
+	v := yaml.NewStringRNode(ns).YNode()
+	if yaml.IsYaml1_1NonString(v) {
+		v.Style = yaml.DoubleQuotedStyle // as kyaml's FieldSetter does for a new field
+	}
+	*old.YNode() = *v
+	return nil
+}
+
 // webhookPort is the webhook's containerPort, defaulted to 443 as the CSV
 // CRD's schema default did on an OLM v0 cluster (a file carries no default).
 func webhookPort(wh v1alpha1.WebhookDescription) int32 {
@@ -140,7 +160,7 @@ func GenerateAdditionalResources(b *bundle.Bundle, o Options) ([]*yaml.RNode, er
 		n := obj.Copy()
 		var err error
 		if namespaced {
-			err = n.SetNamespace(o.InstallNamespace)
+			err = setStringNamespace(n, o.InstallNamespace)
 		} else {
 			err = dropClusterScopedFields(n)
 		}

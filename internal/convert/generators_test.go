@@ -244,6 +244,26 @@ func TestGenerateAdditionalResources(t *testing.T) {
 	expect(t, objs[1], "data", map[string]any{"empty": "", "settings": "{}"})
 }
 
+// An install namespace YAML 1.1 reads as something else than a string ("y",
+// "123") is printed so that the repo-server reads a string, and the key
+// stays where the bundle's file had it.
+func TestGenerateAdditionalResourcesNamespaceStaysAString(t *testing.T) {
+	b := fixture(t, "allns-operator")
+	for _, ns := range []string{"y", "123", "on"} {
+		nodes, err := GenerateAdditionalResources(b, resolved(t, b, Options{InstallNamespace: ns}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		printed := nodes[1].MustString() // the ConfigMap, shipped with namespace: system
+		if !strings.Contains(printed, "\n  namespace: \""+ns+"\"\n") {
+			t.Errorf("namespace %q printed so YAML 1.1 reads no string:\n%s", ns, printed)
+		}
+		if !strings.HasPrefix(printed, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: allns-config\n  namespace: ") {
+			t.Errorf("the namespace key moved:\n%s", printed)
+		}
+	}
+}
+
 func TestGenerateDeployments(t *testing.T) {
 	b := fixture(t, "allns-operator")
 	objs := generate(t, GenerateDeployments, b, Options{InstallNamespace: "ops", TargetNamespaces: []string{"a", "b"}})

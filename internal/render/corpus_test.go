@@ -61,6 +61,20 @@ func dirRequest(t testing.TB, dir, ns string) Request {
 	return Request{Spec: spec.Spec{Bundle: abs, Namespace: ns}}
 }
 
+// brokenCorpusBundle is the corpus bundle whose ConfigMap the API server
+// refuses (operator-controller's test bundle for a failing install).
+const brokenCorpusBundle = "olmv1-testdata/bundles/test-operator/v1.0.3"
+
+// corpusRequest is the request for a corpus bundle, the broken one with its
+// invalid ConfigMap excluded.
+func corpusRequest(t testing.TB, rel, dir string) Request {
+	req := dirRequest(t, dir, corpusNamespace(rel))
+	if rel == brokenCorpusBundle {
+		req.Spec.Exclude = []string{"ConfigMap/wrong-test-configmap"}
+	}
+	return req
+}
+
 // TestCorpusRendersDeterministically renders every real bundle twice: the
 // output must be byte-identical and valid YAML, or the error OLM gives.
 func TestCorpusRendersDeterministically(t *testing.T) {
@@ -81,6 +95,17 @@ func TestCorpusRendersDeterministically(t *testing.T) {
 					t.Fatalf("with a watch namespace it must render: %v", err)
 				}
 				return
+			}
+			if rel == brokenCorpusBundle {
+				// OLM v1's test bundle ships a ConfigMap with a field ConfigMaps
+				// do not have, so that its install fails: the validate step
+				// refuses it, and spec.exclude is the way past.
+				want := "ConfigMap test-system/wrong-test-configmap: wrongfield: unknown field"
+				if errA == nil || !strings.Contains(errA.Error(), want) {
+					t.Fatalf("want the validate step's error %q, got %v", want, errA)
+				}
+				req = corpusRequest(t, rel, bundles[rel])
+				a, errA = (&Renderer{}).Render(context.Background(), req)
 			}
 			if errA != nil {
 				t.Fatal(errA)
@@ -228,6 +253,11 @@ func BenchmarkRenderLWS(b *testing.B) {
 func BenchmarkRenderSail(b *testing.B) {
 	requireShared(b)
 	benchRender(b, dirRequest(b, filepath.Join(sharedDir, "bundles/sailoperator-1.30.3"), "sail-operator"))
+}
+
+func BenchmarkRenderKubevirt(b *testing.B) {
+	requireShared(b)
+	benchRender(b, dirRequest(b, filepath.Join(sharedDir, "bundles/community-kubevirt-hyperconverged-1.18.1"), "kubevirt-hyperconverged"))
 }
 
 // benchRender measures the whole cold path from a directory: load, convert,

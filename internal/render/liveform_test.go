@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -39,7 +40,7 @@ func TestCorpusLiveForm(t *testing.T) {
 			continue // needs a watch namespace; OLM v1 rendered nothing for it
 		}
 		t.Run(rel, func(t *testing.T) {
-			res, err := (&Renderer{}).Render(context.Background(), dirRequest(t, bundles[rel], corpusNamespace(rel)))
+			res, err := (&Renderer{}).Render(context.Background(), corpusRequest(t, rel, bundles[rel]))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -238,4 +239,54 @@ rules: []
 	if role.Field("aggregationRule") == nil {
 		t.Error("aggregated ClusterRole lost its aggregationRule")
 	}
+}
+
+// A bundle CRD with fields apiextensions.k8s.io/v1 does not have (openebs
+// 3.0.0's spec.version, windup-operator 0.0.11's spec.status under spec)
+// renders as OLM v1 renders it: through the typed v1 struct, which drops
+// them; a warning names them. The rest of the render is unchanged.
+func TestLiveFormDropsCRDFieldsTheTypeLacks(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, demoDir, dir)
+	crdFile := filepath.Join(dir, "bundle", "manifests", "greeter.example.com_greeters.yaml")
+	data, err := os.ReadFile(crdFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withExtras := strings.Replace(string(data), "  scope: Namespaced\n", "  scope: Namespaced\n  version: v1alpha1\n  status:\n    storedVersions: [v1alpha1]\n", 1)
+	if withExtras == string(data) {
+		t.Fatal("the demo CRD changed: no scope line to add the fields after")
+	}
+	req := demoRequest(t)
+	req.SourceDir = dir
+	req.Spec.Bundle = "./bundle"
+	plain := mustRender(t, req)
+	if err := os.WriteFile(crdFile, []byte(withExtras), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := mustRender(t, req)
+	want := "apiextensions.k8s.io/CustomResourceDefinition greeters.greeter.example.com: dropped spec.version, spec.status, which apiextensions.k8s.io/v1 does not have (the API server and OLM v1 drop it too; if you wrote this CRD, check the field's name and place)"
+	if !slices.Contains(res.Warnings, want) {
+		t.Errorf("warnings %q lack %q", res.Warnings, want)
+	}
+	// Only the digest of the changed bundle directory differs.
+	digest := regexp.MustCompile(`sha256:[0-9a-f]{64}`)
+	if got, was := digest.ReplaceAllString(string(res.YAML()), "D"), digest.ReplaceAllString(string(plain.YAML()), "D"); got != was {
+		t.Errorf("the render differs from the one without the extra fields:\n%s", diffLines(was, got))
+	}
+}
+
+// diffLines lists the lines of b that a does not have.
+func diffLines(a, b string) string {
+	seen := map[string]bool{}
+	for _, l := range strings.Split(a, "\n") {
+		seen[l] = true
+	}
+	var out []string
+	for _, l := range strings.Split(b, "\n") {
+		if !seen[l] {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

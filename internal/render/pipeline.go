@@ -19,6 +19,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 	"github.com/olm-cmp/olm-cmp/internal/transform"
+	"github.com/olm-cmp/olm-cmp/internal/validate"
 	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
@@ -78,6 +79,7 @@ func (p *pipeline) steps() []step {
 		steps = append(steps, step{f.Name, f.Filter.Filter})
 	}
 	return append(steps,
+		step{"validate", validate.Objects().Filter},
 		step{"unique", func(objs []*yaml.RNode) ([]*yaml.RNode, error) { return objs, checkUnique(objs) }},
 		step{"serialize", p.serialize},
 	)

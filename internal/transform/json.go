@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+	k8syaml "sigs.k8s.io/yaml"
 )
 
 // The plugin server answers GenerateManifest with compact JSON, one object
@@ -61,18 +62,24 @@ func objectJSON(n *yaml.RNode) (string, error) {
 }
 
 func (w *jsonWriter) object(n *yaml.RNode) (string, error) {
+	b, err := w.objectBytes(n)
+	return string(b), err
+}
+
+// objectBytes is object in w's buffer, valid until w's next write.
+func (w *jsonWriter) objectBytes(n *yaml.RNode) ([]byte, error) {
 	if n.YNode().Kind != yaml.MappingNode {
-		return "", keepYAML("not a single mapping")
+		return nil, keepYAML("not a single mapping")
 	}
 	n, _, err := withoutInternalAnnotations(n)
 	if err != nil {
-		return "", keepYAML("%v", err)
+		return nil, keepYAML("%v", err)
 	}
 	w.b = w.b[:0]
 	if err := w.node(n.YNode()); err != nil {
-		return "", err
+		return nil, err
 	}
-	return string(w.b), nil
+	return w.b, nil
 }
 
 type jsonWriter struct {
@@ -306,4 +313,24 @@ func (w *jsonWriter) string(s string) error {
 func appendUnicodeEscape(b []byte, r rune) []byte {
 	const hex = "0123456789abcdef"
 	return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+}
+
+// JSONWriter writes objects as the plugin sends them: compact JSON without
+// internal annotations or, when JSON cannot say one exactly, its YAML
+// document read the way the repo-server reads YAML (sigs.k8s.io/yaml). The
+// validate step checks these bytes, so it judges what Argo CD applies. One
+// writer reuses its buffer across objects.
+type JSONWriter struct{ w jsonWriter }
+
+// Object returns n's bytes, valid until the writer's next call.
+func (j *JSONWriter) Object(n *yaml.RNode) ([]byte, error) {
+	b, err := j.w.objectBytes(n)
+	if err == nil {
+		return b, nil
+	}
+	docs, err := Serialize([]*yaml.RNode{n})
+	if err != nil {
+		return nil, err
+	}
+	return k8syaml.YAMLToJSON([]byte(docs[0]))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,13 +30,14 @@ type liveFormFilter struct{ warn func(string) }
 //     empty value (false, 0, "", null, {} or []) that the typed
 //     apiextensions.k8s.io/v1 object leaves out when it is encoded — e.g.
 //     spec.preserveUnknownFields: false, properties: {}, nullable: false,
-//     metadata.creationTimestamp: null. The API server stores a CRD through
-//     that type, and OLM v1 renders bundle CRDs through it too, so this is
-//     also what OLM v1 produces. Every other key stays, even one the type does
-//     not know when it holds something (the API server refuses it, and the
-//     user should see why), and so does preserveUnknownFields: true (kept by
-//     the server where it is allowed, refused with its own message where it
-//     is not).
+//     metadata.creationTimestamp: null; and every key the type does not
+//     have, whatever it holds (openebs 3.0.0's v1beta1 spec.version,
+//     windup-operator's misplaced spec.status), with a warning naming them.
+//     The API server stores a CRD through that type, and OLM v1 decodes
+//     bundle CRDs into it, so this is also what OLM v1 produces. Everything
+//     else stays, preserveUnknownFields: true included (kept by the server
+//     where it is allowed, refused with its own message where it is not), and
+//     so does a value of the wrong type (the validate step names it).
 //   - Objects of a kind that a CRD of the render defines as cluster-scoped:
 //     their metadata.namespace, which the API server ignores.
 //   - ClusterRoles with an aggregationRule: their rules. Kubernetes'
@@ -55,7 +57,7 @@ func (f liveFormFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 		case clusterScoped[gkOf(n)] && n.GetNamespace() != "":
 			err = setNamespace(n, "")
 		case gkOf(n) == groupKind{groupAPIExtensions, "CustomResourceDefinition"} && n.GetApiVersion() == "apiextensions.k8s.io/v1":
-			err = dropUnstoredCRDFields(n)
+			err = dropUnstoredCRDFields(n, f.warn)
 		case gkOf(n) == groupKind{groupRBAC, "ClusterRole"}:
 			err = f.dropAggregatedRules(n)
 		}
@@ -105,15 +107,31 @@ func (f liveFormFilter) dropAggregatedRules(n *yaml.RNode) error {
 	return n.PipeE(yaml.Clear("rules"))
 }
 
-// dropUnstoredCRDFields removes from the CRD n every key whose value is empty
-// and that apiextensions.k8s.io/v1's Go type does not encode: the keys
-// encoding/json leaves out under omitempty/omitzero, or does not know. The
-// node is walked along the type (no decoding: multi-megabyte CRDs would cost
-// more than the rest of the render), reading each value as the Argo CD
+// dropUnstoredCRDFields removes from the CRD n every key that
+// apiextensions.k8s.io/v1's Go type does not encode: the keys encoding/json
+// does not know, and the empty ones it leaves out under omitempty/omitzero.
+// The node is walked along the type (no decoding: multi-megabyte CRDs would
+// cost more than the rest of the render), reading each value as the Argo CD
 // repo-server reads the printed YAML. Tests check the result against a real
-// decode and encode through the type.
-func dropUnstoredCRDFields(n *yaml.RNode) error {
-	return (&typeWalker{}).walk(n.YNode(), crdType)
+// decode and encode through the type. Unknown keys that held something are
+// named in one warning: they may be a typo the author wants to know about.
+func dropUnstoredCRDFields(n *yaml.RNode, warn func(string)) error {
+	tw := &typeWalker{}
+	if err := tw.walk(n.YNode(), crdType); err != nil {
+		return err
+	}
+	if len(tw.unknown) > 0 {
+		warnf(warn, "%s: dropped %s, which apiextensions.k8s.io/v1 does not have (the API server and OLM v1 drop it too; if you wrote this CRD, check the field's name and place)", describe(n), quoteList(tw.unknown, 5))
+	}
+	return nil
+}
+
+// quoteList writes at most max items, then how many more there are.
+func quoteList(items []string, max int) string {
+	if len(items) <= max {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:max], ", "), len(items)-max)
 }
 
 var (
@@ -128,8 +146,43 @@ var (
 )
 
 // typeWalker walks YAML along a Go type. Its jsonWriter only remembers which
-// plain scalars YAML 1.1 reads as something else than a string.
-type typeWalker struct{ w jsonWriter }
+// plain scalars YAML 1.1 reads as something else than a string; path is
+// where the walk is, unknown the paths of the unknown keys it dropped that
+// held something.
+type typeWalker struct {
+	w       jsonWriter
+	path    []pathSeg
+	unknown []string
+}
+
+// pathSeg is a key, or an index when key is "".
+type pathSeg struct {
+	key string
+	idx int
+}
+
+// at writes the path of the walk, plus key: spec.versions[0].name.
+func (tw *typeWalker) at(key string) string {
+	var b strings.Builder
+	for _, s := range tw.path {
+		if s.key == "" {
+			b.WriteString("[" + strconv.Itoa(s.idx) + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s.key)
+	}
+	if b.Len() > 0 {
+		b.WriteByte('.')
+	}
+	b.WriteString(key)
+	return b.String()
+}
+
+// jsonUnmarshaler types decode themselves: their YAML is data, not fields.
+var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 
 func (tw *typeWalker) walk(n *yaml.Node, t reflect.Type) error {
 	for n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
@@ -159,6 +212,9 @@ func (tw *typeWalker) walk(n *yaml.Node, t reflect.Type) error {
 		}
 		return nil
 	}
+	if reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+		return nil // e.g. metav1.FieldsV1: its own encoding, not its Go fields
+	}
 	switch {
 	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
 		fields := jsonfields.Of(t)
@@ -166,31 +222,47 @@ func (tw *typeWalker) walk(n *yaml.Node, t reflect.Type) error {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			f, known := fields[k.Value]
-			drop, err := tw.dropped(f, known, v)
+			if !known {
+				// encoding/json never decodes it: the typed object has no trace of it.
+				if empty, err := tw.isEmpty(v); err != nil {
+					return err
+				} else if !empty {
+					tw.unknown = append(tw.unknown, tw.at(k.Value))
+				}
+				continue
+			}
+			drop, err := tw.dropped(f, v)
 			if err != nil {
 				return err
 			}
 			if drop {
 				continue
 			}
-			if known {
-				if err := tw.walk(v, f.Type); err != nil {
-					return err
-				}
+			tw.path = append(tw.path, pathSeg{key: k.Value})
+			err = tw.walk(v, f.Type)
+			tw.path = tw.path[:len(tw.path)-1]
+			if err != nil {
+				return err
 			}
 			kept = append(kept, k, v)
 		}
 		n.Content = kept
 	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
-		for _, c := range n.Content {
-			if err := tw.walk(c, t.Elem()); err != nil {
+		for i, c := range n.Content {
+			tw.path = append(tw.path, pathSeg{idx: i})
+			err := tw.walk(c, t.Elem())
+			tw.path = tw.path[:len(tw.path)-1]
+			if err != nil {
 				return err
 			}
 		}
 	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
 		// Map entries are data: encoding/json keeps them all, empty or not.
 		for i := 1; i < len(n.Content); i += 2 {
-			if err := tw.walk(n.Content[i], t.Elem()); err != nil {
+			tw.path = append(tw.path, pathSeg{key: n.Content[i-1].Value})
+			err := tw.walk(n.Content[i], t.Elem())
+			tw.path = tw.path[:len(tw.path)-1]
+			if err != nil {
 				return err
 			}
 		}
@@ -198,21 +270,21 @@ func (tw *typeWalker) walk(n *yaml.Node, t reflect.Type) error {
 	return nil
 }
 
-// dropped says whether encoding/json leaves the struct field f (unknown when
-// !known) out once v is decoded into it: unknown fields are never decoded, so
-// they vanish; known ones only under omitempty when empty, or omitzero when
-// zero. Only empty values are ever dropped: an unknown key that holds
-// something stays, for the API server to refuse with its own message.
-func (tw *typeWalker) dropped(f jsonfields.Field, known bool, v *yaml.Node) (bool, error) {
+// isEmpty reports whether v reads as null, false, 0, "", {} or [].
+func (tw *typeWalker) isEmpty(v *yaml.Node) (bool, error) {
+	val, err := tw.read(v)
+	return err == nil && isEmptyJSON(val), err
+}
+
+// dropped says whether encoding/json leaves the struct field f out once v is
+// decoded into it: only under omitempty when empty, or omitzero when zero.
+func (tw *typeWalker) dropped(f jsonfields.Field, v *yaml.Node) (bool, error) {
 	val, err := tw.read(v)
 	if err != nil {
 		return false, err
 	}
 	if !isEmptyJSON(val) {
 		return false, nil
-	}
-	if !known {
-		return true, nil
 	}
 	t := f.Type
 	isNull := val == nil

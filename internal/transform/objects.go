@@ -226,8 +226,14 @@ func (f authReaderFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 }
 
 // authReaderBindingName makes base + "-auth-reader" a valid DNS-1123
-// subdomain: lower case, every other character '-', at most 253 characters.
-func authReaderBindingName(base string) string {
+// subdomain (see dnsSubdomainName).
+func authReaderBindingName(base string) string { return dnsSubdomainName(base, authReaderSuffix) }
+
+// dnsSubdomainName makes base + suffix a valid DNS-1123 subdomain for an
+// object olm-cmp names after the spec's metadata.name (which may be
+// "GitLab Operator"): lower case, every other character '-', at most 253
+// characters, suffix kept whole.
+func dnsSubdomainName(base, suffix string) string {
 	b := []byte(strings.ToLower(base))
 	for i, c := range b {
 		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
@@ -235,12 +241,12 @@ func authReaderBindingName(base string) string {
 		}
 	}
 	s := string(b)
-	if max := 253 - len(authReaderSuffix); len(s) > max {
+	if max := 253 - len(suffix); len(s) > max {
 		s = s[:max]
 	}
 	s = strings.Trim(s, "-")
 	if s == "" {
 		s = "operator"
 	}
-	return s + authReaderSuffix
+	return s + suffix
 }

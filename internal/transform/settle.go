@@ -16,8 +16,10 @@ const (
 // settleHookFilter appends the PostSync settle hook.
 type settleHookFilter struct{ namespace, name string }
 
-// SettleHook appends a ConfigMap named name in namespace that Argo CD runs as a
-// PostSync hook and deletes when it succeeds.
+// SettleHook appends a ConfigMap in namespace that Argo CD runs as a PostSync
+// hook and deletes when it succeeds. Its name is name made a valid one as the
+// auth-reader binding's is: render names it after the spec's metadata.name,
+// and "GitLab Operator-sync-settled" becomes gitlab-operator-sync-settled.
 //
 // Why: Argo CD ends a sync right after it applies the last wave, without
 // waiting for that wave (it waits for every other wave to be healthy), and
@@ -34,7 +36,7 @@ func (f settleHookFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	if f.namespace == "" || f.name == "" {
 		return nil, errors.New("settle hook: no namespace or name")
 	}
-	cm, err := newObject("v1", "ConfigMap", f.namespace, f.name)
+	cm, err := newObject("v1", "ConfigMap", f.namespace, dnsSubdomainName(f.name, ""))
 	if err != nil {
 		return nil, err
 	}

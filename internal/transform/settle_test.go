@@ -25,6 +25,15 @@ data:
 	if !strings.HasPrefix(docs[1], want) {
 		t.Errorf("hook:\n%s\nwant it to start with:\n%s", docs[1], want)
 	}
+	// A spec named as a person would name it: the hook's name is made valid,
+	// as the auth-reader binding's is.
+	hook, err := SettleHook("ns", "GitLab Operator-sync-settled").Filter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hook[0].GetName(); got != "gitlab-operator-sync-settled" {
+		t.Errorf("hook of a spec named \"GitLab Operator\" is named %q, want gitlab-operator-sync-settled", got)
+	}
 	if _, err := SettleHook("", "x").Filter(nil); err == nil {
 		t.Error("a hook without a namespace was accepted")
 	}

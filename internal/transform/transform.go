@@ -31,8 +31,8 @@
 //     whether a patch or an exclude matches never depends on the cluster.
 //  8. RequiredObjects: fails when a step above dropped an object that a kept
 //     object needs (the reference graph of requires.go).
-//  9. LiveForm: what the cluster drops or owns (empty CRD fields the API
-//     server does not store, aggregated ClusterRoles' rules) is left out,
+//  9. LiveForm: what the cluster drops or owns (CRD fields the API server
+//     does not store, aggregated ClusterRoles' rules) is left out,
 //     after Patches so that it also covers what a patch or an extra manifest
 //     brings, and before OptionsStep, which measures the final size.
 //  10. SyncWaves' OptionsStep: the sync options decided again on the final

@@ -1,0 +1,380 @@
+// Package validate checks every object a render emits as the API server
+// would check it on create, so that an object the server would refuse, or
+// silently change, never leaves the renderer:
+//
+//   - metadata (name, generateName, namespace, labels, annotations, owner
+//     references, finalizers) with apimachinery's own ObjectMeta validation
+//     and the name rule of the object's kind (names.go);
+//   - names, generateNames and namespaces holding a control character are
+//     refused whatever the kind (a newline ends a markdown row in `diff`);
+//   - objects of a built-in kind (of the versions scheme registers) are
+//     decoded strictly into their k8s.io/api type by apimachinery's JSON
+//     serializer, as the server decodes a request
+//     with fieldValidation=Strict (kubectl's and Argo CD's default): an
+//     unknown or duplicate field, or a value of the wrong type, is an error;
+//   - custom resources whose CustomResourceDefinition the same render ships
+//     go through the server's own CR handling (apiextensions-apiserver):
+//     pruning against the version's structural schema (a pruned field is an
+//     error), defaulting, then the schema validator (a missing required
+//     field, a wrong type, an enum or pattern mismatch are errors). A custom
+//     resource of a CRD the render does not ship is checked for metadata
+//     only: its schema is the cluster's business.
+//
+// Not checked: what only the server's per-kind validation knows (e.g. a
+// Deployment's selector matching its template's labels) and CEL rules
+// (x-kubernetes-validations).
+package validate
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	jsonserializer "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/resid"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/transform"
+)
+
+// maxObjectLines and maxProblems bound the error: one line per invalid
+// object, a few problems each.
+const (
+	maxObjectLines = 10
+	maxProblems    = 3
+)
+
+// Objects returns the filter that validates every object it sees and
+// passes them on unchanged, or fails with one line per invalid object (the
+// object, its problems, the fix), at most maxObjectLines of them. Each
+// run has its own cache of compiled CRD schemas: a render compiles each
+// served version it needs once.
+func Objects() kio.Filter { return filter{} }
+
+type filter struct{}
+
+func (filter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+	v := newValidator(nodes)
+	var lines []string
+	invalid := 0
+	for _, n := range nodes {
+		line, err := v.object(n)
+		if err != nil {
+			return nil, err
+		}
+		if line == "" {
+			continue
+		}
+		invalid++
+		if len(lines) < maxObjectLines {
+			lines = append(lines, line)
+		}
+	}
+	if invalid == 0 {
+		return nodes, nil
+	}
+	if invalid > len(lines) {
+		lines = append(lines, fmt.Sprintf("and %d more invalid objects", invalid-len(lines)))
+	}
+	return nil, errors.New(strings.Join(lines, "\n"))
+}
+
+// scheme knows the built-in API versions a render holds: what OLM's
+// conversion emits, every built-in kind a bundle may ship (operator-registry's
+// supported kinds), and what extra manifests commonly add (Jobs,
+// autoscalers). Objects of other built-in versions are checked for metadata
+// only: registering every group (client-go's scheme) would add 5 MB of code
+// and a third of the start-up time of every olm-cmp process.
+var (
+	scheme  = newScheme()
+	decoder = jsonserializer.NewSerializerWithOptions(jsonserializer.DefaultMetaFactory, scheme, scheme, jsonserializer.SerializerOptions{Strict: true})
+)
+
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		corev1.AddToScheme, appsv1.AddToScheme, rbacv1.AddToScheme,
+		admissionregistrationv1.AddToScheme, apiextensionsv1.AddToScheme,
+		policyv1.AddToScheme, networkingv1.AddToScheme, schedulingv1.AddToScheme,
+		batchv1.AddToScheme, autoscalingv2.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			panic(err) // static registration: cannot fail at run time
+		}
+	}
+	return s
+}
+
+// validator holds one render's CRDs and compiled schemas.
+type validator struct {
+	crds map[schema.GroupKind]*crdEntry
+	// json writes the objects as the plugin sends them; crdJSON the CRDs a
+	// custom resource needs while json's bytes of that resource are in use.
+	json, crdJSON transform.JSONWriter
+}
+
+func newValidator(nodes []*yaml.RNode) *validator {
+	v := &validator{crds: map[schema.GroupKind]*crdEntry{}}
+	for _, n := range nodes {
+		if gkOf(n) != crdGK {
+			continue
+		}
+		group, _ := n.GetString("spec.group")
+		kind, _ := n.GetString("spec.names.kind")
+		if kind != "" {
+			v.crds[schema.GroupKind{Group: group, Kind: kind}] = &crdEntry{node: n}
+		}
+	}
+	return v
+}
+
+var crdGK = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
+
+func gkOf(n *yaml.RNode) schema.GroupKind {
+	g, _ := resid.ParseGroupVersion(n.GetApiVersion())
+	return schema.GroupKind{Group: g, Kind: n.GetKind()}
+}
+
+// object validates n and returns its error line, or "" when it is valid.
+// An error is the validator's own failure, not n's.
+func (v *validator) object(n *yaml.RNode) (string, error) {
+	gv, err := schema.ParseGroupVersion(n.GetApiVersion())
+	if err != nil {
+		return v.line(n, kindBuiltin, []string{fmt.Sprintf("apiVersion: %q is not group/version", n.GetApiVersion())}), nil
+	}
+	gvk := gv.WithKind(n.GetKind())
+	if p := controlCharacters(n); len(p) > 0 {
+		return v.line(n, kindBuiltin, p), nil
+	}
+	var problems []string
+	class := kindOther
+	if builtin, cr := scheme.Recognizes(gvk), v.crds[gvk.GroupKind()] != nil; builtin || cr {
+		// Decoded from the bytes the plugin sends, as the API server would.
+		data, err := v.json.Object(n)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", describe(n), err)
+		}
+		if builtin {
+			class, problems = kindBuiltin, v.builtin(n, gvk, data)
+		} else {
+			class, problems = kindCR, v.customResource(n, gvk, data)
+		}
+	} else {
+		problems = metadataProblems(metaOf(n), gvk.GroupKind())
+	}
+	if len(problems) == 0 {
+		return "", nil
+	}
+	return v.line(n, class, problems), nil
+}
+
+// builtin decodes data strictly into gvk's Go type and validates its
+// metadata.
+func (v *validator) builtin(n *yaml.RNode, gvk schema.GroupVersionKind, data []byte) []string {
+	obj, _, err := decoder.Decode(data, nil, nil)
+	var problems []string
+	if err != nil {
+		strict, ok := runtime.AsStrictDecodingError(err)
+		if !ok {
+			return []string{decodeProblem(err)}
+		}
+		for _, e := range strict.Errors() {
+			problems = append(problems, strictProblem(e))
+		}
+	}
+	acc, ok := obj.(metav1.ObjectMetaAccessor)
+	if !ok {
+		return problems
+	}
+	problems = append(problems, metadataProblems(acc.GetObjectMeta(), gvk.GroupKind())...)
+	if crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
+		if want := crd.Spec.Names.Plural + "." + crd.Spec.Group; crd.Name != want {
+			problems = append(problems, fmt.Sprintf("metadata.name: must be spec.names.plural+\".\"+spec.group, %q", want))
+		}
+		if e := v.crds[schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}]; e != nil && e.node == n {
+			e.typed = crd // decoded once: custom resources reuse it
+		}
+	}
+	return problems
+}
+
+// metaOf reads the metadata the validation functions look at from n.
+func metaOf(n *yaml.RNode) *metav1.ObjectMeta {
+	m := &metav1.ObjectMeta{
+		Name:        n.GetName(),
+		Namespace:   n.GetNamespace(),
+		Labels:      n.GetLabels(),
+		Annotations: n.GetAnnotations(),
+	}
+	m.GenerateName, _ = n.GetString("metadata.generateName")
+	return m
+}
+
+// metadataProblems runs apimachinery's ObjectMeta validation with the name
+// rule of gk. A namespace is never required: Argo CD puts a namespaced
+// object without one in the Application's destination namespace.
+func metadataProblems(meta metav1.Object, gk schema.GroupKind) []string {
+	errs := apimachineryvalidation.ValidateObjectMetaAccessor(meta, meta.GetNamespace() != "", nameRule(gk), field.NewPath("metadata"))
+	return fieldProblems(errs)
+}
+
+// fieldProblems writes field errors without Go or JSON jargon, values capped.
+func fieldProblems(errs field.ErrorList) []string {
+	out := make([]string, 0, len(errs))
+	for _, e := range errs {
+		// The schema validator repeats the field and names the value's JSON
+		// type as the bad value: `spec.replicas in body must be of type
+		// integer: "string"` is said once, without the repetition.
+		if detail, ok := strings.CutPrefix(e.Detail, e.Field+" in body "); ok {
+			out = append(out, e.Field+": "+detail)
+			continue
+		}
+		s := e.Field + ": " + e.Type.String()
+		if e.Type != field.ErrorTypeRequired && e.Type != field.ErrorTypeForbidden && e.BadValue != nil {
+			s += " " + capValue(fmt.Sprint(e.BadValue))
+		}
+		if e.Detail != "" {
+			s += ": " + e.Detail
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// capValue quotes a value for a message, at most 80 characters of it.
+func capValue(s string) string {
+	if r := []rune(s); len(r) > 80 {
+		return strconv.Quote(string(r[:80])) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// controlCharacters refuses names, generate names and namespaces that hold
+// a control character: no name rule of Kubernetes lets one through except
+// RBAC's path segments, and a newline in a name was used to forge lines of
+// `diff`'s markdown.
+func controlCharacters(n *yaml.RNode) []string {
+	var out []string
+	gen, _ := n.GetString("metadata.generateName")
+	for _, f := range [][2]string{{"metadata.name", n.GetName()}, {"metadata.generateName", gen}, {"metadata.namespace", n.GetNamespace()}} {
+		if strings.IndexFunc(f[1], isControl) >= 0 {
+			out = append(out, f[0]+": holds a control character (a newline, tab, escape…), which no object name may hold")
+		}
+	}
+	return out
+}
+
+func isControl(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
+}
+
+// strictProblem rewrites one of the strict decoder's errors (`unknown field
+// "spec.foo"`, `duplicate field "x"`) as a field problem.
+func strictProblem(e error) string {
+	msg := e.Error()
+	for _, p := range []struct{ prefix, what string }{
+		{"unknown field ", "unknown field: the API type has no such field, so the server would drop it or refuse the object"},
+		{"duplicate field ", "duplicate field: set twice, the server would keep one"},
+	} {
+		if name, ok := strings.CutPrefix(msg, p.prefix); ok {
+			if f, err := strconv.Unquote(name); err == nil {
+				return f + ": " + p.what
+			}
+		}
+	}
+	return msg
+}
+
+var typeErr = regexp.MustCompile(`^json: cannot unmarshal (.+) into Go (?:struct field \S*?\.(\S+)|value) of type (\S+)$`)
+
+// decodeProblem rewrites a decoding error: a value of the wrong type names
+// its field and what the API expects there, in JSON terms.
+func decodeProblem(err error) string {
+	msg := err.Error()
+	m := typeErr.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	path := m[2]
+	if path == "" {
+		path = "the object"
+	}
+	return fmt.Sprintf("%s: a %s where the API expects %s", path, m[1], jsonKind(m[3]))
+}
+
+// jsonKind says what a Go type is in JSON terms.
+func jsonKind(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]") && goType != "[]uint8":
+		return "a list"
+	case strings.HasPrefix(goType, "map["):
+		return "an object"
+	case goType == "string" || goType == "[]uint8":
+		return "a string"
+	case goType == "bool":
+		return "true or false"
+	case strings.HasPrefix(goType, "int") || strings.HasPrefix(goType, "uint") || strings.HasPrefix(goType, "float"):
+		return "a number"
+	case strings.Contains(goType, "."):
+		return "an object"
+	}
+	return goType
+}
+
+// Classes of objects, for the fix an error line offers.
+const (
+	kindBuiltin = iota
+	kindCR
+	kindOther
+)
+
+// line writes n's error line: the object, its problems, the fix.
+func (v *validator) line(n *yaml.RNode, class int, problems []string) string {
+	if len(problems) > maxProblems {
+		problems = append(problems[:maxProblems:maxProblems], fmt.Sprintf("and %d more", len(problems)-maxProblems))
+	}
+	fix := "fix the file it comes from, or change it with a patch (spec.patches; a JSON 6902 `op: remove` drops a field)"
+	if class == kindCR {
+		fix = fmt.Sprintf("fix the custom resource (the extra manifest, or with spec.patches); an alm-example is rendered only when spec.examples names its kind, so leave that kind out or add %q to spec.exclude", n.GetKind()+"/"+n.GetName())
+	}
+	return fmt.Sprintf("%s: %s: %s", describe(n), strings.Join(problems, "; "), fix)
+}
+
+// describe names an object as "Kind namespace/name", the name quoted when it
+// holds spaces or characters a terminal would act on.
+func describe(n *yaml.RNode) string {
+	id := printable(n.GetName())
+	if ns := n.GetNamespace(); ns != "" {
+		id = printable(ns) + "/" + id
+	}
+	return printable(n.GetKind()) + " " + id
+}
+
+func printable(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsGraphic(r) || unicode.IsSpace(r) || r == '"' }) >= 0 {
+		return capValue(s)
+	}
+	if len(s) > 253 {
+		return capValue(s)
+	}
+	return s
+}

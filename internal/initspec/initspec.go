@@ -12,8 +12,10 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -126,7 +128,7 @@ func (p *Plan) installMode(csv *v1alpha1.ClusterServiceVersion) {
 	supported := strings.Join(names, ", ")
 	switch {
 	case modes[v1alpha1.InstallModeTypeAllNamespaces]:
-		p.watchNote = "unset: the operator watches every namespace (AllNamespaces); install modes: " + supported
+		p.watchNote = "unset, the operator watches every namespace (install modes: " + supported + ")"
 	case modes[v1alpha1.InstallModeTypeOwnNamespace]:
 		p.Watch = []string{p.Namespace}
 		p.watchNote = "OwnNamespace: the operator watches its install namespace (install modes: " + supported + ")"
@@ -201,26 +203,27 @@ func (p *Plan) AnswerInstalls(findings []requirements.Finding) {
 }
 
 // AnswerRest is the second pass: every finding still pending is accepted.
-// RBAC-only API findings (warnings) that share their message are grouped
-// under one comment quoting it, and those of a group family the bundle
-// owns CRDs in (kubevirt.io's) become one glob; the others get their own
-// comment quoting the finding and its fix.
+// The RBAC-only API findings (the report's only API warnings) are grouped,
+// OpenShift's apart from the others since their fix differs, under one
+// comment quoting what their messages share, each entry's own part (who
+// provides the group) beside it; those of a group family the bundle owns
+// CRDs in (kubevirt.io's) become one glob. Every other finding gets its own
+// comment quoting it and its fix.
 func (p *Plan) AnswerRest(findings []requirements.Finding, owned []string) {
 	pending := requirements.Pending(findings)
 	globbed := ownedFamilies(pending, owned)
-	rbac := map[string]*Group{} // by message template
-	var order []string
-	var single []Group
-	for glob, fs := range globbed {
+	var groups []Group
+	for _, glob := range slices.Sorted(maps.Keys(globbed)) {
+		fs := globbed[glob]
 		subjects := make([]string, len(fs))
 		for i, f := range fs {
 			subjects[i] = f.Subject
 		}
-		single = append(single, Group{
+		groups = append(groups, Group{
 			Header: []string{
-				fmt.Sprintf("%d RBAC-only warnings for groups of *.%s, the family of the bundle's own CRDs (its operands ship them):", len(fs), glob),
-				echo.Text(strings.Join(subjects, ", ")),
-				"warning " + echo.Text(template(fs[0])),
+				fmt.Sprintf("%d warnings for groups of *.%s, the API family of the bundle's own CRDs (its operands ship them): %s",
+					len(fs), glob, echo.Text(strings.Join(subjects, ", "))),
+				`"` + echo.Text(template(fs[0])) + `"`,
 			},
 			Entries: []Entry{{Value: "api:*." + glob}},
 		})
@@ -233,44 +236,100 @@ func (p *Plan) AnswerRest(findings []requirements.Finding, owned []string) {
 		}
 		return false
 	}
+	var openshift, rbac []requirements.Finding
 	for _, f := range pending {
-		if covered(f) {
-			continue
-		}
-		if f.Category == requirements.API && f.Severity == requirements.Warning {
-			t := template(f)
-			g, ok := rbac[t]
-			if !ok {
-				g = &Group{Header: []string{"warning " + echo.Text(t), "fix: " + echo.Text(strings.ReplaceAll(f.Fix, f.Subject, "<group>"))}}
-				rbac[t] = g
-				order = append(order, t)
+		switch {
+		case covered(f):
+		case f.Category == requirements.API && f.Severity == requirements.Warning:
+			if group, _, _ := strings.Cut(f.Subject, "/"); isOpenShift(group) {
+				openshift = append(openshift, f)
+			} else {
+				rbac = append(rbac, f)
 			}
-			g.Entries = append(g.Entries, Entry{Value: f.Key(), Trailing: "from " + echo.Text(firstSource(f.Source))})
-			continue
-		}
-		e := Entry{Value: f.Key(), Above: quote(f)}
-		switch f.Category {
-		case requirements.Image:
-			e.Trailing = TODO + " fix the image (commented images/imagePullSecrets below), then drop this line"
-			p.imageSuggestion(f)
 		default:
-			if f.Severity == requirements.Error {
-				e.Trailing = TODO + " act on the fix above"
+			e := Entry{Value: f.Key(), Above: quote(f)}
+			switch {
+			case f.Category == requirements.Image:
+				e.Trailing = TODO + " fix the image (see the commented lines above), then drop this entry"
+				p.imageSuggestion(f)
+			case f.Severity == requirements.Error:
+				e.Trailing = TODO + " act on the fix above first"
 			}
+			groups = append(groups, Group{Entries: []Entry{e}})
 		}
-		single = append(single, Group{Entries: []Entry{e}})
 	}
-	for _, t := range order {
-		g := rbac[t]
-		if len(g.Entries) > 1 {
-			g.Header[0] = fmt.Sprintf("%d RBAC-only warnings: %s", len(g.Entries), g.Header[0])
-		}
-		single = append(single, *g)
-	}
-	slices.SortStableFunc(single, func(a, b Group) int {
+	groups = append(groups, shared(openshift)...)
+	groups = append(groups, shared(rbac)...)
+	slices.SortStableFunc(groups, func(a, b Group) int {
 		return cmp.Or(cmp.Compare(categoryIndex(a), categoryIndex(b)), strings.Compare(a.Entries[0].Value, b.Entries[0].Value))
 	})
-	p.Accept = append(p.Accept, single...)
+	p.Accept = append(p.Accept, groups...)
+}
+
+// shared puts findings under one comment quoting the end their message
+// templates share (at a word boundary, at least minShared characters),
+// each entry's own beginning ("provided by Velero") beside it, and the fix
+// of the finding whose message is the shared part alone (else the first's).
+// Without such a shared part, each finding gets its own quote.
+func shared(fs []requirements.Finding) []Group {
+	if len(fs) == 0 {
+		return nil
+	}
+	common := template(fs[0])
+	for _, f := range fs[1:] {
+		common = commonSuffix(common, template(f))
+	}
+	if i := strings.Index(common, " "); len(fs) > 1 && i >= 0 && !strings.HasPrefix(template(fs[0]), common) {
+		// Start at a word: "only the operator's …", not "ly the operator's …".
+		for _, f := range fs {
+			if template(f) == common {
+				i = -1
+			}
+		}
+		if i >= 0 {
+			common = common[i+1:]
+		}
+	}
+	if len(fs) == 1 || len(common) < minShared {
+		var out []Group
+		for _, f := range fs {
+			out = append(out, Group{Entries: []Entry{{Value: f.Key(), Above: quote(f)}}})
+		}
+		return out
+	}
+	fix := fs[0]
+	for _, f := range fs {
+		if template(f) == common {
+			fix = f
+			break
+		}
+	}
+	each := fmt.Sprintf(`%d %ss: "%s"`, len(fs), fs[0].Severity, echo.Text(common))
+	if slices.ContainsFunc(fs, func(f requirements.Finding) bool { return template(f) != common }) {
+		each = fmt.Sprintf(`%d %ss, each "… %s"`, len(fs), fs[0].Severity, echo.Text(common))
+	}
+	g := Group{Header: []string{
+		each,
+		"fix: " + echo.Text(strings.ReplaceAll(fix.Fix, fix.Subject, "<group>")),
+	}}
+	for _, f := range fs {
+		own := strings.TrimSuffix(strings.TrimSuffix(template(f), common), " ")
+		g.Entries = append(g.Entries, Entry{Value: f.Key(), Trailing: echo.Text(strings.TrimSuffix(own, ":"))})
+	}
+	return []Group{g}
+}
+
+// minShared is the shortest shared message worth one comment for several
+// findings.
+const minShared = 40
+
+// commonSuffix is the longest common end of a and b.
+func commonSuffix(a, b string) string {
+	n := 0
+	for n < len(a) && n < len(b) && a[len(a)-1-n] == b[len(b)-1-n] {
+		n++
+	}
+	return a[len(a)-n:]
 }
 
 // categoryIndex orders accept groups as the report orders categories.
@@ -344,19 +403,23 @@ func template(f requirements.Finding) string {
 // the message and the fix.
 func quote(f requirements.Finding) []string {
 	return []string{
-		echo.Text(fmt.Sprintf("%s %s (from %s):", f.Severity, f.Key(), f.Source)),
-		echo.Text(f.Message),
+		echo.Text(fmt.Sprintf("%s %s (from %s): %q", f.Severity, f.Key(), firstSource(f.Source), f.Message)),
 		"fix: " + echo.Text(f.Fix),
 	}
 }
 
-// firstSource is the first place a merged finding's source names.
+// firstSource is the first place a merged finding's source names, and how
+// many more it names ("N more" counted in).
 func firstSource(s string) string {
-	first, rest, more := strings.Cut(s, "; ")
-	if more {
-		return first + " and " + fmt.Sprint(strings.Count(rest, "; ")+1) + " more"
+	items := strings.Split(s, "; ")
+	more := len(items) - 1
+	if n, err := strconv.Atoi(strings.TrimSuffix(items[len(items)-1], " more")); err == nil && more > 0 {
+		more += n - 1
 	}
-	return first
+	if more > 0 {
+		return fmt.Sprintf("%s and %d more", items[0], more)
+	}
+	return items[0]
 }
 
 func isOpenShift(group string) bool {

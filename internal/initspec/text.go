@@ -16,9 +16,9 @@ const commentWidth = 100
 // the header.
 func (p *Plan) Text(csv string) []byte {
 	var w textWriter
-	w.comment("", "Written by olm-cmp init for "+echo.Text(csv)+". It renders with `olm-cmp render --strict`:")
-	w.comment("", "each requirement finding is answered below, quoted above its entry. Lines marked "+TODO)
-	w.comment("", "are what init could not decide for you. All fields: docs/spec.md.")
+	w.comment("", "Written by olm-cmp init for "+echo.Text(csv)+". It renders with `olm-cmp render --strict`: "+
+		"each requirement finding is answered below, quoted above its entry. Lines marked "+TODO+
+		" are what init could not decide for you. All fields: docs/spec.md.")
 	w.line("apiVersion: " + spec.APIVersion)
 	w.line("kind: " + spec.Kind)
 	w.line("metadata:")
@@ -50,21 +50,22 @@ func (p *Plan) Text(csv string) []byte {
 	if len(p.Watch) > 0 {
 		w.trailing("  watchNamespaces: "+flow(p.Watch), p.watchNote)
 	} else if p.watchNote != "" {
-		w.comment("  ", "watchNamespaces "+p.watchNote)
+		w.comment("  ", "watchNamespaces: "+p.watchNote)
 	}
 	if len(p.Examples) > 0 {
-		w.comment("  ", "the CSV's alm-examples: uncomment to render one as a custom resource (after the operator, last wave)")
-		w.comment("  ", "examples: "+echo.Text(flow(p.Examples[:1]))+"  # kinds: "+echo.Text(strings.Join(p.Examples, ", ")))
+		w.comment("  ", "the CSV's alm-examples ("+echo.Text(strings.Join(p.Examples, ", "))+"): uncomment to render them as custom resources, in the last wave")
+		w.comment("  ", "examples: "+echo.Text(flow(p.Examples[:1])))
 	}
 	if len(p.images) > 0 || p.pullSecrets {
 		w.comment("  ", "what the accepted image findings below stand in for:")
+		// Commented-out YAML: never wrapped, so uncommenting it works.
 		if p.pullSecrets {
-			w.comment("  ", "imagePullSecrets: [pull-secret]          # a Secret you create in the namespace")
+			w.line("  # imagePullSecrets: [pull-secret]   # a Secret you create in the namespace")
 		}
 		if len(p.images) > 0 {
-			w.comment("  ", "images:                                  # the reference to run instead, pinned by digest")
+			w.line("  # images:                           # the reference to run instead, pinned by digest")
 			for _, img := range p.images {
-				w.comment("  ", "  "+echo.Text(scalar(img))+": registry.example.com/REPOSITORY@sha256:DIGEST")
+				w.line("  #   " + oneLine(scalar(img)) + ": registry.example.com/REPOSITORY@sha256:DIGEST")
 			}
 		}
 	}
@@ -166,11 +167,12 @@ func flow(list []string) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-// Lines counts the lines of text, and those marked TODO.
+// Lines counts the lines of text, and the entries marked TODO (a value
+// whose trailing comment starts with TODO:, not a comment line).
 func Lines(text []byte) (total, todo int) {
 	for _, l := range strings.Split(strings.TrimSuffix(string(text), "\n"), "\n") {
 		total++
-		if strings.Contains(l, "# "+TODO) {
+		if !strings.HasPrefix(strings.TrimSpace(l), "#") && strings.Contains(l, "  # "+TODO) {
 			todo++
 		}
 	}

@@ -275,6 +275,7 @@ func shared(fs []requirements.Finding) []Group {
 	if len(fs) == 0 {
 		return nil
 	}
+	fs = slices.SortedFunc(slices.Values(fs), func(a, b requirements.Finding) int { return strings.Compare(a.Subject, b.Subject) })
 	common := template(fs[0])
 	for _, f := range fs[1:] {
 		common = commonSuffix(common, template(f))

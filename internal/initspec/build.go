@@ -62,11 +62,11 @@ func Build(ctx context.Context, r *render.Renderer, req Request) (*Result, error
 	}, SourceDir: req.Dir}
 	rv, err := r.Resolve(ctx, base)
 	if err != nil {
-		return nil, err
+		return nil, asGiven(err, req, src)
 	}
 	b, err := r.Load(ctx, rv)
 	if err != nil {
-		return nil, err
+		return nil, asGiven(err, req, src)
 	}
 	src = pin(src, rv)
 	plan, err := New(b, src, req.Namespace)
@@ -106,6 +106,21 @@ func verify(ctx context.Context, r *render.Renderer, dir string, text []byte) (*
 		return nil, err
 	}
 	return nil, fmt.Errorf("the spec init made does not render with --strict, so %s was not written (a bug in olm-cmp init: please report it with the bundle): %w", file, err)
+}
+
+// asGiven names the bundle or catalog in a resolve or load error as the
+// command line gave it: the render names it as the spec would, relative to
+// req.Dir, which is not what the user typed.
+func asGiven(err error, req Request, src Source) error {
+	for _, r := range []struct{ field, spec, given string }{
+		{"spec.bundle", src.Bundle, req.Ref}, {"spec.catalog", src.Catalog, req.Catalog},
+	} {
+		prefix := fmt.Sprintf("%s %q: ", r.field, r.spec)
+		if r.spec != "" && r.spec != r.given && strings.HasPrefix(err.Error(), prefix) {
+			return fmt.Errorf("%s: %s", r.given, strings.TrimPrefix(err.Error(), prefix))
+		}
+	}
+	return err
 }
 
 // source is how the spec will name req's bundle, as seen from req.Dir.

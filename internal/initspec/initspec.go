@@ -93,8 +93,8 @@ func New(b *bundle.Bundle, src Source, namespace string) (*Plan, error) {
 	}
 	switch sug := b.CSV.Annotations[SuggestedNamespace]; {
 	case namespace != "":
-		if msgs := validation.IsDNS1123Label(namespace); len(msgs) > 0 {
-			return nil, fmt.Errorf("--namespace %s: %s", echo.Quote(namespace), strings.Join(msgs, "; "))
+		if len(validation.IsDNS1123Label(namespace)) > 0 {
+			return nil, fmt.Errorf("--namespace %s: not a namespace name: use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit", echo.Quote(namespace))
 		}
 		p.Namespace, p.nsNote = namespace, "chosen with --namespace"
 	case sug != "" && len(validation.IsDNS1123Label(sug)) == 0:

@@ -172,7 +172,7 @@ func TestNamespace(t *testing.T) {
 	if p, err = New(b, Source{Bundle: "./b"}, "mine"); err != nil || p.Namespace != "mine" {
 		t.Errorf("chosen: %q %v", p.Namespace, err)
 	}
-	if _, err := New(b, Source{Bundle: "./b"}, "Not_A_Namespace"); err == nil || !strings.Contains(err.Error(), `--namespace "Not_A_Namespace": a lowercase RFC 1123 label`) {
+	if _, err := New(b, Source{Bundle: "./b"}, "Not_A_Namespace"); err == nil || !strings.Contains(err.Error(), `--namespace "Not_A_Namespace": not a namespace name`) {
 		t.Errorf("bad --namespace: %v", err)
 	}
 }
@@ -340,5 +340,14 @@ func TestWrite(t *testing.T) {
 	}
 	if _, err := Write(file, []byte("x"), false); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Errorf("file as dir: %v", err)
+	}
+	// A directory nobody may write in, root included (sysfs).
+	if f, err := os.CreateTemp("/sys", "probe"); err == nil {
+		f.Close()
+		os.Remove(f.Name())
+	} else if _, err := os.Stat("/sys"); err == nil {
+		if _, err := Write("/sys", []byte("x"), false); err == nil || err.Error() != "cannot write in /sys (permission denied): give -d a directory you can write to" {
+			t.Errorf("unwritable: %v", err)
+		}
 	}
 }

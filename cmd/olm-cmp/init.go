@@ -66,8 +66,8 @@ replaced without --force; init writes nothing else, and writes atomically.`,
 			}
 			printWarnings(cmd.ErrOrStderr(), res.Warnings)
 			total, todo := initspec.Lines(res.Text)
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d lines, %d requirement findings answered, %d lines marked TODO; check it with olm-cmp render --strict %s\n",
-				file, total, res.Findings, todo, req.Dir)
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d lines; requirement findings answered: %d; entries marked TODO: %d (grep -n '# TODO:' %s); it renders with olm-cmp render --strict %s\n",
+				file, total, res.Findings, todo, file, req.Dir)
 			return nil
 		},
 	}

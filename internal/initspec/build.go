@@ -1,6 +1,7 @@
 package initspec
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -86,6 +87,9 @@ func Build(ctx context.Context, r *render.Renderer, req Request) (*Result, error
 		return nil, err
 	}
 	plan.AnswerRest(res.Requirements, ownedGroups(b))
+	if n := len(plan.Spec().Accept); n > spec.MaxAcceptEntries {
+		return nil, fmt.Errorf("%d findings to accept, over the %d entries spec.accept may hold: write this spec by hand, accepting whole categories (\"openshift\") or * globs; olm-cmp inspect %s lists them", n, spec.MaxAcceptEntries, cmp.Or(req.Ref, req.Catalog))
+	}
 	text := plan.Text(fmt.Sprintf("%s (%s %s)", b.CSV.Name, b.Package, b.CSV.Spec.Version.String()))
 	return verify(ctx, r, req.Dir, text)
 }

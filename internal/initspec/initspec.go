@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -247,7 +248,7 @@ func (p *Plan) AnswerRest(findings []requirements.Finding, owned []string) {
 				rbac = append(rbac, f)
 			}
 		default:
-			e := Entry{Value: f.Key(), Above: quote(f)}
+			e := Entry{Value: acceptValue(f), Above: quote(f)}
 			switch {
 			case f.Category == requirements.Image:
 				e.Trailing = TODO + " fix the image (see the commented lines above), then drop this entry"
@@ -294,7 +295,7 @@ func shared(fs []requirements.Finding) []Group {
 	if len(fs) == 1 || len(common) < minShared {
 		var out []Group
 		for _, f := range fs {
-			out = append(out, Group{Entries: []Entry{{Value: f.Key(), Above: quote(f)}}})
+			out = append(out, Group{Entries: []Entry{{Value: acceptValue(f), Above: quote(f)}}})
 		}
 		return out
 	}
@@ -315,7 +316,7 @@ func shared(fs []requirements.Finding) []Group {
 	}}
 	for _, f := range fs {
 		own := strings.TrimSuffix(strings.TrimSuffix(template(f), common), " ")
-		g.Entries = append(g.Entries, Entry{Value: f.Key(), Trailing: echo.Text(strings.TrimSuffix(own, ":"))})
+		g.Entries = append(g.Entries, Entry{Value: acceptValue(f), Trailing: echo.Text(strings.TrimSuffix(own, ":"))})
 	}
 	return []Group{g}
 }
@@ -331,6 +332,21 @@ func commonSuffix(a, b string) string {
 		n++
 	}
 	return a[len(a)-n:]
+}
+
+// acceptValue is f's accept entry: its key, or, past spec.MaxAcceptLength
+// (a 253-character group, a long image reference), its beginning and a *,
+// which matches it.
+func acceptValue(f requirements.Finding) string {
+	k := f.Key()
+	if len(k) <= spec.MaxAcceptLength {
+		return k
+	}
+	cut := spec.MaxAcceptLength - 1
+	for cut > 0 && !utf8.RuneStart(k[cut]) {
+		cut--
+	}
+	return k[:cut] + "*"
 }
 
 // categoryIndex orders accept groups as the report orders categories.

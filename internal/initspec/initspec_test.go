@@ -351,3 +351,20 @@ func TestWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestLongSubject: an entry past spec.MaxAcceptLength is cut into a glob
+// that still matches the finding (a 253-character group is a valid one).
+func TestLongSubject(t *testing.T) {
+	group := strings.Repeat("a", 60) + "." + strings.Repeat("b", 60) + "." + strings.Repeat("c", 60) + "." + strings.Repeat("d", 60) + ".example.é"
+	p := &Plan{}
+	p.AnswerRest([]requirements.Finding{rbacWarning(group, "")}, nil)
+	got := p.Spec().Accept
+	if len(got) != 1 || len(got[0]) > spec.MaxAcceptLength || !strings.HasSuffix(got[0], "*") || !strings.HasPrefix("api:"+group, strings.TrimSuffix(got[0], "*")) {
+		t.Errorf("accept %q for %d-character key", got, len("api:"+group))
+	}
+	s := p.Spec()
+	s.Bundle, s.Namespace = "./b", "ns"
+	if err := s.Validate(); err != nil {
+		t.Errorf("the spec does not validate: %v", err)
+	}
+}

@@ -37,8 +37,8 @@ type Request struct {
 // Result is the spec init wrote and what its strict render said.
 type Result struct {
 	Text []byte
-	// Findings is the requirements report of the spec as written: every
-	// one answered (accepted, or served through clusterAPIs).
+	// Findings counts the requirements report's findings for the bundle
+	// alone, every one answered (served through clusterAPIs, or accepted).
 	Findings int
 	// Warnings are the strict render's warnings (none expected).
 	Warnings []string
@@ -83,6 +83,7 @@ func Build(ctx context.Context, r *render.Renderer, req Request) (*Result, error
 		return nil, err
 	}
 	plan.AnswerInstalls(res.Requirements)
+	found := len(res.Requirements)
 	if res, err = report(); err != nil {
 		return nil, err
 	}
@@ -91,7 +92,12 @@ func Build(ctx context.Context, r *render.Renderer, req Request) (*Result, error
 		return nil, fmt.Errorf("%d findings to accept, over the %d entries spec.accept may hold: write this spec by hand, accepting whole categories (\"openshift\") or * globs; olm-cmp inspect %s lists them", n, spec.MaxAcceptEntries, cmp.Or(req.Ref, req.Catalog))
 	}
 	text := plan.Text(fmt.Sprintf("%s (%s %s)", b.CSV.Name, b.Package, b.CSV.Spec.Version.String()))
-	return verify(ctx, r, req.Dir, text)
+	out, err := verify(ctx, r, req.Dir, text)
+	if err != nil {
+		return nil, err
+	}
+	out.Findings = found
+	return out, nil
 }
 
 // verify renders text as olm-cmp render --strict would from dir.
@@ -103,7 +109,7 @@ func verify(ctx context.Context, r *render.Renderer, dir string, text []byte) (*
 		s.Strict = true
 		var res *render.Result
 		if res, err = r.Render(ctx, render.Request{Spec: s, Name: f.Metadata.Name, SourceDir: dir}); err == nil {
-			return &Result{Text: text, Findings: len(res.Requirements), Warnings: res.Warnings}, nil
+			return &Result{Text: text, Warnings: res.Warnings}, nil
 		}
 	}
 	if ctx.Err() != nil {

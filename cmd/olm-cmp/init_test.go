@@ -94,6 +94,12 @@ func TestInitImage(t *testing.T) {
 	if err != nil || !strings.Contains(out, "is already pinned") {
 		t.Errorf("resolve --write after init: %v\n%s", err, out)
 	}
+	// Without a tag (latest): the digest pins it, no version is invented.
+	latest := bundletest.PushDir(t, host, "demo/untagged", "latest", "../../examples/demo/bundle")
+	text = initAndRender(t, t.TempDir(), []string{host + "/demo/untagged", "--insecure-registry", host}, []string{"--insecure-registry", host})
+	if want := "  bundle: \"" + host + "/demo/untagged\"\n  digest: \"" + latest + "\""; !strings.Contains(text, want) {
+		t.Errorf("untagged: spec lacks\n%s\n---\n%s", want, text)
+	}
 }
 
 // TestInitCatalog: a catalog directory and a package, through the

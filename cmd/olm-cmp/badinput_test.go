@@ -360,6 +360,12 @@ func TestBadInputInit(t *testing.T) {
 			})
 			return []string{b}, b + ": manifests/greeter-operator.clusterserviceversion.yaml: document 1: yaml: line 3: did not find expected node content"
 		}, true},
+		{"bundle-file-broken", func(t *testing.T, dir string) ([]string, string) {
+			b := brokenBundle(t, func(b string) {
+				os.WriteFile(filepath.Join(b, "manifests", "junk.yaml"), []byte("kind: [\n"), 0o644)
+			})
+			return []string{b}, b + ": manifests/junk.yaml: document 1: yaml: line 1: did not find expected node content; if the operator does not need the objects of manifests/junk.yaml, skip the file: spec.excludeFiles: [manifests/junk.yaml] (or use another bundle version); with init: --exclude-file manifests/junk.yaml"
+		}, false},
 		{"bundle-without-metadata", func(t *testing.T, dir string) ([]string, string) {
 			b := brokenBundle(t, func(b string) { os.RemoveAll(filepath.Join(b, "metadata")) })
 			return []string{b}, b + ": metadata/annotations.yaml not found: a registry+v1 bundle needs it to name its package"

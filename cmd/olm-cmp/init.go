@@ -27,6 +27,7 @@ image or ./directory) chooses for --package, --channel and --version (a range):
   - the namespace the CSV suggests (operatorframework.io/suggested-namespace),
     else the package name, marked TODO; -n chooses it;
   - watchNamespaces when the operator cannot watch every namespace;
+  - excludeFiles, the bundle files given with --exclude-file;
   - the alm-examples kinds, as a commented examples line;
   - every finding of the requirements report answered, each under a comment
     quoting it: clusterAPIs for an API to install (cert-manager for webhook
@@ -79,6 +80,7 @@ replaced without --force; init writes nothing else, and writes atomically.`,
 	f.StringVar(&req.Package, "package", "", "package to choose from --catalog")
 	f.StringVar(&req.Channel, "channel", "", "channel(s) of --package, comma-separated; default every channel")
 	f.StringVar(&req.Version, "version", "", "with --catalog a version range (1.2.x, \">=1.0.0 <2\"; default the newest), with an image its tag")
+	f.StringArrayVar(&req.ExcludeFiles, "exclude-file", nil, "bundle file to skip unread (spec.excludeFiles), repeatable: manifests/broken.yaml, as a load error names it")
 	rf.register(f)
 	return cmd
 }

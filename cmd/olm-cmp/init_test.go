@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/olm-cmp/olm-cmp/internal/badinput"
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
 	"github.com/olm-cmp/olm-cmp/internal/initspec"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
@@ -142,5 +143,17 @@ func TestInitTrial(t *testing.T) {
 			entries := len(regexp.MustCompile(`(?m)^  - `).FindAllString(text, -1))
 			t.Logf("%s: init wrote %d lines (%d list entries), %d marked TODO", c.bundle, total, entries, todo)
 		})
+	}
+}
+
+// TestInitExcludeFile: the way past a bundle file that does not load, as
+// the load error names it, is written as spec.excludeFiles.
+func TestInitExcludeFile(t *testing.T) {
+	b := filepath.Join(t.TempDir(), "bundle")
+	badinput.CopyDir(t, "../../examples/demo/bundle", b)
+	os.WriteFile(filepath.Join(b, "manifests", "junk.yaml"), []byte("kind: [\n"), 0o644)
+	text := initAndRender(t, t.TempDir(), []string{b, "--exclude-file", "manifests/junk.yaml"}, nil)
+	if !strings.Contains(text, "  excludeFiles: [manifests/junk.yaml]  # skipped unread") {
+		t.Errorf("spec lacks excludeFiles:\n%s", text)
 	}
 }

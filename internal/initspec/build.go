@@ -29,6 +29,9 @@ type Request struct {
 	Catalog, Package, Channel, Version string
 	// Namespace, when set, replaces the CSV's suggestion.
 	Namespace string
+	// ExcludeFiles are bundle files to skip unread (spec.excludeFiles): the
+	// way past a vendor's file that does not load.
+	ExcludeFiles []string
 	// Dir is where olm-cmp.yaml goes: paths in the spec are relative to it,
 	// and its other YAML files are the render's extra manifests.
 	Dir string
@@ -59,7 +62,7 @@ func Build(ctx context.Context, r *render.Renderer, req Request) (*Result, error
 	// The install namespace plays no part in loading; Resolve wants one.
 	base := render.Request{Spec: spec.Spec{
 		Bundle: src.Bundle, Version: src.Version, Catalog: src.Catalog, Package: src.Package, Channel: src.Channel,
-		Namespace: "init",
+		Namespace: "init", ExcludeFiles: req.ExcludeFiles,
 	}, SourceDir: req.Dir}
 	rv, err := r.Resolve(ctx, base)
 	if err != nil {
@@ -67,6 +70,10 @@ func Build(ctx context.Context, r *render.Renderer, req Request) (*Result, error
 	}
 	b, err := r.Load(ctx, rv)
 	if err != nil {
+		if fe := (*bundle.FileError)(nil); errors.As(err, &fe) {
+			// The hint names the spec field; init takes it as a flag.
+			err = fmt.Errorf("%w; with init: --exclude-file %s", err, fe.File)
+		}
 		return nil, asGiven(err, req, src)
 	}
 	src = pin(src, rv)
@@ -74,6 +81,7 @@ func Build(ctx context.Context, r *render.Renderer, req Request) (*Result, error
 	if err != nil {
 		return nil, err
 	}
+	plan.ExcludeFiles = req.ExcludeFiles
 	report := func() (*render.Result, error) {
 		rv.Request.Spec, rv.Request.Name = plan.Spec(), plan.Name
 		return r.RenderLoaded(ctx, rv, b)

@@ -60,6 +60,8 @@ type Plan struct {
 
 	// Examples are the alm-examples kinds, in order, without repeats.
 	Examples []string
+	// ExcludeFiles are the bundle files skipped unread (--exclude-file).
+	ExcludeFiles []string
 
 	ClusterAPIs []Group
 	Accept      []Group
@@ -161,7 +163,7 @@ func (p *Plan) Spec() spec.Spec {
 	s := spec.Spec{
 		Bundle: p.Source.Bundle, Catalog: p.Source.Catalog, Package: p.Source.Package, Channel: p.Source.Channel,
 		Version: p.Source.Version, Digest: p.Source.Digest,
-		Namespace: p.Namespace, WatchNamespaces: p.Watch,
+		Namespace: p.Namespace, WatchNamespaces: p.Watch, ExcludeFiles: p.ExcludeFiles,
 	}
 	for _, g := range p.ClusterAPIs {
 		for _, e := range g.Entries {

@@ -52,6 +52,9 @@ func (p *Plan) Text(csv string) []byte {
 	} else if p.watchNote != "" {
 		w.comment("  ", "watchNamespaces: "+p.watchNote)
 	}
+	if len(p.ExcludeFiles) > 0 {
+		w.line("  excludeFiles: " + flow(p.ExcludeFiles) + "  # skipped unread (--exclude-file): the bundle does not load with them")
+	}
 	if len(p.Examples) > 0 {
 		w.comment("  ", "the CSV's alm-examples ("+echo.Text(strings.Join(p.Examples, ", "))+"): uncomment to render them as custom resources, in the last wave")
 		w.comment("  ", "examples: "+echo.Text(flow(p.Examples[:1])))

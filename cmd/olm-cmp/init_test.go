@@ -116,6 +116,16 @@ func TestInitCatalog(t *testing.T) {
 			t.Errorf("spec lacks %q:\n%s", want, text)
 		}
 	}
+	// A catalog image: its reference kept as given (its tag may move: the
+	// digest pins the bundle chosen), the newest version.
+	bundletest.Push(t, host, "demo/catalog", "latest", bundletest.CatalogImage(t, filepath.Join(cat, "catalog"), "/configs"))
+	text = initAndRender(t, t.TempDir(), []string{"--catalog", host + "/demo/catalog:latest", "--package", "greeter-operator", "--channel", "stable", "--insecure-registry", host},
+		[]string{"--insecure-registry", host})
+	for _, want := range []string{"  catalog: \"" + host + "/demo/catalog:latest\"\n", "  channel: stable\n", "  version: \"0.2.0\"  # the newest version;", "  digest: \"sha256:"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("spec lacks %q:\n%s", want, text)
+		}
+	}
 }
 
 // TestInitTrial is the issue's acceptance trial: init on two real bundles

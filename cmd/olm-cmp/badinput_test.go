@@ -392,3 +392,158 @@ func greeterCRD(versions, props, enum int, noSchema bool) string {
 	b.WriteString(`]}}`)
 	return b.String()
 }
+
+// TestBadInputInit is the corpus for olm-cmp init: every case fails with
+// its one-line message, prints nothing on stdout, and leaves the target
+// directory exactly as it was (no spec, no temporary file).
+func TestBadInputInit(t *testing.T) {
+	demo := mustAbs(t, "../../examples/demo/bundle")
+	brokenBundle := func(t *testing.T, edit func(dir string)) string {
+		b := filepath.Join(t.TempDir(), "bundle")
+		badinput.CopyDir(t, demo, b)
+		edit(b)
+		return b
+	}
+	for _, c := range []struct {
+		name string
+		// setup returns the init arguments (after -d DIR) and the expected
+		// error ($DIR: the target directory); the target is empty unless
+		// setup writes into it.
+		setup    func(t *testing.T, dir string) (args []string, want string)
+		contains bool
+	}{
+		{"bundle-dir-missing", func(t *testing.T, dir string) ([]string, string) {
+			return []string{"./no-such-bundle"}, "./no-such-bundle: no such directory: give a bundle directory (holding manifests/ and metadata/) or an image reference"
+		}, false},
+		{"bundle-is-a-file", func(t *testing.T, dir string) ([]string, string) {
+			f := filepath.Join(t.TempDir(), "bundle.yaml")
+			os.WriteFile(f, []byte("x: 1\n"), 0o644)
+			return []string{f}, f + ": not a directory: give a bundle directory (holding manifests/ and metadata/) or an image reference"
+		}, false},
+		{"target-missing", func(t *testing.T, dir string) ([]string, string) {
+			return []string{demo, "-d", filepath.Join(dir, "apps", "x")}, "--dir $DIR/apps/x: no such directory: create it first (mkdir -p $DIR/apps/x)"
+		}, false},
+		{"target-is-a-file", func(t *testing.T, dir string) ([]string, string) {
+			os.WriteFile(filepath.Join(dir, "f"), nil, 0o644)
+			return []string{demo, "-d", filepath.Join(dir, "f")}, "--dir $DIR/f: not a directory: give the directory to write olm-cmp.yaml into"
+		}, false},
+		{"target-unwritable", func(t *testing.T, dir string) ([]string, string) {
+			ro := filepath.Join(dir, "ro")
+			os.Mkdir(ro, 0o555)
+			if f, err := os.CreateTemp(ro, "probe"); err == nil {
+				f.Close()
+				os.Remove(f.Name())
+				t.Skip("running with permission to write anywhere (root)")
+			}
+			return []string{demo, "-d", ro}, "cannot write in $DIR/ro (permission denied): give -d a directory you can write to"
+		}, false},
+		{"bundle-csv-broken", func(t *testing.T, dir string) ([]string, string) {
+			b := brokenBundle(t, func(b string) {
+				os.WriteFile(filepath.Join(b, "manifests", "greeter-operator.clusterserviceversion.yaml"), []byte("apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata: [\n"), 0o644)
+			})
+			return []string{b}, b + ": manifests/greeter-operator.clusterserviceversion.yaml: document 1: yaml: line 3: did not find expected node content"
+		}, true},
+		{"bundle-file-broken", func(t *testing.T, dir string) ([]string, string) {
+			b := brokenBundle(t, func(b string) {
+				os.WriteFile(filepath.Join(b, "manifests", "junk.yaml"), []byte("kind: [\n"), 0o644)
+			})
+			return []string{b}, b + ": manifests/junk.yaml: document 1: yaml: line 1: did not find expected node content; if the operator does not need the objects of manifests/junk.yaml, skip the file: spec.excludeFiles: [manifests/junk.yaml] (or use another bundle version); with init: --exclude-file manifests/junk.yaml"
+		}, false},
+		{"bundle-without-metadata", func(t *testing.T, dir string) ([]string, string) {
+			b := brokenBundle(t, func(b string) { os.RemoveAll(filepath.Join(b, "metadata")) })
+			return []string{b}, b + ": metadata/annotations.yaml not found: a registry+v1 bundle needs it to name its package"
+		}, false},
+		{"spec-exists", func(t *testing.T, dir string) ([]string, string) {
+			os.WriteFile(filepath.Join(dir, "olm-cmp.yaml"), []byte("# mine\n"), 0o644)
+			return []string{demo}, "$DIR/olm-cmp.yaml exists: init never overwrites a spec; give --force to replace it, or -d another directory"
+		}, false},
+		{"spec-is-a-symlink", func(t *testing.T, dir string) ([]string, string) {
+			shared := filepath.Join(t.TempDir(), "shared.yaml")
+			os.WriteFile(shared, []byte("# shared\n"), 0o644)
+			os.Symlink(shared, filepath.Join(dir, "olm-cmp.yaml"))
+			return []string{demo, "--force"}, "$DIR/olm-cmp.yaml is a symbolic link: init does not write through it (what it leads to may be shared): remove the link first"
+		}, false},
+		{"spec-yml-beside", func(t *testing.T, dir string) ([]string, string) {
+			os.WriteFile(filepath.Join(dir, "olm-cmp.yml"), []byte("# old\n"), 0o644)
+			return []string{demo}, "$DIR/olm-cmp.yml exists: olm-cmp reads olm-cmp.yaml (and would read olm-cmp.yml as an extra manifest): rename or remove it first"
+		}, false},
+		{"extra-manifest-broken", func(t *testing.T, dir string) ([]string, string) {
+			os.WriteFile(filepath.Join(dir, "cr.yaml"), []byte("kind: [\n"), 0o644)
+			return []string{demo}, "extra manifest cr.yaml: document 1: yaml: line 1: did not find expected node content"
+		}, false},
+		{"catalog-without-package", func(t *testing.T, dir string) ([]string, string) {
+			return []string{"--catalog", "./catalog"}, "--catalog needs --package: the package to install from the catalog"
+		}, false},
+		{"package-without-catalog", func(t *testing.T, dir string) ([]string, string) {
+			return []string{demo, "--package", "p"}, "--package and --channel need --catalog"
+		}, false},
+		{"bundle-and-catalog", func(t *testing.T, dir string) ([]string, string) {
+			return []string{demo, "--catalog", "./catalog", "--package", "p"}, "give either a bundle (" + demo + ") or --catalog, not both"
+		}, false},
+		{"version-with-a-directory", func(t *testing.T, dir string) ([]string, string) {
+			return []string{demo, "--version", "1.0"}, `--version "1.0": only a bundle image or a catalog takes a version; "` + demo + `" is a directory`
+		}, false},
+		{"namespace-invalid", func(t *testing.T, dir string) ([]string, string) {
+			return []string{demo, "-n", "Bad_NS\x1b[2J"}, `--namespace "Bad_NS\x1b[2J": not a namespace name: use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit`
+		}, false},
+		{"registry-404", func(t *testing.T, dir string) ([]string, string) {
+			fr := bundletest.NewFaultRegistry(t, bundletest.FaultOptions{})
+			fr.PushDir(t, "tiny", "v1", demo)
+			fr.Inject(bundletest.Where{Path: bundletest.TagPath("v1")}, bundletest.Fault{Status: 404}, -1)
+			return []string{fr.Host + "/tiny:v1", "--insecure-registry", fr.Host}, "404 Not Found"
+		}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args, want := c.setup(t, dir)
+			before := snapshot(t, dir)
+			out, _, err := run(t, append([]string{"init", "-d", dir, "--timeout", "20s"}, args...)...)
+			if err == nil {
+				t.Fatalf("init succeeded: %s", out)
+			}
+			if out != "" {
+				t.Errorf("stdout: %q", out)
+			}
+			msg := strings.ReplaceAll(err.Error(), dir, "$DIR")
+			for _, line := range strings.Split(msg, "\n") {
+				if line == "" || strings.TrimLeft(line, " \t") != line {
+					t.Errorf("a problem spreads over several lines: %q", msg)
+				}
+			}
+			if strings.Contains(msg, "panic") || strings.Contains(msg, "goroutine") {
+				t.Errorf("reads like a crash: %s", msg)
+			}
+			if c.contains && !strings.Contains(msg, want) || !c.contains && msg != want {
+				t.Errorf("error:\n  %s\nwant:\n  %s", msg, want)
+			}
+			if after := snapshot(t, dir); after != before {
+				t.Errorf("the target directory changed:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
+}
+
+// snapshot lists a directory tree with each file's content (a symbolic
+// link as its target), for comparing before and after.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		switch {
+		case d.Type()&os.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			fmt.Fprintf(&b, "%s -> %s; ", rel, target)
+		case d.Type().IsRegular():
+			data, _ := os.ReadFile(p)
+			fmt.Fprintf(&b, "%s %q; ", rel, data)
+		default:
+			fmt.Fprintf(&b, "%s/; ", rel)
+		}
+		return nil
+	})
+	return b.String()
+}

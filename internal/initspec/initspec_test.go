@@ -1,0 +1,373 @@
+package initspec
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/requirements"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
+)
+
+const demoBundle = "../../examples/demo/bundle"
+
+// copyDir copies a bundle directory (two levels: manifests/, metadata/).
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// strictRender renders dir/olm-cmp.yaml as `olm-cmp render --strict dir`.
+func strictRender(t *testing.T, dir string) *render.Result {
+	t.Helper()
+	f, err := spec.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Spec
+	s.Strict = true
+	res, err := (&render.Renderer{}).Render(context.Background(), render.Request{Spec: s, Name: f.Metadata.Name, SourceDir: dir})
+	if err != nil {
+		t.Fatalf("strict render of the written spec: %v\n%s", err, readFile(t, filepath.Join(dir, spec.FileName)))
+	}
+	return res
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestBuildDemo: the demo bundle's spec, written and rendered strictly
+// through render, independently of Build's own check.
+func TestBuildDemo(t *testing.T) {
+	dir := t.TempDir()
+	res, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, RefIsDir: true, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Findings != 1 {
+		t.Errorf("%d findings answered; the demo has one (cert-manager for its webhooks)", res.Findings)
+	}
+	if _, err := Write(dir, res.Text, false); err != nil {
+		t.Fatal(err)
+	}
+	out := strictRender(t, dir)
+	if len(out.Warnings) != 0 {
+		t.Errorf("warnings: %q", out.Warnings)
+	}
+	f, err := spec.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(demoBundle)
+	if rel, _ := filepath.Rel(dir, abs); f.Spec.Bundle != rel || !render.IsDirRef(f.Spec.Bundle) {
+		t.Errorf("bundle %q, want the directory relative to the spec's, %q", f.Spec.Bundle, rel)
+	}
+	// The demo CSV suggests no namespace: the package name, marked TODO.
+	if f.Metadata.Name != "greeter-operator" || f.Spec.Namespace != "greeter-operator" || f.Spec.Version != "" || f.Spec.Digest != "" {
+		t.Errorf("spec: name %q, %+v", f.Metadata.Name, f.Spec)
+	}
+	if !slices.Equal(f.Spec.ClusterAPIs, []string{"cert-manager.io/v1"}) || len(f.Spec.Accept) != 0 {
+		t.Errorf("clusterAPIs %q, accept %q: want cert-manager for the webhooks' certificates, nothing to accept", f.Spec.ClusterAPIs, f.Spec.Accept)
+	}
+	text := string(res.Text)
+	for _, want := range []string{
+		"  namespace: greeter-operator  # TODO: choose the install namespace",
+		"  # examples: [Greeter]\n",
+		`# error certificates:cert-manager.io/v1 (from CSV webhookdefinitions`,
+		"  - cert-manager.io/v1  # TODO:",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	if total, todo := Lines(res.Text); todo != 2 || total != strings.Count(text, "\n") {
+		t.Errorf("Lines: %d total, %d TODO; want %d, 2", total, todo, strings.Count(text, "\n"))
+	}
+}
+
+// TestBuildSeesExtraManifests: the findings are those of the directory the
+// spec goes to, its extra manifests included; one that does not parse fails
+// the build, naming it.
+func TestBuildSeesExtraManifests(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "route.yaml"), []byte("apiVersion: route.openshift.io/v1\nkind: Route\nmetadata: {name: r}\nspec: {to: {kind: Service, name: s}}\n"), 0o644)
+	res, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, RefIsDir: true, Dir: dir, Namespace: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res.Text), "  - api:route.openshift.io  # TODO: act on the fix above first") {
+		t.Errorf("the Route's API is not answered:\n%s", res.Text)
+	}
+	os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte("kind: [\n"), 0o644)
+	if _, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, RefIsDir: true, Dir: dir}); err == nil || !strings.Contains(err.Error(), "broken.yaml") {
+		t.Errorf("broken extra manifest: %v", err)
+	}
+}
+
+// TestHostileCSV: bundle text reaches the spec only in comments, escaped on
+// one line, or as a validated value; the spec still renders strictly.
+func TestHostileCSV(t *testing.T) {
+	b := t.TempDir()
+	copyDir(t, demoBundle, b)
+	csv := filepath.Join(b, "manifests", "greeter-operator.clusterserviceversion.yaml")
+	data := readFile(t, csv)
+	data = strings.Replace(data, "    capabilities: Basic Install\n",
+		"    capabilities: Basic Install\n    operatorframework.io/suggested-namespace: \"evil\\nkind: Secret\"\n", 1)
+	data = strings.Replace(data, `"kind": "Greeter",`, `"kind": "Greeter\nspec:\n  bundle: x\u202e",`, 1)
+	os.WriteFile(csv, []byte(data), 0o644)
+	dir := t.TempDir()
+	res, err := Build(context.Background(), &render.Renderer{}, Request{Ref: b, RefIsDir: true, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(res.Text)
+	if strings.Contains(text, "\nkind: Secret") || strings.Contains(text, "\nspec:\n  bundle: x") || strings.ContainsRune(text, '\u202e') {
+		t.Fatalf("bundle text escaped its comment:\n%s", text)
+	}
+	if !strings.Contains(text, `the CSV's operatorframework.io/suggested-namespace "evil\nkind: Secret" is not a namespace name`) {
+		t.Errorf("the unusable suggestion is not named:\n%s", text)
+	}
+	Write(dir, res.Text, false)
+	strictRender(t, dir)
+}
+
+func TestNamespace(t *testing.T) {
+	b, err := bundle.LoadDir(mustAbs(t, demoBundle))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.CSV = b.CSV.DeepCopy()
+	b.CSV.Annotations[SuggestedNamespace] = "greeter-system"
+	p, err := New(b, Source{Bundle: "./b"}, "")
+	if err != nil || p.Namespace != "greeter-system" || p.nsTODO {
+		t.Errorf("suggested: %q %v %v", p.Namespace, p.nsTODO, err)
+	}
+	if p, err = New(b, Source{Bundle: "./b"}, "mine"); err != nil || p.Namespace != "mine" {
+		t.Errorf("chosen: %q %v", p.Namespace, err)
+	}
+	if _, err := New(b, Source{Bundle: "./b"}, "Not_A_Namespace"); err == nil || !strings.Contains(err.Error(), `--namespace "Not_A_Namespace": not a namespace name`) {
+		t.Errorf("bad --namespace: %v", err)
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// TestInstallModes: watchNamespaces are written when the operator cannot
+// watch every namespace; a guess (SingleNamespace, MultiNamespace) is a TODO.
+func TestInstallModes(t *testing.T) {
+	b, err := bundle.LoadDir(mustAbs(t, demoBundle))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		modes []v1alpha1.InstallModeType
+		watch []string
+		todo  bool
+	}{
+		{[]v1alpha1.InstallModeType{"AllNamespaces", "OwnNamespace"}, nil, false},
+		{[]v1alpha1.InstallModeType{"OwnNamespace"}, []string{"ns"}, false},
+		{[]v1alpha1.InstallModeType{"OwnNamespace", "SingleNamespace"}, []string{"ns"}, false},
+		{[]v1alpha1.InstallModeType{"SingleNamespace"}, []string{"default"}, true},
+		{[]v1alpha1.InstallModeType{"MultiNamespace"}, []string{"default"}, true},
+	} {
+		csv := b.CSV.DeepCopy()
+		csv.Spec.InstallModes = nil
+		for _, m := range c.modes {
+			csv.Spec.InstallModes = append(csv.Spec.InstallModes, v1alpha1.InstallMode{Type: m, Supported: true})
+		}
+		p := &Plan{Namespace: "ns"}
+		p.installMode(csv)
+		if !slices.Equal(p.Watch, c.watch) || p.watchTODO != c.todo {
+			t.Errorf("%v: watch %q todo %v, want %q %v", c.modes, p.Watch, p.watchTODO, c.watch, c.todo)
+		}
+	}
+}
+
+func rbacWarning(group, label string) requirements.Finding {
+	msg := "only the operator's RBAC rules name " + group + " (no object of the render, no required CRD); the render does not ship it"
+	if label != "" {
+		msg = label + ": " + msg
+	}
+	return requirements.Finding{Category: requirements.API, Subject: group, Severity: requirements.Warning, Source: "ClusterRole/x rules", Message: msg, Fix: "verify, then accept \"api:" + group + "\""}
+}
+
+// TestGlobs: a glob only over the RBAC-only warnings of a family the bundle
+// owns CRDs in, when two or more share it and no error does; never over a
+// domain many projects share.
+func TestGlobs(t *testing.T) {
+	fs := []requirements.Finding{
+		rbacWarning("backup.kubevirt.io", ""), rbacWarning("clone.kubevirt.io", ""),
+		rbacWarning("nodemaintenance.medik8s.io", ""), rbacWarning("remediation.medik8s.io", ""),
+		rbacWarning("route.openshift.io", "OpenShift-only API"), rbacWarning("config.openshift.io", "OpenShift-only API"),
+		rbacWarning("velero.io", "provided by Velero"),
+	}
+	p := &Plan{}
+	p.AnswerRest(fs, []string{"hco.kubevirt.io", "kubevirt.io", "operator.openshift.io"})
+	got := p.Spec().Accept
+	want := []string{"api:*.kubevirt.io", "api:config.openshift.io", "api:route.openshift.io", "api:nodemaintenance.medik8s.io", "api:remediation.medik8s.io", "api:velero.io"}
+	if !slices.Equal(got, want) {
+		t.Errorf("accept %q, want %q", got, want)
+	}
+	// An error in the family: no glob, the error stays its own entry.
+	errF := rbacWarning("vm.kubevirt.io", "")
+	errF.Severity, errF.Message = requirements.Error, "the render uses vm.kubevirt.io and does not ship it"
+	p = &Plan{}
+	p.AnswerRest(append(fs[:2:2], errF), []string{"kubevirt.io"})
+	if got := p.Spec().Accept; slices.Contains(got, "api:*.kubevirt.io") || !slices.Contains(got, "api:vm.kubevirt.io") {
+		t.Errorf("with an error in the family: %q", got)
+	}
+	// One finding: its own entry.
+	p = &Plan{}
+	p.AnswerRest(fs[:1], []string{"kubevirt.io"})
+	if got := p.Spec().Accept; !slices.Equal(got, []string{"api:backup.kubevirt.io"}) {
+		t.Errorf("one finding: %q", got)
+	}
+	text := string(p.Text("x"))
+	if !strings.Contains(text, "# warning api:backup.kubevirt.io (from ClusterRole/x rules): \"only the operator's RBAC rules name\n  # backup.kubevirt.io (no object") {
+		t.Errorf("a lone finding is not quoted:\n%s", text)
+	}
+}
+
+// TestSharedComment: findings whose messages share their end are listed
+// under one quote of it, each one's own beginning beside it.
+func TestSharedComment(t *testing.T) {
+	p := &Plan{}
+	p.AnswerRest([]requirements.Finding{rbacWarning("a.example.org", ""), rbacWarning("velero.io", "provided by Velero")}, nil)
+	text := string(p.Text("x"))
+	for _, want := range []string{
+		`# 2 warnings, each "… only the operator's RBAC rules name <group> (no object of the render, no`,
+		"  - api:a.example.org\n",
+		"  - api:velero.io  # provided by Velero\n",
+		`# fix: verify, then accept "api:<group>"`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestScalar: every value reads back as the same string.
+func TestScalar(t *testing.T) {
+	for _, s := range []string{"plain", "yes", "No", "on", "1.10", "0.2.0", "v1", "api:*.kubevirt.io", "${OPERATOR_IMAGE}", "a: b", "trailing:", "#x", "x #y",
+		"- item", "[a]", "{a}", "'q'", "\"q\"", "a\nb", "~", "null", "", "127.0.0.1:5000/repo", "./bundle", "../b", "@at", "*star", "&amp", "!tag", "%pct", "`bt`", "é"} {
+		var got map[string]any
+		if err := sigsyaml.Unmarshal([]byte("k: "+scalar(s)+"\n"), &got); err != nil {
+			t.Errorf("%q as %s: %v", s, scalar(s), err)
+			continue
+		}
+		if v, ok := got["k"].(string); !ok || v != s {
+			t.Errorf("%q written %s reads back as %#v", s, scalar(s), got["k"])
+		}
+	}
+}
+
+func TestWrap(t *testing.T) {
+	got := wrap("aaa bbb ccc dddddddddd e", 7)
+	if !slices.Equal(got, []string{"aaa bbb", "ccc", "dddddddddd", "e"}) {
+		t.Errorf("%q", got)
+	}
+}
+
+// TestWrite: a spec is never replaced without force, never through a link,
+// and nothing but olm-cmp.yaml is left in the directory.
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Write(dir, []byte("one\n"), false); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, spec.FileName)
+	if _, err := Write(dir, []byte("two\n"), false); err == nil || err.Error() != file+" exists: init never overwrites a spec; give --force to replace it, or -d another directory" {
+		t.Errorf("second write: %v", err)
+	}
+	if readFile(t, file) != "one\n" {
+		t.Error("the refused write changed the file")
+	}
+	if _, err := Write(dir, []byte("two\n"), true); err != nil || readFile(t, file) != "two\n" {
+		t.Errorf("--force: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
+	}
+	if fi, _ := os.Stat(file); fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v", fi.Mode())
+	}
+
+	link := t.TempDir()
+	os.Symlink(file, filepath.Join(link, spec.FileName))
+	if _, err := Write(link, []byte("x"), true); err == nil || !strings.Contains(err.Error(), "is a symbolic link: init does not write through it") {
+		t.Errorf("symlink: %v", err)
+	}
+	yml := t.TempDir()
+	os.WriteFile(filepath.Join(yml, "olm-cmp.yml"), []byte("x"), 0o644)
+	if _, err := Write(yml, []byte("x"), true); err == nil || !strings.Contains(err.Error(), "olm-cmp.yml exists") {
+		t.Errorf("olm-cmp.yml: %v", err)
+	}
+	if _, err := Write(filepath.Join(dir, "nope"), []byte("x"), false); err == nil || !strings.Contains(err.Error(), "no such directory: create it first") {
+		t.Errorf("missing dir: %v", err)
+	}
+	if _, err := Write(file, []byte("x"), false); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("file as dir: %v", err)
+	}
+	// A directory nobody may write in, root included (sysfs).
+	if f, err := os.CreateTemp("/sys", "probe"); err == nil {
+		f.Close()
+		os.Remove(f.Name())
+	} else if _, err := os.Stat("/sys"); err == nil {
+		if _, err := Write("/sys", []byte("x"), false); err == nil || err.Error() != "cannot write in /sys (permission denied): give -d a directory you can write to" {
+			t.Errorf("unwritable: %v", err)
+		}
+	}
+}
+
+// TestLongSubject: an entry past spec.MaxAcceptLength is cut into a glob
+// that still matches the finding (a 253-character group is a valid one).
+func TestLongSubject(t *testing.T) {
+	group := strings.Repeat("a", 60) + "." + strings.Repeat("b", 60) + "." + strings.Repeat("c", 60) + "." + strings.Repeat("d", 60) + ".example.é"
+	p := &Plan{}
+	p.AnswerRest([]requirements.Finding{rbacWarning(group, "")}, nil)
+	got := p.Spec().Accept
+	if len(got) != 1 || len(got[0]) > spec.MaxAcceptLength || !strings.HasSuffix(got[0], "*") || !strings.HasPrefix("api:"+group, strings.TrimSuffix(got[0], "*")) {
+		t.Errorf("accept %q for %d-character key", got, len("api:"+group))
+	}
+	s := p.Spec()
+	s.Bundle, s.Namespace = "./b", "ns"
+	if err := s.Validate(); err != nil {
+		t.Errorf("the spec does not validate: %v", err)
+	}
+}

@@ -53,6 +53,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/transform"
 )
 
@@ -252,20 +253,27 @@ func fieldProblems(errs field.ErrorList) []string {
 		if e.Type != field.ErrorTypeRequired && e.Type != field.ErrorTypeForbidden && e.BadValue != nil {
 			s += " " + capValue(fmt.Sprint(e.BadValue))
 		}
-		if e.Detail != "" {
-			s += ": " + e.Detail
+		if d := plainDetail(e.Detail); d != "" {
+			s += ": " + d
 		}
 		out = append(out, s)
 	}
 	return out
 }
 
-// capValue quotes a value for a message, at most 80 characters of it.
-func capValue(s string) string {
-	if r := []rune(s); len(r) > 80 {
-		return strconv.Quote(string(r[:80])) + "…"
-	}
-	return strconv.Quote(s)
+// capValue quotes a value for a message, capped and escaped as every echo is.
+func capValue(s string) string { return echo.Quote(s) }
+
+// validationRegex is the tail apimachinery's name and label messages end
+// with: the rule is already said in words before it, and a raw regular
+// expression helps no one fix a name.
+var validationRegex = regexp.MustCompile(`,? ?regex used for validation is '[^']*'`)
+
+// plainDetail is a field error's detail without its regular expression
+// ("(e.g. 'example.com', regex used for validation is '…')" keeps its example).
+func plainDetail(d string) string {
+	d = validationRegex.ReplaceAllString(d, "")
+	return strings.ReplaceAll(d, " ()", "")
 }
 
 // controlCharacters refuses names, generate names and namespaces that hold

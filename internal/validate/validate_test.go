@@ -82,7 +82,7 @@ kind: ConfigMap
 metadata:
   name: GitLab Operator-sync-settled
   namespace: gitlab-system`)
-	wantError(t, got, `ConfigMap gitlab-system/"GitLab Operator-sync-settled": metadata.name: Invalid value "GitLab Operator-sync-settled": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'): `+fixFile)
+	wantError(t, got, `ConfigMap gitlab-system/"GitLab Operator-sync-settled": metadata.name: Invalid value "GitLab Operator-sync-settled": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com'): `+fixFile)
 
 	// A Service name becomes a DNS label: no dot.
 	got = run(t, "apiVersion: v1\nkind: Service\nmetadata: {name: op.metrics, namespace: ops}\nspec: {ports: [{port: 80}]}")

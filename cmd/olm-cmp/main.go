@@ -135,7 +135,7 @@ Argo CD sync waves, and serves it to argocd-repo-server as a config-management p
 	}
 	root.PersistentFlags().DurationVar(&timeout, "timeout", DefaultTimeout,
 		"deadline of render, inspect, diff, resolve and generate, registry pulls included (0 for none; serve bounds each request instead)")
-	oneShot := []*cobra.Command{newRenderCmd(), newInspectCmd(), newDiffCmd(), newResolveCmd(), newGenerateCmd()}
+	oneShot := []*cobra.Command{newRenderCmd(), newInspectCmd(), newDiffCmd(), newResolveCmd(), newGenerateCmd(), newHealthChecksCmd()}
 	for _, c := range oneShot {
 		withDeadline(c, &timeout)
 	}

@@ -108,7 +108,7 @@ properties:
   phase: {type: string, enum: [Active, Inactive]}`,
 		cannot: "status.phase's enum Active, Inactive has no Running, Ready or Succeeded-like value, and there is no status.conditions",
 	}, {
-		name: "no status",
+		name:   "no status",
 		cannot: "no status in its schema",
 	}, {
 		name: "status without conditions or phase (CheCluster's chePhase is not read)",
@@ -192,11 +192,11 @@ func TestScriptJudgeTable(t *testing.T) {
 
 func TestLuaString(t *testing.T) {
 	for in, want := range map[string]string{
-		"Running":  `"Running"`,
-		`a"b\c`:    `"a\034b\092c"`,
-		"é\n":      `"\195\169\010"`,
-		"]]--[[x":  `"]]--[[x"`,
-		"":         `""`,
+		"Running":   `"Running"`,
+		`a"b\c`:     `"a\034b\092c"`,
+		"é\n":       `"\195\169\010"`,
+		"]]--[[x":   `"]]--[[x"`,
+		"":          `""`,
 		"tab\there": `"tab\009here"`,
 	} {
 		if got := luaString(in); got != want {

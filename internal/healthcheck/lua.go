@@ -45,7 +45,8 @@ func (r Rule) Script() string {
 	return b.String()
 }
 
-// luaSet is a Lua table with the strings as keys ({["Running"] = true, ...}), in order.
+// luaSet is a Lua table with the strings as keys ({["Running"] = true, ...}), in order: on
+// one line when it is short.
 func luaSet(values []string) string {
 	if len(values) == 0 {
 		return "{}"
@@ -54,7 +55,11 @@ func luaSet(values []string) string {
 	for i, v := range values {
 		parts[i] = "[" + luaString(v) + "] = true"
 	}
-	return "{" + strings.Join(parts, ", ") + "}"
+	if one := "{" + strings.Join(parts, ", ") + "}"; len(one) <= 80 {
+		return one
+	}
+	// a long set, one value a line, stays readable in argocd-cm
+	return "{\n    " + strings.Join(parts, ",\n    ") + ",\n  }"
 }
 
 // luaString quotes s as a Lua string literal. Values come from a CRD (a schema enum), so

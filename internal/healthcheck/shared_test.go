@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +20,6 @@ import (
 	olmspec "github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/argocd-cm.yaml and testdata/outcomes.txt from ../shared")
 
 const sharedDir = "../../../shared/bundles"
 
@@ -75,23 +73,6 @@ func sharedSources(t *testing.T) []healthcheck.Source {
 	return out
 }
 
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s is stale: run go test ./internal/healthcheck -run TestSharedBundles -update, and review the diff", path)
-	}
-}
-
 // TestSharedBundles: the checks and outcome lines for dynatrace, gitlab and kubevirt are the
 // committed ones (which test/argocd-v3 evaluates), and generating them twice gives the same bytes.
 func TestSharedBundles(t *testing.T) {
@@ -113,8 +94,8 @@ func TestSharedBundles(t *testing.T) {
 	for _, o := range rep.Outcomes {
 		lines.WriteString(o.Line() + "\n")
 	}
-	golden(t, "testdata/argocd-cm.yaml", out)
-	golden(t, "testdata/outcomes.txt", []byte(lines.String()))
+	healthcheck.GoldenFile(t, "testdata/argocd-cm.yaml", out)
+	healthcheck.GoldenFile(t, "testdata/outcomes.txt", []byte(lines.String()))
 	var keys []string
 	for _, c := range rep.Checks {
 		keys = append(keys, strings.TrimPrefix(c.Key, "resource.customizations.health."))

@@ -20,7 +20,6 @@ import (
 	olmspec "github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
-
 const sharedDir = "../../../shared/bundles"
 
 // sharedBundles are the corpus bundles whose generated checks test/argocd-v3 runs through Argo

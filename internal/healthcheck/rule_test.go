@@ -108,6 +108,18 @@ properties:
   phase: {type: string, enum: [Active, Inactive]}`,
 		cannot: "status.phase's enum Active, Inactive has no Running, Ready or Succeeded-like value, and there is no status.conditions",
 	}, {
+		name: "an enum of non-strings is read as no enum",
+		status: `type: object
+properties:
+  phase: {type: string, enum: [1, Running]}`,
+		want: Rule{PhaseField: "phase", Healthy: words, Degraded: bad},
+	}, {
+		name: "an enum longer than maxEnum is read as no enum",
+		status: `type: object
+properties:
+  phase: {type: string, enum: [` + strings.Repeat("x,", maxEnum) + `Running]}`,
+		want: Rule{PhaseField: "phase", Healthy: words, Degraded: bad},
+	}, {
 		name:   "no status",
 		cannot: "no status in its schema",
 	}, {

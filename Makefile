@@ -46,7 +46,7 @@ vet:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-## bench: render benchmarks (lws-operator, sail-operator; need ../shared) and catalog benchmarks on generated vendor-sized catalogs (OLM_CMP_BENCH_BUNDLES=1000,10000 by default; 50000 is about 650 MB)
+## bench: render benchmarks (lws-operator, sail-operator, kubevirt; need ../shared) and catalog benchmarks on generated vendor-sized catalogs (OLM_CMP_BENCH_BUNDLES=1000,10000 by default; 50000 is about 650 MB); whole-process figures: hack/growth.sh
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/render/ ./internal/bundle/ ./internal/convert/
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./internal/catalog/ ./internal/engine/

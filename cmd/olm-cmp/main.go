@@ -188,11 +188,22 @@ func (e *timeoutError) Error() string {
 // limit, so big bundles still render.
 const oneShotMemoryLimit = 80 << 20
 
-// limitMemory applies oneShotMemoryLimit unless GOMEMLIMIT says otherwise.
-// The server is left alone: its limit belongs to its container.
+// oneShotGCPercent is the GOGC of one-shot commands: below the soft limit
+// above, collecting at every doubling of a render's small live heap was a
+// quarter of a small render's CPU. Measured (2 shared cores, medians of 9,
+// against GOGC=100): leader-worker-set 19 to 14 CPU-ms, sail-operator 0.185
+// to 0.165 CPU-s, peak RSS +4 MiB; 400 saved no more and cost 10 MiB.
+const oneShotGCPercent = 200
+
+// limitMemory applies oneShotMemoryLimit and oneShotGCPercent unless
+// GOMEMLIMIT or GOGC say otherwise. The server is left alone: its limit
+// belongs to its container.
 func limitMemory() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(oneShotMemoryLimit)
+	}
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(oneShotGCPercent)
 	}
 }
 

@@ -255,6 +255,8 @@ func BenchmarkRenderSail(b *testing.B) {
 	benchRender(b, dirRequest(b, filepath.Join(sharedDir, "bundles/sailoperator-1.30.3"), "sail-operator"))
 }
 
+// BenchmarkRenderKubevirt is a large bundle of many mid-sized CRDs and a
+// CSV with many deployments (2.7 MB), beside sail-operator's few huge CRDs.
 func BenchmarkRenderKubevirt(b *testing.B) {
 	requireShared(b)
 	benchRender(b, dirRequest(b, filepath.Join(sharedDir, "bundles/community-kubevirt-hyperconverged-1.18.1"), "kubevirt-hyperconverged"))
@@ -302,4 +304,49 @@ func assertReadsBack(t *testing.T, req Request) {
 			t.Errorf("%s/%s: %v", n.GetKind(), n.GetName(), err)
 		}
 	}
+}
+
+// TestCorpusPrinterMatchesEncoder checks Serialize's own YAML printer against
+// kyaml's encoder on every object of every real bundle's render: the same
+// bytes, and the printer (not the encoder's fallback) prints every object.
+func TestCorpusPrinterMatchesEncoder(t *testing.T) {
+	requireShared(t)
+	bundles := corpusBundles(t)
+	for _, rel := range slices.Sorted(maps.Keys(bundles)) {
+		t.Run(rel, func(t *testing.T) {
+			req := corpusRequest(t, rel, bundles[rel])
+			if strings.Contains(rel, "single-namespace-operator") {
+				req.Spec.WatchNamespaces = []string{"watched"}
+			}
+			b, err := (&Renderer{}).Load(context.Background(), mustResolve(t, req))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := newPipeline(req, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nodes, _, err := p.run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range nodes {
+				printed, err := transform.VerifyPrinter(n)
+				if err != nil {
+					t.Errorf("%s/%s: %v", n.GetKind(), n.GetName(), err)
+				} else if !printed {
+					t.Errorf("%s/%s: left to the encoder", n.GetKind(), n.GetName())
+				}
+			}
+		})
+	}
+}
+
+func mustResolve(t *testing.T, req Request) Resolved {
+	t.Helper()
+	rv, err := (&Renderer{}).Resolve(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rv
 }

@@ -66,17 +66,22 @@ type Result struct {
 	Requirements []requirements.Finding
 }
 
-// YAML joins the manifests into one multi-document stream.
+// YAML joins the manifests into one multi-document stream (in one
+// allocation: a large bundle's stream is megabytes).
 func (r *Result) YAML() []byte {
-	var b strings.Builder
+	n := 0
 	for _, m := range r.Manifests {
-		b.WriteString("---\n")
-		b.WriteString(m)
+		n += len("---\n") + len(m) + 1
+	}
+	b := make([]byte, 0, n)
+	for _, m := range r.Manifests {
+		b = append(b, "---\n"...)
+		b = append(b, m...)
 		if !strings.HasSuffix(m, "\n") {
-			b.WriteByte('\n')
+			b = append(b, '\n')
 		}
 	}
-	return []byte(b.String())
+	return b
 }
 
 // Renderer renders requests; it is safe for concurrent use. A render is three

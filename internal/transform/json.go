@@ -161,7 +161,7 @@ func printedAs(n *yaml.Node) (tag string, quoted, explicit bool) {
 	case n.Tag == "" || (tag == yaml.NodeTagString && quoted):
 		return tag, quoted, false
 	}
-	implicit := (&yaml.Node{Kind: yaml.ScalarNode, Value: n.Value}).ShortTag()
+	implicit := plainTag(n.Value)
 	switch {
 	case implicit == tag:
 		return tag, quoted, false

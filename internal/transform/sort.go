@@ -133,8 +133,9 @@ func Serialize(nodes []*yaml.RNode) ([]string, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			sp := newScalarPrinter()
 			for i := range work {
-				out[i], errs[i] = serializeOne(nodes[i])
+				out[i], errs[i] = serializeOne(nodes[i], sp)
 			}
 		}()
 	}
@@ -159,12 +160,16 @@ func Serialize(nodes []*yaml.RNode) ([]string, error) {
 }
 
 // serializeOne prints n with multi-line folded scalars printed as literal
-// blocks. The styles are switched on n itself (copying a multi-megabyte CRD
-// would cost more than printing it) and switched back before returning.
-func serializeOne(n *yaml.RNode) (string, error) {
+// blocks: with printYAML, or else with kyaml's encoder. For the encoder the
+// styles are switched on n itself (copying a multi-megabyte CRD would cost
+// more than printing it) and switched back before returning.
+func serializeOne(n *yaml.RNode, sp *scalarPrinter) (string, error) {
 	n, _, err := withoutInternalAnnotations(n)
 	if err != nil {
 		return "", err
+	}
+	if s, err := printYAML(n.Document(), sp); err == nil {
+		return s, nil
 	}
 	unfolded := unfold(n.YNode(), nil)
 	defer func() {

@@ -44,7 +44,7 @@ func (p *pipeline) readExtraManifests() ([]*yaml.RNode, error) {
 		}
 		for _, o := range nodes {
 			if key, ok := ownAnnotation(o); ok {
-				return nil, fmt.Errorf("extra manifest %s holds olm-cmp's own output (%s/%s carries the annotation %s): move the file out of the directory of %s, or leave it out with spec.extraManifests: {exclude: [%s]}",
+				return nil, fmt.Errorf("extra manifest %s holds olm-cmp's own output (%s/%s carries the annotation %s): move the file out of the directory of %s (render --output-dir writes elsewhere), or leave it out with spec.extraManifests: {exclude: [%s]}, or list the extra manifests you want with spec.extraManifests: {include: [...]}",
 					n, o.GetKind(), o.GetName(), key, spec.FileName, n)
 			}
 			p.recordExtra(o, n)

@@ -334,7 +334,7 @@ func (p *pipeline) checkUnique(nodes []*yaml.RNode) error {
 		case len(files) > 1:
 			return fmt.Errorf("%s is rendered twice: the extra manifests %s hold it: remove it from all but one", id, strings.Join(distinct, " and "))
 		case len(files) == 1:
-			return fmt.Errorf("%s is rendered twice: from the bundle (or spec.examples) and from the extra manifest %s: remove it from %s, or leave the file out with spec.extraManifests.exclude: [%s]", id, files[0], files[0], files[0])
+			return fmt.Errorf("%s is rendered twice: from the bundle (or spec.examples) and from the extra manifest %s: remove it from %s, or leave the file out with spec.extraManifests: {exclude: [%s]}", id, files[0], files[0], files[0])
 		}
 		return fmt.Errorf("%s is rendered twice (from the bundle and spec.examples): drop one copy with spec.exclude or remove its kind from spec.examples", id)
 	}

@@ -308,8 +308,8 @@ func safeName(s string) string {
 // printNotes prints the warnings and requirement findings of res on w, one
 // line each under its severity (render.Result.Notes). quiet replaces the
 // findings with one line per category, naming the command that lists them
-// (inspect of dir).
-func printNotes(w io.Writer, res *render.Result, quiet bool, dir string) {
+// (olm-cmp inspect followed by inspectArgs).
+func printNotes(w io.Writer, res *render.Result, quiet bool, inspectArgs string) {
 	type tally struct {
 		n, errors int
 	}
@@ -329,9 +329,6 @@ func printNotes(w io.Writer, res *render.Result, quiet bool, dir string) {
 			t.errors++
 		}
 	}
-	if dir == "" {
-		dir = "."
-	}
 	for _, c := range requirements.Categories {
 		t := byCat[c]
 		if t == nil {
@@ -349,6 +346,6 @@ func printNotes(w io.Writer, res *render.Result, quiet bool, dir string) {
 			mixed = fmt.Sprintf(" (%d errors, %d warnings)", t.errors, t.n-t.errors)
 		}
 		fmt.Fprintf(w, "%s: %d %s %s not met%s: olm-cmp inspect %s lists them\n",
-			severity, t.n, c, noun, mixed, echo.Text(dir))
+			severity, t.n, c, noun, mixed, echo.Text(inspectArgs))
 	}
 }

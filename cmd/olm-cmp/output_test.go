@@ -315,3 +315,40 @@ func TestRenderOwnOutputBesideTheSpec(t *testing.T) {
 		t.Errorf("a glob that matched warned: %s", stderr)
 	}
 }
+
+// An object the plugin's JSON keeps in YAML (an unquoted yes, which the
+// repo-server's YAML 1.1 reader takes as true) is in the -o json List too,
+// as the repo-server reads it; --quiet without a spec file names what
+// inspect takes instead of a directory.
+func TestRenderJSONKeptYAMLAndQuietWithoutSpec(t *testing.T) {
+	app := demoCopy(t)
+	os.WriteFile(filepath.Join(app, "greeter-extra.yaml"), []byte("apiVersion: greeter.example.com/v1alpha1\nkind: Greeter\nmetadata: {name: from-git}\nspec:\n  message: yes\n"), 0o644)
+	out, _, err := run(t, "render", app, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct{ Items []map[string]any }
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("-o json: %v", err)
+	}
+	found := false
+	for _, it := range list.Items {
+		if it["kind"] == "Greeter" && it["metadata"].(map[string]any)["name"] == "from-git" {
+			found = true
+			if v := it["spec"].(map[string]any)["message"]; v != true {
+				t.Errorf("spec.message: %#v, want true as the repo-server reads yes", v)
+			}
+		}
+	}
+	if !found {
+		t.Error("the kept-YAML object is missing from the List")
+	}
+	bundleDir := filepath.Join(app, "bundle")
+	_, stderr, err := run(t, "render", "--bundle", bundleDir, "-n", "x", "--quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "error: 1 certificates requirement not met: olm-cmp inspect " + bundleDir + " lists them\n"; stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+}

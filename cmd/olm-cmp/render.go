@@ -252,7 +252,7 @@ per finding category instead; olm-cmp inspect DIR lists the findings.`,
 				return err
 			}
 			stderr := cmd.ErrOrStderr()
-			printNotes(stderr, res, out.quiet, firstArg(args))
+			printNotes(stderr, res, out.quiet, inspectArgs(req, firstArg(args)))
 			if out.quiet {
 				return nil
 			}
@@ -282,6 +282,21 @@ func printWarnings(w io.Writer, warnings []string) {
 	for _, msg := range warnings {
 		fmt.Fprintln(w, "warning:", echo.Text(msg))
 	}
+}
+
+// inspectArgs are the arguments of the inspect command that lists the
+// findings of a render of arg: arg itself, or without a spec file (--bundle,
+// --catalog alone) what the flags named.
+func inspectArgs(req render.Request, arg string) string {
+	switch {
+	case req.SourceDir != "" && arg != "":
+		return arg
+	case req.SourceDir != "":
+		return "."
+	case req.Spec.Catalog != "":
+		return "--catalog " + req.Spec.Catalog + " --package " + req.Spec.Package
+	}
+	return req.Spec.Bundle
 }
 
 // firstArg is the command's optional argument, "" when absent.

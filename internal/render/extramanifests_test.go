@@ -106,7 +106,9 @@ func TestExtraManifestsSelection(t *testing.T) {
 	req.SourceDir, req.Spec.Bundle = "", abs
 	req.Spec.ExtraManifests = &spec.ExtraManifests{Include: []string{"x.yaml"}}
 	res := mustRender(t, req)
-	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, "spec.extraManifests selects nothing: there is no source directory") }) {
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool {
+		return strings.HasPrefix(w, "spec.extraManifests selects nothing: there is no source directory")
+	}) {
 		t.Errorf("no warning about a field with nothing to select: %q", res.Warnings)
 	}
 }

@@ -160,6 +160,9 @@ func writeOutputDir(dir, format string, res *render.Result) error {
 
 // replaceable refuses an existing dir olm-cmp did not write.
 func replaceable(dir string) error {
+	if pi, err := os.Stat(filepath.Dir(dir)); err != nil || !pi.IsDir() {
+		return fmt.Errorf("--output-dir %s: its parent directory %s does not exist: create it first", dir, filepath.Dir(dir))
+	}
 	fi, err := os.Lstat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -252,7 +255,11 @@ func objectFileNames(res *render.Result, format string) []string {
 		if len(name) > maxNamePart {
 			name = name[:maxNamePart]
 		}
-		base[i] = fmt.Sprintf("%0*d-%s-%s", width, rank, safeName(m.Kind), name)
+		kind := safeName(m.Kind)
+		if len(kind) > 63 {
+			kind = kind[:63]
+		}
+		base[i] = fmt.Sprintf("%0*d-%s-%s", width, rank, kind, name)
 	}
 	// Qualify the names that clash: the namespace, else the API group.
 	clash := counts(base)

@@ -177,6 +177,9 @@ func TestRenderOutputDir(t *testing.T) {
 	if _, _, err := run(t, "render", app, "--output-dir", file); err == nil || !strings.Contains(err.Error(), "exists and is not a directory") {
 		t.Errorf("a file as --output-dir: %v", err)
 	}
+	if _, _, err := run(t, "render", app, "--output-dir", filepath.Join(mine, "no", "out")); err == nil || !strings.Contains(err.Error(), "its parent directory "+filepath.Join(mine, "no")+" does not exist: create it first") {
+		t.Errorf("a missing parent: %v", err)
+	}
 	empty := filepath.Join(t.TempDir(), "empty")
 	os.Mkdir(empty, 0o755)
 	if _, _, err := run(t, "render", app, "--output-dir", empty, "-o", "json"); err != nil {

@@ -43,13 +43,18 @@ func (o *renderOutput) register(fs interface {
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "summarise requirement findings in one line per category (olm-cmp inspect DIR lists them) and leave out the informational lines")
 }
 
-// check refuses a flag value before anything is rendered.
+// check refuses a flag value before anything is rendered (a registry pull
+// can take minutes): writeOutputDir checks the directory again.
 func (o *renderOutput) check() error {
 	switch o.format {
 	case outputYAML, outputJSON:
-		return nil
+	default:
+		return fmt.Errorf("--output %s: use yaml or json", echo.Quote(o.format))
 	}
-	return fmt.Errorf("--output %s: use yaml or json", echo.Quote(o.format))
+	if o.dir != "" {
+		return replaceable(filepath.Clean(o.dir))
+	}
+	return nil
 }
 
 // write writes res to stdout, or to --output-dir.

@@ -123,7 +123,7 @@ func TestRenderedTwiceNamesTheFile(t *testing.T) {
 		want  string
 	}{
 		{"bundle and a file", map[string]string{"sa.yaml": sa},
-			"ServiceAccount. greeter-system/greeter-operator is rendered twice: from the bundle (or spec.examples) and from the extra manifest sa.yaml: remove it from sa.yaml, or leave the file out with spec.extraManifests: {exclude: [sa.yaml]}"},
+			"ServiceAccount. greeter-system/greeter-operator is rendered twice: from the bundle and from the extra manifest sa.yaml: remove it from sa.yaml, or leave the file out with spec.extraManifests: {exclude: [sa.yaml]}"},
 		{"two files", map[string]string{"a.yaml": configMap("dup"), "b.json": `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup"}}`},
 			"ConfigMap. dup is rendered twice: the extra manifests a.yaml and b.json hold it: remove it from all but one"},
 		{"one file twice", map[string]string{"a.yaml": configMap("dup") + "---\n" + configMap("dup")},
@@ -153,4 +153,16 @@ func TestOwnOutputRefused(t *testing.T) {
 	}
 	req.Spec.ExtraManifests = &spec.ExtraManifests{Exclude: []string{"*-out.yaml"}}
 	mustRender(t, req)
+}
+
+// An example an extra manifest repeats, or a bundle object an example
+// repeats: the error says which two sources hold the copies.
+func TestRenderedTwiceExample(t *testing.T) {
+	req := demoRequest(t)
+	req.SourceDir = extraDir(t, map[string]string{"hello.yaml": "apiVersion: greeter.example.com/v1alpha1\nkind: Greeter\nmetadata: {name: hello, namespace: greeter-system}\n"})
+	_, err := (&Renderer{}).Render(context.Background(), req)
+	want := "Greeter.greeter.example.com greeter-system/hello is rendered twice: from spec.examples and from the extra manifest hello.yaml: remove it from hello.yaml, or leave the file out with spec.extraManifests: {exclude: [hello.yaml]}"
+	if err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
 }

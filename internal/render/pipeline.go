@@ -47,6 +47,9 @@ type pipeline struct {
 	// extraFiles names the extra manifest files each object came from
 	// (keyed by sameObject), for checkUnique's error.
 	extraFiles map[string][]string
+	// examples are the objects spec.examples added (keyed by sameObject),
+	// for checkUnique's error.
+	exampleObjs map[string]bool
 }
 
 func newPipeline(req Request, b *bundle.Bundle) (*pipeline, error) {
@@ -144,6 +147,10 @@ func (p *pipeline) examples(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	}
 	if ex, err = transform.MarkCR().Filter(ex); err != nil {
 		return nil, err
+	}
+	p.exampleObjs = make(map[string]bool, len(ex))
+	for _, e := range ex {
+		p.exampleObjs[sameObject(e)] = true
 	}
 	return append(objs, ex...), nil
 }
@@ -334,9 +341,13 @@ func (p *pipeline) checkUnique(nodes []*yaml.RNode) error {
 		case len(files) > 1:
 			return fmt.Errorf("%s is rendered twice: the extra manifests %s hold it: remove it from all but one", id, strings.Join(distinct, " and "))
 		case len(files) == 1:
-			return fmt.Errorf("%s is rendered twice: from the bundle (or spec.examples) and from the extra manifest %s: remove it from %s, or leave the file out with spec.extraManifests: {exclude: [%s]}", id, files[0], files[0], files[0])
+			from := "the bundle"
+			if p.exampleObjs[sameObject(n)] {
+				from = "spec.examples"
+			}
+			return fmt.Errorf("%s is rendered twice: from %s and from the extra manifest %s: remove it from %s, or leave the file out with spec.extraManifests: {exclude: [%s]}", id, from, files[0], files[0], files[0])
 		}
-		return fmt.Errorf("%s is rendered twice (from the bundle and spec.examples): drop one copy with spec.exclude or remove its kind from spec.examples", id)
+		return fmt.Errorf("%s is rendered twice: from the bundle and from spec.examples: remove its kind from spec.examples, or drop the bundle's copy with spec.exclude", id)
 	}
 	return nil
 }

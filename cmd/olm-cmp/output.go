@@ -190,28 +190,37 @@ func replaceable(dir string) error {
 	return fmt.Errorf("--output-dir %s: the directory holds files olm-cmp did not write (it has no %s file), and the render replaces the whole directory: give a new or empty directory, or remove this one first", dir, outputDirMarker)
 }
 
-// replaceDir puts the directory tmp in dir's place: dir, if it exists, is
-// moved aside, tmp renamed to dir, then the old one removed. Each rename is
-// atomic, so a reader finds the old render or the new one at dir, never a
-// mix of both.
+// exchangeDirs swaps two existing directories atomically, or fails
+// (exchange; a variable so a test can take the other path).
+var exchangeDirs = exchange
+
+// replaceDir puts the directory tmp in dir's place. A new dir is one
+// rename. An existing one is swapped with tmp in one step where the system
+// can (Linux), then removed; elsewhere it is moved aside, tmp renamed to
+// dir, and the old one removed: dir holds the old render or the new one,
+// never a mix of both.
 func replaceDir(tmp, dir string) error {
-	old := ""
-	if _, err := os.Lstat(dir); err == nil {
-		o, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".old-")
-		if err != nil {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.Rename(tmp, dir); err != nil {
 			return fmt.Errorf("--output-dir %s: %w", dir, errors.Unwrap(err))
 		}
-		old = filepath.Join(o, "dir")
-		if err := os.Rename(dir, old); err != nil {
-			os.Remove(o)
-			return fmt.Errorf("--output-dir %s: moving the old render aside: %w", dir, errors.Unwrap(err))
-		}
-		defer os.RemoveAll(o)
+		return nil
+	}
+	if exchangeDirs(tmp, dir) == nil {
+		os.RemoveAll(tmp) // the old render now
+		return nil
+	}
+	o, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".old-")
+	if err != nil {
+		return fmt.Errorf("--output-dir %s: %w", dir, errors.Unwrap(err))
+	}
+	defer os.RemoveAll(o)
+	old := filepath.Join(o, "dir")
+	if err := os.Rename(dir, old); err != nil {
+		return fmt.Errorf("--output-dir %s: moving the old render aside: %w", dir, errors.Unwrap(err))
 	}
 	if err := os.Rename(tmp, dir); err != nil {
-		if old != "" {
-			os.Rename(old, dir) // put the old render back
-		}
+		os.Rename(old, dir) // put the old render back
 		return fmt.Errorf("--output-dir %s: %w", dir, errors.Unwrap(err))
 	}
 	return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -353,5 +354,32 @@ func TestRenderJSONKeptYAMLAndQuietWithoutSpec(t *testing.T) {
 	}
 	if want := "error: 1 certificates requirement not met: olm-cmp inspect " + bundleDir + " lists them\n"; stderr != want {
 		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+}
+
+// Where directories cannot be swapped in one step (not Linux, or a
+// filesystem without RENAME_EXCHANGE), the old render is moved aside and
+// the new one renamed into place: the same result, nothing left behind.
+func TestReplaceDirWithoutExchange(t *testing.T) {
+	exchangeDirs = func(_, _ string) error { return errors.ErrUnsupported }
+	t.Cleanup(func() { exchangeDirs = exchange })
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "out")
+	for i, content := range []string{"old", "new"} {
+		tmp, err := os.MkdirTemp(parent, ".out.tmp-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(tmp, content), nil, 0o644)
+		if err := replaceDir(tmp, dir); err != nil {
+			t.Fatalf("replace %d: %v", i, err)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "new" {
+		t.Errorf("out holds %v, want only the new render", entries)
+	}
+	if all, _ := os.ReadDir(parent); len(all) != 1 {
+		t.Errorf("left behind beside out: %v", all)
 	}
 }

@@ -23,7 +23,7 @@ image:
 
 ## demo: render the demo operator shipped in examples/demo (no registry, cluster or ../shared)
 demo:
-	$(GO) run ./cmd/olm-cmp render examples/demo
+	$(GO) run ./cmd/olm-cmp render --quiet examples/demo
 
 ## test: lint + unit/integration tests + the Argo CD client suites (v2.14.21 and v3.6.1)
 test: lint test-unit test-argocd

@@ -207,7 +207,7 @@ func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, g
 	if err != nil {
 		return nil, fmt.Errorf("rendering TO: %w", err)
 	}
-	printWarnings(cmd.ErrOrStderr(), toRes.Warnings)
+	printNotes(cmd.ErrOrStderr(), toRes, false, "") // findings under their own severity, as render prints them
 	var fromManifests []string
 	fromSide := diff.Side{Source: fmt.Sprintf("(no %s at %s)", spec.FileName, gitBase)}
 	var findings []safety.Finding

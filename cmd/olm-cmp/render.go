@@ -208,21 +208,31 @@ func loadRequest(cmd *cobra.Command, arg string, f *specFlags) (render.Request, 
 
 func newRenderCmd() *cobra.Command {
 	var (
-		sf specFlags
-		rf registryFlags
-		cf clusterFlags
+		sf  specFlags
+		rf  registryFlags
+		cf  clusterFlags
+		out renderOutput
 	)
 	cmd := &cobra.Command{
 		Use:   "render [DIR | DIR/olm-cmp.yaml]",
 		Short: "Render DIR/olm-cmp.yaml (default .) to a YAML stream on stdout",
 		Long: `Render reads DIR/olm-cmp.yaml, loads the bundle it names, converts it as OLM
 would, applies the spec's patches and sync waves, and writes the manifests to
-stdout in apply order. Each spec flag below replaces its field of the spec
+stdout in apply order (-o json: one v1 List object; --output-dir: one file
+per object). Each spec flag below replaces its field of the spec
 (lists are replaced, not appended); the other fields come from the file only.
-On error nothing is written to stdout and the exit code is non-zero; every
-problem of olm-cmp.yaml is reported at once, one per line.`,
+On error nothing is written to stdout (nor to --output-dir) and the exit code
+is non-zero; every problem of olm-cmp.yaml is reported at once, one per line.
+
+Warnings and requirement findings go to stderr, each line led by its
+severity as inspect shows it: error (the operator cannot work as rendered;
+spec.strict fails on it) or warning (it may not). --quiet prints one line
+per finding category instead; olm-cmp inspect DIR lists the findings.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
 			req, err := loadRequest(cmd, firstArg(args), &sf)
 			if err != nil {
 				return err
@@ -238,21 +248,31 @@ problem of olm-cmp.yaml is reported at once, one per line.`,
 			if err != nil {
 				return err
 			}
-			printWarnings(cmd.ErrOrStderr(), res.Warnings)
+			if err := out.write(cmd.OutOrStdout(), res); err != nil {
+				return err
+			}
+			stderr := cmd.ErrOrStderr()
+			printNotes(stderr, res, out.quiet, inspectArgs(req, firstArg(args)))
+			if out.quiet {
+				return nil
+			}
 			if res.Catalog != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "chose %s\n", res.Catalog)
+				fmt.Fprintf(stderr, "chose %s\n", res.Catalog)
 			}
 			if res.Origin.Image != "" {
 				// Tags move: say which content was rendered.
-				fmt.Fprintf(cmd.ErrOrStderr(), "rendered %s from %s\n", res.CSVName, res.Origin.Image)
+				fmt.Fprintf(stderr, "rendered %s from %s\n", res.CSVName, res.Origin.Image)
 			}
-			_, err = cmd.OutOrStdout().Write(res.YAML())
-			return err
+			if out.dir != "" {
+				fmt.Fprintf(stderr, "wrote %d objects to %s\n", len(res.Manifests), out.dir)
+			}
+			return nil
 		},
 	}
 	sf.register(cmd.Flags())
 	rf.register(cmd.Flags())
 	cf.register(cmd.Flags())
+	out.register(cmd.Flags())
 	return cmd
 }
 
@@ -262,6 +282,21 @@ func printWarnings(w io.Writer, warnings []string) {
 	for _, msg := range warnings {
 		fmt.Fprintln(w, "warning:", echo.Text(msg))
 	}
+}
+
+// inspectArgs are the arguments of the inspect command that lists the
+// findings of a render of arg: arg itself, or without a spec file (--bundle,
+// --catalog alone) what the flags named.
+func inspectArgs(req render.Request, arg string) string {
+	switch {
+	case req.SourceDir != "" && arg != "":
+		return arg
+	case req.SourceDir != "":
+		return "."
+	case req.Spec.Catalog != "":
+		return "--catalog " + req.Spec.Catalog + " --package " + req.Spec.Package
+	}
+	return req.Spec.Bundle
 }
 
 // firstArg is the command's optional argument, "" when absent.

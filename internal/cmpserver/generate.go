@@ -20,7 +20,8 @@ const StockWorkDirName = "_cmp_server"
 // Generate is the classic mode: Argo CD's own cmp-server runs `olm-cmp
 // generate` with the application directory as cwd and the plugin
 // environment. It writes the YAML stream to stdout only when the whole render
-// succeeded (a partial stream would be applied as is), and warnings to stderr.
+// succeeded (a partial stream would be applied as is), and warnings and
+// requirement findings to stderr (render.Result.Notes).
 // One render per process: nothing to cache, so it calls the renderer itself.
 func Generate(ctx context.Context, r *render.Renderer, dir string, environ []string, stdout, stderr io.Writer) error {
 	env, err := ParseEnv(environ)
@@ -39,8 +40,10 @@ func Generate(ctx context.Context, r *render.Renderer, dir string, environ []str
 	if err != nil {
 		return err
 	}
-	for _, w := range res.Warnings {
-		fmt.Fprintln(stderr, "warning:", echo.Text(w)) // bundle content: escape what a terminal would act on
+	// A requirement finding under its own severity, as render and inspect
+	// print it; bundle content escaped: nothing may act on a terminal.
+	for _, n := range res.Notes() {
+		fmt.Fprintf(stderr, "%s: %s\n", n.Severity, echo.Text(n.Text))
 	}
 	_, err = stdout.Write(res.YAML())
 	return err

@@ -586,8 +586,9 @@ func (sv *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServic
 	if err != nil {
 		return sv.finish(ctx, r, err, "bundle", spec.Redact(req.Spec.Bundle), "digest", info.Digest)
 	}
-	for _, w := range res.Warnings {
-		sv.s.o.Logger.Warn("render warning", append([]any{"warning", echo.Text(w)}, r.attrs...)...)
+	for _, n := range res.Notes() {
+		// severity: a requirement finding's own (error or warning), as the CLI prints it.
+		sv.s.o.Logger.Warn("render warning", append([]any{"warning", echo.Text(n.Text), "severity", string(n.Severity)}, r.attrs...)...)
 	}
 	// JSON: the repo-server parses it faster than YAML.
 	if err := stream.SendAndClose(&pluginpb.ManifestResponse{Manifests: res.JSON}); err != nil {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -44,6 +45,12 @@ type pipeline struct {
 	// Options.Unmatched): warnings, or under strict errors.
 	unmatched []string
 	manifests []string // set by the serialize step
+	// extraFiles names the extra manifest files each object came from
+	// (keyed by sameObject), for checkUnique's error.
+	extraFiles map[string][]string
+	// examples are the objects spec.examples added (keyed by sameObject),
+	// for checkUnique's error.
+	exampleObjs map[string]bool
 }
 
 func newPipeline(req Request, b *bundle.Bundle) (*pipeline, error) {
@@ -80,7 +87,7 @@ func (p *pipeline) steps() []step {
 	}
 	return append(steps,
 		step{"validate", validate.Objects().Filter},
-		step{"unique", func(objs []*yaml.RNode) ([]*yaml.RNode, error) { return objs, checkUnique(objs) }},
+		step{"unique", func(objs []*yaml.RNode) ([]*yaml.RNode, error) { return objs, p.checkUnique(objs) }},
 		step{"serialize", p.serialize},
 	)
 }
@@ -143,13 +150,17 @@ func (p *pipeline) examples(objs []*yaml.RNode) ([]*yaml.RNode, error) {
 	if ex, err = transform.MarkCR().Filter(ex); err != nil {
 		return nil, err
 	}
+	p.exampleObjs = make(map[string]bool, len(ex))
+	for _, e := range ex {
+		p.exampleObjs[sameObject(e)] = true
+	}
 	return append(objs, ex...), nil
 }
 
-// extraManifests adds the files beside olm-cmp.yaml, marked as custom
-// resources.
+// extraManifests adds the files beside olm-cmp.yaml that
+// spec.extraManifests selects (extramanifests.go), marked as custom resources.
 func (p *pipeline) extraManifests(objs []*yaml.RNode) ([]*yaml.RNode, error) {
-	extra, err := readExtraManifests(p.req.SourceDir)
+	extra, err := p.readExtraManifests()
 	if err != nil {
 		return nil, err
 	}
@@ -275,23 +286,6 @@ func ExtraManifestFiles(dir string) ([]string, error) {
 	return names, nil
 }
 
-// readExtraManifests reads the extra manifests of dir (see ExtraManifestFiles).
-func readExtraManifests(dir string) ([]*yaml.RNode, error) {
-	names, err := ExtraManifestFiles(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []*yaml.RNode
-	for _, n := range names {
-		nodes, err := readManifestFile(filepath.Join(dir, n))
-		if err != nil {
-			return nil, fmt.Errorf("extra manifest %s: %w", n, err)
-		}
-		out = append(out, nodes...)
-	}
-	return out, nil
-}
-
 func readManifestFile(path string) ([]*yaml.RNode, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -331,15 +325,31 @@ func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 
 // checkUnique refuses a render holding one object twice (an extra manifest
 // repeating a bundle object or an example): Argo CD would apply one of the two
-// at random and report the other as a duplicate.
-func checkUnique(nodes []*yaml.RNode) error {
+// at random and report the other as a duplicate. The error names the file an
+// extra manifest's copy came from, and the fix that fits where the copies are.
+func (p *pipeline) checkUnique(nodes []*yaml.RNode) error {
 	seen := make(map[string]bool, len(nodes))
 	for _, n := range nodes {
 		id := bundle.ObjectID(n)
-		if seen[id] {
-			return fmt.Errorf("%s is rendered twice (from the bundle, spec.examples or an extra manifest): remove one, e.g. with spec.exclude", id)
+		if !seen[id] {
+			seen[id] = true
+			continue
 		}
-		seen[id] = true
+		files := p.extraFiles[sameObject(n)]
+		distinct := slices.Compact(slices.Sorted(slices.Values(files)))
+		switch {
+		case len(files) > 1 && len(distinct) == 1:
+			return fmt.Errorf("%s is rendered twice: the extra manifest %s holds it twice: remove one copy", id, files[0])
+		case len(files) > 1:
+			return fmt.Errorf("%s is rendered twice: the extra manifests %s hold it: remove it from all but one", id, strings.Join(distinct, " and "))
+		case len(files) == 1:
+			from := "the bundle"
+			if p.exampleObjs[sameObject(n)] {
+				from = "spec.examples"
+			}
+			return fmt.Errorf("%s is rendered twice: from %s and from the extra manifest %s: remove it from %s, or leave the file out with spec.extraManifests: {exclude: [%s]}", id, from, files[0], files[0], files[0])
+		}
+		return fmt.Errorf("%s is rendered twice: from the bundle and from spec.examples: remove its kind from spec.examples, or drop the bundle's copy with spec.exclude", id)
 	}
 	return nil
 }

@@ -39,3 +39,36 @@ func checkRequirements(req Request, b *bundle.Bundle, objs []*yaml.RNode, unmatc
 	}
 	return report, append(unmatched, lines...), nil
 }
+
+// Note is one line a transport prints about a render that succeeded (the
+// CLI and `generate` on stderr): a warning, or a requirement finding not
+// accepted, under the finding's own severity, the word `inspect` shows it
+// with. Severity words mean the same in every command: error, the operator
+// cannot work as rendered (spec.strict fails on it); warning, it may not.
+type Note struct {
+	Severity requirements.Severity
+	Text     string
+	// Finding is the requirement finding the note reports; nil for a
+	// warning of another kind.
+	Finding *requirements.Finding
+}
+
+// Notes are r's Warnings as Notes, in the same order: a pending requirement
+// finding's line (Finding.Line) under its own severity, every other warning
+// under warning.
+func (r *Result) Notes() []Note {
+	pending := map[string]*requirements.Finding{}
+	for i := range r.Requirements {
+		if f := &r.Requirements[i]; !f.Accepted {
+			pending[f.Line()] = f
+		}
+	}
+	notes := make([]Note, len(r.Warnings))
+	for i, w := range r.Warnings {
+		notes[i] = Note{Severity: requirements.Warning, Text: w}
+		if f := pending[w]; f != nil {
+			notes[i].Severity, notes[i].Finding = f.Severity, f
+		}
+	}
+	return notes
+}

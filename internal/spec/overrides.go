@@ -53,6 +53,7 @@ var paramDocs = map[string][2]string{
 	"authReaderBinding":   {"Auth reader binding", "Bind the operator's ServiceAccounts to kube-system's extension-apiserver-authentication-reader (true or false)"},
 	"exclude":             {"Exclude", "Objects to drop, as [group/]Kind[/name] with * globs (e.g. ConsoleYAMLSample, console.openshift.io/*)"},
 	"excludeFiles":        {"Exclude bundle files", "Files of the bundle's manifests/ to skip unread, e.g. manifests/broken.yaml (the way past a vendor's file that does not parse)"},
+	"extraManifests":      {"Extra manifests", "Files beside olm-cmp.yaml to render (include) or to leave out (exclude), as file-name globs, e.g. {include: [crs.yaml], exclude: [out.yaml]}; default every *.yaml, *.yml and *.json file"},
 	"images":              {"Image rewrites", "Image prefix rewrites, from → to (e.g. registry.redhat.io/ → mirror.example.com/rh/)"},
 	"config":              {"Deployment config", "OLM SubscriptionConfig (env, resources, nodeSelector, tolerations, …) as JSON or YAML"},
 	"certificateProvider": {"Certificate provider", "Issuer of webhook certificates: cert-manager, service-ca or none (default cert-manager when the bundle has webhooks)"},

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -96,6 +97,9 @@ type Spec struct {
 	// unread ("manifests/broken.yaml"): the way past a vendor's file that
 	// does not parse. Exact paths, as load errors name them.
 	ExcludeFiles []string `json:"excludeFiles,omitempty"`
+	// ExtraManifests chooses which files beside olm-cmp.yaml join the
+	// render; nil means every *.yaml, *.yml and *.json file there.
+	ExtraManifests *ExtraManifests `json:"extraManifests,omitempty"`
 	// Images are image prefix rewrites (from → to), longest prefix first.
 	Images map[string]string `json:"images,omitempty"`
 	// Config is OLM's SubscriptionConfig, applied to every operator Deployment.
@@ -126,6 +130,16 @@ type Spec struct {
 	// fails if the upgrade from it to this spec's bundle is unsafe (CRD
 	// upgrade safety as OLM v1 checks it).
 	UpgradeFrom string `json:"upgradeFrom,omitempty"`
+}
+
+// ExtraManifests lists (Include) or ignores (Exclude) the files of the
+// source directory's top level that are extra manifests, by file-name glob
+// (path.Match: *, ?, [a-z]). Without Include every *.yaml, *.yml and *.json
+// file is one; Exclude then drops files from that set. Users keeping other
+// YAML beside the spec (a values file, saved render output) say so here.
+type ExtraManifests struct {
+	Include []string `json:"include,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
 }
 
 // SyncWaves holds one wave per group; nil means the default. Strict order
@@ -519,6 +533,22 @@ func (s *Spec) Validate() error {
 			}
 		}
 	}
+	if em := s.ExtraManifests; em != nil {
+		for _, l := range []struct {
+			name  string
+			globs []string
+		}{{"include", em.Include}, {"exclude", em.Exclude}} {
+			if len(l.globs) > MaxExtraManifestGlobs {
+				add("spec.extraManifests.%s: %d entries, at most %d", l.name, len(l.globs), MaxExtraManifestGlobs)
+				continue
+			}
+			for i, g := range l.globs {
+				if msg := checkExtraManifestGlob(g); msg != "" {
+					add("spec.extraManifests.%s[%d] %s: %s", l.name, i, echo.Quote(g), msg)
+				}
+			}
+		}
+	}
 	for from, to := range s.Images {
 		if from == "" || to == "" {
 			add("spec.images: %s -> %s: both the prefix and its replacement must be non-empty", echo.Quote(from), echo.Quote(to))
@@ -649,6 +679,29 @@ func checkExcludeFile(f string) string {
 	return ""
 }
 
+// MaxExtraManifestGlobs bounds each list of spec.extraManifests.
+const MaxExtraManifestGlobs = 64
+
+// checkExtraManifestGlob returns "" for a glob of file names at the top
+// level of the source directory (where extra manifests are read), else why
+// it cannot match one.
+func checkExtraManifestGlob(g string) string {
+	switch {
+	case strings.TrimSpace(g) == "":
+		return "empty: name a file beside olm-cmp.yaml, e.g. crs.yaml or *-cr.yaml"
+	case len(g) > 255:
+		return "at most 255 characters"
+	case strings.ContainsAny(g, "/\\"):
+		return "a file name without '/': extra manifests are read from the directory of olm-cmp.yaml only, not from subdirectories"
+	case g == FileName:
+		return FileName + " is the spec, never an extra manifest: remove the entry"
+	}
+	if _, err := path.Match(g, ""); err != nil {
+		return "not a valid glob (use *, ? and [a-z])"
+	}
+	return ""
+}
+
 // truncate shortens s for quoting in a message.
 func truncate(s string, n int) string {
 	if len(s) <= n {
@@ -688,6 +741,9 @@ func (s *Spec) Normalized() []byte {
 	c.ClusterAPIs = sortedSet(c.ClusterAPIs)
 	c.Accept = sortedSet(c.Accept)
 	c.ExcludeFiles = sortedSet(c.ExcludeFiles)
+	if em := c.ExtraManifests; em != nil {
+		c.ExtraManifests = &ExtraManifests{Include: sortedSet(em.Include), Exclude: sortedSet(em.Exclude)}
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -509,3 +509,57 @@ func TestValidateDigest(t *testing.T) {
 		t.Error("digest is not a plugin parameter")
 	}
 }
+
+func TestExtraManifests(t *testing.T) {
+	base := Spec{Bundle: "./bundle", Namespace: "n"}
+	ok := base
+	ok.ExtraManifests = &ExtraManifests{Include: []string{"*-cr.yaml", "crs.json", "[ab].yml"}, Exclude: []string{"out.yaml"}}
+	if err := ok.Validate(); err != nil {
+		t.Errorf("refused: %v", err)
+	}
+	for g, want := range map[string]string{
+		"":             `spec.extraManifests.include[0] "": empty: name a file beside olm-cmp.yaml`,
+		"crs/*.yaml":   `spec.extraManifests.include[0] "crs/*.yaml": a file name without '/': extra manifests are read from the directory of olm-cmp.yaml only`,
+		`crs\a.yaml`:   "a file name without '/'",
+		"[a-.yaml":     "not a valid glob (use *, ? and [a-z])",
+		"olm-cmp.yaml": "olm-cmp.yaml is the spec, never an extra manifest",
+	} {
+		s := base
+		s.ExtraManifests = &ExtraManifests{Include: []string{g}}
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", g, err, want)
+		}
+	}
+	s := base
+	s.ExtraManifests = &ExtraManifests{Exclude: make([]string, MaxExtraManifestGlobs+1)}
+	if err := s.Validate(); err == nil || err.Error() != "spec.extraManifests.exclude: 65 entries, at most 64" {
+		t.Errorf("too many: %v", err)
+	}
+	// The cache key sees the field, and not its order.
+	a, b, c := base, base, base
+	a.ExtraManifests = &ExtraManifests{Include: []string{"a.yaml", "b.yaml"}}
+	b.ExtraManifests = &ExtraManifests{Include: []string{"b.yaml", "a.yaml", "a.yaml"}}
+	if string(a.Normalized()) != string(b.Normalized()) || string(a.Normalized()) == string(c.Normalized()) {
+		t.Errorf("normalized: %s / %s / %s", a.Normalized(), b.Normalized(), c.Normalized())
+	}
+	if b.ExtraManifests.Include[0] != "b.yaml" {
+		t.Error("Normalized changed the spec it normalizes")
+	}
+	// It decodes from the file, its typos named, and from a plugin parameter.
+	f, err := Parse("f", []byte(minimal+"  extraManifests:\n    exclude: [out.yaml]\n"))
+	if err != nil || f.Spec.ExtraManifests == nil || !slices.Equal(f.Spec.ExtraManifests.Exclude, []string{"out.yaml"}) {
+		t.Errorf("parsed %+v, %v", f, err)
+	}
+	if _, err := Parse("f", []byte(minimal+"  extraManifests:\n    excludes: [out.yaml]\n")); err == nil || !strings.Contains(err.Error(), "spec.extraManifests.excludes") {
+		t.Errorf("a typo: %v", err)
+	}
+	p, found := FindParam("extraManifests")
+	if !found || !p.Structured {
+		t.Fatalf("parameter %+v %v", p, found)
+	}
+	v := "{include: [crs.yaml]}"
+	got, err := ApplyOverrides(base, []Override{{Name: "extraManifests", Source: "parameter", String: &v}})
+	if err != nil || got.ExtraManifests == nil || !slices.Equal(got.ExtraManifests.Include, []string{"crs.yaml"}) {
+		t.Errorf("parameter: %+v, %v", got.ExtraManifests, err)
+	}
+}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package main
+
+import "errors"
+
+// exchange is Linux's atomic swap of two directories; elsewhere
+// replaceDir renames twice.
+func exchange(_, _ string) error { return errors.ErrUnsupported }

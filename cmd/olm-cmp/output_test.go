@@ -1,0 +1,385 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/olm-cmp/olm-cmp/internal/badinput"
+	"github.com/olm-cmp/olm-cmp/internal/render"
+)
+
+// demoCopy is a copy of examples/demo the test may change.
+func demoCopy(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "app")
+	badinput.CopyDir(t, "../../examples/demo", dir)
+	return dir
+}
+
+// yamlObjects reads a YAML stream into "Kind/name" identities, in order.
+func yamlObjects(t *testing.T, stream string) []string {
+	t.Helper()
+	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(stream), OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, n := range nodes {
+		ids = append(ids, n.GetKind()+"/"+n.GetName())
+	}
+	return ids
+}
+
+// -o json is one JSON document, a v1 List of the same objects, in the same
+// order, as the YAML stream.
+func TestRenderJSONList(t *testing.T) {
+	yamlOut, _, err := run(t, "render", "../../examples/demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonOut, _, err := run(t, "render", "../../examples/demo", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		APIVersion string           `json:"apiVersion"`
+		Kind       string           `json:"kind"`
+		Items      []map[string]any `json:"items"`
+	}
+	dec := json.NewDecoder(strings.NewReader(jsonOut))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&list); err != nil {
+		t.Fatalf("-o json is not one JSON document: %v", err)
+	}
+	if dec.More() {
+		t.Error("-o json printed more than one JSON document")
+	}
+	if list.APIVersion != "v1" || list.Kind != "List" {
+		t.Errorf("want a v1 List, got %s %s", list.APIVersion, list.Kind)
+	}
+	var ids []string
+	for _, it := range list.Items {
+		ids = append(ids, it["kind"].(string)+"/"+it["metadata"].(map[string]any)["name"].(string))
+	}
+	if want := yamlObjects(t, yamlOut); !slices.Equal(ids, want) {
+		t.Errorf("JSON items differ from the YAML stream:\n json %v\n yaml %v", ids, want)
+	}
+	if _, _, err := run(t, "render", "../../examples/demo", "-o", "toml"); err == nil || err.Error() != `--output "toml": use yaml or json` {
+		t.Errorf("-o toml: %v", err)
+	}
+}
+
+// --output-dir writes one file per object, named by wave, kind and name,
+// plus the marker; a second render replaces the directory whole; a
+// directory olm-cmp did not write is refused, an empty one taken.
+func TestRenderOutputDir(t *testing.T) {
+	app := demoCopy(t)
+	out := filepath.Join(t.TempDir(), "out")
+	yamlOut, _, err := run(t, "render", app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := run(t, "render", app, "--output-dir", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout != "" {
+		t.Errorf("--output-dir wrote to stdout: %q", stdout)
+	}
+	want := yamlObjects(t, yamlOut)
+	if !strings.Contains(stderr, "wrote 17 objects to "+out) || len(want) != 17 {
+		t.Errorf("stderr lacks the count (%d objects): %s", len(want), stderr)
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	var joined strings.Builder
+	for _, e := range entries {
+		if e.Name() == outputDirMarker {
+			continue
+		}
+		files = append(files, e.Name())
+		data, err := os.ReadFile(filepath.Join(out, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		joined.WriteString("---\n")
+		joined.Write(data)
+	}
+	if len(files) != len(want) {
+		t.Fatalf("%d files for %d objects: %v", len(files), len(want), files)
+	}
+	for _, f := range []string{"00-customresourcedefinition-greeters.greeter.example.com.yaml", "00-namespace-greeter-system.yaml", "02-deployment-greeter-operator-controller.yaml", "04-greeter-from-git.yaml"} {
+		if !slices.Contains(files, f) {
+			t.Errorf("no file %s in %v", f, files)
+		}
+	}
+	// ls order is apply order: the files hold the stream's objects, sorted
+	// by wave.
+	got := yamlObjects(t, joined.String())
+	if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
+		t.Errorf("the files hold other objects than the stream:\n%v\n%v", got, want)
+	}
+	safe := regexp.MustCompile(`^[0-9]{2}-[a-z0-9._-]+\.yaml$`)
+	for _, f := range files {
+		if !safe.MatchString(f) {
+			t.Errorf("file name %q is not filesystem-safe", f)
+		}
+	}
+
+	// Again, into the same directory with a stale file: replaced whole.
+	os.WriteFile(filepath.Join(out, "99-stale.yaml"), []byte("x: 1\n"), 0o644)
+	if _, _, err := run(t, "render", app, "--output-dir", out, "-n", "other"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "99-stale.yaml")); err == nil {
+		t.Error("the stale file survived: the directory was not replaced")
+	}
+	if _, err := os.Stat(filepath.Join(out, "00-namespace-other.yaml")); err != nil {
+		t.Errorf("the second render is not there: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".out.*")); len(left) > 0 {
+		t.Errorf("temporary directories left behind: %v", left)
+	}
+
+	// A failing render leaves the directory as it was.
+	before, _ := os.ReadDir(out)
+	if _, _, err := run(t, "render", app, "--output-dir", out, "--certificate-provider", "bogus"); err == nil {
+		t.Fatal("a bad --certificate-provider rendered")
+	}
+	after, _ := os.ReadDir(out)
+	if len(before) != len(after) {
+		t.Errorf("a failed render changed the directory: %d entries, then %d", len(before), len(after))
+	}
+
+	// Not olm-cmp's: refused, untouched.
+	mine := filepath.Join(t.TempDir(), "mine")
+	os.Mkdir(mine, 0o755)
+	os.WriteFile(filepath.Join(mine, "notes.txt"), []byte("keep me\n"), 0o644)
+	_, _, err = run(t, "render", app, "--output-dir", mine)
+	if err == nil || !strings.Contains(err.Error(), "--output-dir "+mine+": the directory holds files olm-cmp did not write (it has no .olm-cmp-output file)") {
+		t.Errorf("a foreign directory: %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(mine, "notes.txt")); string(data) != "keep me\n" {
+		t.Error("the foreign directory was changed")
+	}
+	// A file: refused. An empty directory: taken.
+	file := filepath.Join(mine, "notes.txt")
+	if _, _, err := run(t, "render", app, "--output-dir", file); err == nil || !strings.Contains(err.Error(), "exists and is not a directory") {
+		t.Errorf("a file as --output-dir: %v", err)
+	}
+	if _, _, err := run(t, "render", app, "--output-dir", filepath.Join(mine, "no", "out")); err == nil || !strings.Contains(err.Error(), "its parent directory "+filepath.Join(mine, "no")+" does not exist: create it first") {
+		t.Errorf("a missing parent: %v", err)
+	}
+	empty := filepath.Join(t.TempDir(), "empty")
+	os.Mkdir(empty, 0o755)
+	if _, _, err := run(t, "render", app, "--output-dir", empty, "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(empty, "02-deployment-greeter-operator-controller.json"))
+	if err != nil || !json.Valid(data) {
+		t.Errorf("-o json --output-dir: a .json file per object: %v %q", err, data)
+	}
+}
+
+// Two renders of the same input name their files the same; names that
+// would clash (same kind and name in two namespaces, a name only case
+// tells apart, characters filesystems refuse) stay distinct and safe.
+func TestObjectFileNames(t *testing.T) {
+	obj := func(apiVersion, kind, ns, name, wave string) string {
+		js, _ := json.Marshal(map[string]any{"apiVersion": apiVersion, "kind": kind,
+			"metadata": map[string]any{"name": name, "namespace": ns, "annotations": map[string]string{"argocd.argoproj.io/sync-wave": wave}}})
+		return string(js)
+	}
+	res := &render.Result{JSON: []string{
+		obj("v1", "Namespace", "", "a", "-4"),
+		obj("rbac.authorization.k8s.io/v1", "Role", "ns1", "r", "-3"),
+		obj("rbac.authorization.k8s.io/v1", "Role", "ns2", "r", "-3"),
+		obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "system:Weird/Name", "-3"),
+		obj("x.example.com/v1", "Thing", "", "Same", "7"),
+		obj("y.example.com/v1", "Thing", "", "same", "7"),
+		obj("v1", "ConfigMap", "n", strings.Repeat("l", 300), "0"),
+		obj("v1", "ConfigMap", "n", "..", "0"),
+	}}
+	res.Manifests = make([]string, len(res.JSON))
+	got := objectFileNames(res, "yaml")
+	want := []string{
+		"00-namespace-a.yaml",
+		"01-role-r-ns1.yaml",
+		"01-role-r-ns2.yaml",
+		"01-clusterrole-system_weird_name.yaml",
+		"03-thing-same-x.example.com.yaml",
+		"03-thing-same-y.example.com.yaml",
+		"02-configmap-" + strings.Repeat("l", maxNamePart) + ".yaml",
+		"02-configmap-_.yaml",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("file names:\n got %q\nwant %q", got, want)
+	}
+	if again := objectFileNames(res, "yaml"); !slices.Equal(again, got) {
+		t.Error("file names are not deterministic")
+	}
+	for _, n := range got {
+		if len(n) > 255 {
+			t.Errorf("%d bytes: %s", len(n), n)
+		}
+	}
+}
+
+// --quiet: the requirement findings become one line per category, under
+// the word inspect uses; other warnings stay.
+func TestRenderQuiet(t *testing.T) {
+	_, loud, err := run(t, "render", "../../examples/demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, quiet, err := run(t, "render", "../../examples/demo", "--quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(loud, "error: requirement certificates:cert-manager.io/v1 (from ") {
+		t.Errorf("render without --quiet lacks the finding: %s", loud)
+	}
+	want := "error: 1 certificates requirement not met: olm-cmp inspect ../../examples/demo lists them\n"
+	if quiet != want {
+		t.Errorf("--quiet stderr:\n got %q\nwant %q", quiet, want)
+	}
+}
+
+// The severity word of a requirement finding is the same in render,
+// generate and inspect: the cert-manager finding of the demo is an error in
+// all three; a warning-severity finding a warning.
+func TestSeverityWordsAgree(t *testing.T) {
+	app := demoCopy(t)
+	_, renderErr, err := run(t, "render", app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inspectOut, _, err := run(t, "inspect", app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { os.Chdir(wd) })
+	if err := os.Chdir(app); err != nil {
+		t.Fatal(err)
+	}
+	_, generateErr, err := run(t, "generate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"certificates:cert-manager.io/v1"} {
+		m := regexp.MustCompile(`(?m)^  (\S+)\s+` + regexp.QuoteMeta(key) + `$`).FindStringSubmatch(inspectOut)
+		if m == nil {
+			t.Fatalf("inspect does not list %s:\n%s", key, inspectOut)
+		}
+		line := m[1] + ": requirement " + key + " (from "
+		if !strings.Contains(renderErr, line) {
+			t.Errorf("render does not call %s %q:\n%s", key, m[1], renderErr)
+		}
+		if !strings.Contains(generateErr, line) {
+			t.Errorf("generate does not call %s %q:\n%s", key, m[1], generateErr)
+		}
+	}
+}
+
+// The trap of issue 18: `render . > out.yaml` beside olm-cmp.yaml. The
+// next render refuses the file, naming it and the fix; the fix works.
+func TestRenderOwnOutputBesideTheSpec(t *testing.T) {
+	app := demoCopy(t)
+	out, _, err := run(t, "render", app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(app, "out.yaml"), []byte(out), 0o644)
+	got, _, err := run(t, "render", app)
+	if err == nil || !strings.HasPrefix(err.Error(), "extra manifest out.yaml holds olm-cmp's own output (Namespace/greeter-system carries the annotation olm-cmp.dev/bundle): move the file out of the directory of olm-cmp.yaml") || got != "" {
+		t.Fatalf("want the own-output refusal and no output, got %v, %d bytes", err, len(got))
+	}
+	spec, _ := os.ReadFile(filepath.Join(app, "olm-cmp.yaml"))
+	os.WriteFile(filepath.Join(app, "olm-cmp.yaml"), append(spec, "  extraManifests: {exclude: [out.yaml]}\n"...), 0o644)
+	again, stderr, err := run(t, "render", app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != out {
+		t.Error("with out.yaml excluded the render differs from the first one")
+	}
+	if strings.Contains(stderr, "extraManifests") {
+		t.Errorf("a glob that matched warned: %s", stderr)
+	}
+}
+
+// An object the plugin's JSON keeps in YAML (an unquoted yes, which the
+// repo-server's YAML 1.1 reader takes as true) is in the -o json List too,
+// as the repo-server reads it; --quiet without a spec file names what
+// inspect takes instead of a directory.
+func TestRenderJSONKeptYAMLAndQuietWithoutSpec(t *testing.T) {
+	app := demoCopy(t)
+	os.WriteFile(filepath.Join(app, "greeter-extra.yaml"), []byte("apiVersion: greeter.example.com/v1alpha1\nkind: Greeter\nmetadata: {name: from-git}\nspec:\n  message: yes\n"), 0o644)
+	out, _, err := run(t, "render", app, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct{ Items []map[string]any }
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("-o json: %v", err)
+	}
+	found := false
+	for _, it := range list.Items {
+		if it["kind"] == "Greeter" && it["metadata"].(map[string]any)["name"] == "from-git" {
+			found = true
+			if v := it["spec"].(map[string]any)["message"]; v != true {
+				t.Errorf("spec.message: %#v, want true as the repo-server reads yes", v)
+			}
+		}
+	}
+	if !found {
+		t.Error("the kept-YAML object is missing from the List")
+	}
+	bundleDir := filepath.Join(app, "bundle")
+	_, stderr, err := run(t, "render", "--bundle", bundleDir, "-n", "x", "--quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "error: 1 certificates requirement not met: olm-cmp inspect " + bundleDir + " lists them\n"; stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+}
+
+// Where directories cannot be swapped in one step (not Linux, or a
+// filesystem without RENAME_EXCHANGE), the old render is moved aside and
+// the new one renamed into place: the same result, nothing left behind.
+func TestReplaceDirWithoutExchange(t *testing.T) {
+	exchangeDirs = func(_, _ string) error { return errors.ErrUnsupported }
+	t.Cleanup(func() { exchangeDirs = exchange })
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "out")
+	for i, content := range []string{"old", "new"} {
+		tmp, err := os.MkdirTemp(parent, ".out.tmp-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(tmp, content), nil, 0o644)
+		if err := replaceDir(tmp, dir); err != nil {
+			t.Fatalf("replace %d: %v", i, err)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "new" {
+		t.Errorf("out holds %v, want only the new render", entries)
+	}
+	if all, _ := os.ReadDir(parent); len(all) != 1 {
+		t.Errorf("left behind beside out: %v", all)
+	}
+}

@@ -1,0 +1,133 @@
+package render
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/echo"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
+)
+
+// ownAnnotationPrefix marks the annotations olm-cmp writes on every object
+// it renders (AnnotationBundle and the others).
+const ownAnnotationPrefix = "olm-cmp.dev/"
+
+// readExtraManifests reads the extra manifests spec.extraManifests selects
+// among ExtraManifestFiles, in file-name order, and records the file each
+// object came from (for checkUnique). A file that is olm-cmp's own output
+// (`render . > out.yaml` beside the spec) is refused: rendered again, its
+// objects would repeat the bundle's.
+func (p *pipeline) readExtraManifests() ([]*yaml.RNode, error) {
+	dir := p.req.SourceDir
+	if dir == "" {
+		if p.req.Spec.ExtraManifests != nil {
+			p.noMatch("spec.extraManifests selects nothing: there is no source directory (no " + spec.FileName + ") to read extra manifests from; remove it")
+		}
+		return nil, nil
+	}
+	all, err := ExtraManifestFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := p.selectExtraManifests(all)
+	var out []*yaml.RNode
+	for _, n := range names {
+		nodes, err := readManifestFile(filepath.Join(dir, n))
+		if err != nil {
+			return nil, fmt.Errorf("extra manifest %s: %w", n, err)
+		}
+		for _, o := range nodes {
+			if key, ok := ownAnnotation(o); ok {
+				return nil, fmt.Errorf("extra manifest %s holds olm-cmp's own output (%s/%s carries the annotation %s): move the file out of the directory of %s (render --output-dir writes elsewhere), or leave it out with spec.extraManifests: {exclude: [%s]}, or list the extra manifests you want with spec.extraManifests: {include: [...]}",
+					n, o.GetKind(), o.GetName(), key, spec.FileName, n)
+			}
+			p.recordExtra(o, n)
+		}
+		out = append(out, nodes...)
+	}
+	return out, nil
+}
+
+// selectExtraManifests applies spec.extraManifests to all, the candidate
+// files: include globs (when any) keep the files they match, exclude globs
+// then drop theirs. A glob that matches no candidate is reported as an
+// entry that matches nothing (a warning, an error under strict).
+func (p *pipeline) selectExtraManifests(all []string) []string {
+	em := p.req.Spec.ExtraManifests
+	if em == nil {
+		return all
+	}
+	matches := func(globs []string, name string) bool {
+		return slices.ContainsFunc(globs, func(g string) bool {
+			ok, _ := path.Match(g, name) // spec validation rejected bad globs
+			return ok
+		})
+	}
+	unmatched := func(field string, globs []string) {
+		for _, g := range globs {
+			if !slices.ContainsFunc(all, func(n string) bool { return matches([]string{g}, n) }) {
+				p.noMatch(fmt.Sprintf("spec.extraManifests.%s %s matches no *.yaml, *.yml or *.json file beside %s (%s): correct or remove it",
+					field, echo.Quote(g), spec.FileName, candidates(all)))
+			}
+		}
+	}
+	unmatched("include", em.Include)
+	unmatched("exclude", em.Exclude)
+	var out []string
+	for _, n := range all {
+		if (len(em.Include) == 0 || matches(em.Include, n)) && !matches(em.Exclude, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// candidates lists the candidate files for a message, the first few.
+func candidates(all []string) string {
+	switch {
+	case len(all) == 0:
+		return "there are none"
+	case len(all) > 8:
+		return fmt.Sprintf("there are %s, and %d more", strings.Join(all[:8], ", "), len(all)-8)
+	}
+	return "there are " + strings.Join(all, ", ")
+}
+
+// ownAnnotation returns an annotation olm-cmp writes, if n carries one.
+func ownAnnotation(n *yaml.RNode) (string, bool) {
+	keys := make([]string, 0, 4)
+	for k := range n.GetAnnotations() {
+		if strings.HasPrefix(k, ownAnnotationPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return "", false
+	}
+	slices.Sort(keys)
+	return keys[0], true
+}
+
+// recordExtra notes that o came from the extra manifest file, under its
+// identity as read and without namespace (the render fills a missing one).
+func (p *pipeline) recordExtra(o *yaml.RNode, file string) {
+	if p.extraFiles == nil {
+		p.extraFiles = map[string][]string{}
+	}
+	k := sameObject(o)
+	p.extraFiles[k] = append(p.extraFiles[k], file)
+}
+
+// sameObject identifies an object for checkUnique's message: group, kind
+// and name (an extra manifest's namespace may be filled in later).
+func sameObject(n *yaml.RNode) string {
+	id := bundle.ObjectID(n)
+	kind, _, _ := strings.Cut(id, " ")
+	return kind + " " + n.GetName()
+}

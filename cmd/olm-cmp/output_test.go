@@ -322,11 +322,12 @@ func TestRenderOwnOutputBesideTheSpec(t *testing.T) {
 
 // An object the plugin's JSON keeps in YAML (an unquoted yes, which the
 // repo-server's YAML 1.1 reader takes as true) is in the -o json List too,
-// as the repo-server reads it; --quiet without a spec file names what
+// as the repo-server reads it (a kind whose CRD the render does not ship:
+// the Greeter CRD's string field would refuse the boolean); --quiet without a spec file names what
 // inspect takes instead of a directory.
 func TestRenderJSONKeptYAMLAndQuietWithoutSpec(t *testing.T) {
 	app := demoCopy(t)
-	os.WriteFile(filepath.Join(app, "greeter-extra.yaml"), []byte("apiVersion: greeter.example.com/v1alpha1\nkind: Greeter\nmetadata: {name: from-git}\nspec:\n  message: yes\n"), 0o644)
+	os.WriteFile(filepath.Join(app, "greeter-extra.yaml"), []byte("apiVersion: gadgets.example.com/v1\nkind: Gadget\nmetadata: {name: from-git}\nspec:\n  enabled: yes\n"), 0o644)
 	out, _, err := run(t, "render", app, "-o", "json")
 	if err != nil {
 		t.Fatal(err)
@@ -337,10 +338,10 @@ func TestRenderJSONKeptYAMLAndQuietWithoutSpec(t *testing.T) {
 	}
 	found := false
 	for _, it := range list.Items {
-		if it["kind"] == "Greeter" && it["metadata"].(map[string]any)["name"] == "from-git" {
+		if it["kind"] == "Gadget" && it["metadata"].(map[string]any)["name"] == "from-git" {
 			found = true
-			if v := it["spec"].(map[string]any)["message"]; v != true {
-				t.Errorf("spec.message: %#v, want true as the repo-server reads yes", v)
+			if v := it["spec"].(map[string]any)["enabled"]; v != true {
+				t.Errorf("spec.enabled: %#v, want true as the repo-server reads yes", v)
 			}
 		}
 	}

@@ -203,6 +203,13 @@ func loadRequest(cmd *cobra.Command, arg string, f *specFlags) (render.Request, 
 		}
 		printWarnings(cmd.ErrOrStderr(), notes)
 	}
+	if file != nil {
+		// Checked here, where the file's lines are known, so that a bad
+		// value names its line; the render checks the same again.
+		if err := file.Validate(&req.Spec); err != nil {
+			return req, err
+		}
+	}
 	return req, nil
 }
 

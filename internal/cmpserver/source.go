@@ -22,6 +22,9 @@ func BuildRequest(appDir, rootDir string, env *AppEnv) (render.Request, error) {
 	if err != nil {
 		return render.Request{}, err
 	}
+	if err := f.Validate(&s); err != nil {
+		return render.Request{}, err // with the line of each value the file wrote
+	}
 	name := f.Metadata.Name
 	if name == "" {
 		name = env.AppName

@@ -1,6 +1,9 @@
 package spec
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -79,5 +82,23 @@ func TestValidateLineOnlyForFileValues(t *testing.T) {
 	want := `spec.namespace "Not_OK": not a valid namespace name: use lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters, e.g. "not-ok"`
 	if err == nil || err.Error() != want {
 		t.Errorf("want\n%s\ngot\n%v", want, err)
+	}
+}
+
+// olm-cmp.yml is not read (the plugin discovers olm-cmp.yaml only) but
+// named, with the fix.
+func TestLoadSuggestsYml(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "olm-cmp.yml"), []byte("kind: OperatorBundle\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(dir)
+	want := "olm-cmp.yaml not found in " + dir + ", but olm-cmp.yml is there: rename it to olm-cmp.yaml (olm-cmp and its Argo CD plugin look for that name only)"
+	if err == nil || err.Error() != want || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("want\n%s\ngot\n%v", want, err)
+	}
+	os.Remove(filepath.Join(dir, "olm-cmp.yml"))
+	if _, err := Load(dir); err == nil || strings.Contains(err.Error(), "rename") {
+		t.Errorf("empty directory: %v", err)
 	}
 }

@@ -805,7 +805,32 @@ func sortedSet(in []string) []string {
 type notFoundError struct{ dir string }
 
 func (e notFoundError) Error() string {
+	if near := nearSpecName(e.dir); near != "" {
+		return fmt.Sprintf("%s not found in %s, but %s is there: rename it to %s (olm-cmp and its Argo CD plugin look for that name only)", FileName, e.dir, near, FileName)
+	}
 	return fmt.Sprintf("%s not found in %s: every olm-cmp source directory needs one (apiVersion: %s, kind: %s)", FileName, e.dir, APIVersion, Kind)
+}
+
+// nearSpecName returns the name of a file in dir that was probably meant as
+// olm-cmp.yaml (olm-cmp.yml, OLM-CMP.yaml, olm_cmp.yaml), or "". One name,
+// looked up by a bounded read of the directory. olm-cmp.yaml stays the one
+// name: the plugin discovers applications by it (plugin.yaml), and two
+// names would let a directory hold two specs.
+func nearSpecName(dir string) string {
+	f, err := os.Open(dir)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1024)
+	slices.Sort(names)
+	for _, n := range names {
+		l := strings.ToLower(strings.ReplaceAll(n, "_", "-"))
+		if l == "olm-cmp.yml" || l == FileName || l == "olmcmp.yaml" || l == "olmcmp.yml" {
+			return n
+		}
+	}
+	return ""
 }
 
 func (notFoundError) Unwrap() error { return os.ErrNotExist }

@@ -17,7 +17,7 @@ import (
 )
 
 const (
-	upstreamInstall = "https://raw.githubusercontent.com/argoproj/argo-cd/v2.14.21/manifests/install.yaml"
+	upstreamInstall = "https://raw.githubusercontent.com/argoproj/argo-cd/v3.6.1/manifests/install.yaml"
 	standIn         = "../../../testdata/argocd-standin" // from deploy/kustomize/examples/<x>/
 	socketDir       = "/home/argocd/cmp-server/plugins"
 )
@@ -338,4 +338,33 @@ func toInt(v any) int {
 		return int(n)
 	}
 	return -1
+}
+
+// TestReadmeInstallsWhatTheExamplesDo: README's kustomize snippet names the
+// Argo CD the example overlays install (the reference version) and sets the
+// namespace, as they do; its Helm instructions add the chart repository.
+func TestReadmeInstallsWhatTheExamplesDo(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, want := range []string{
+		"resources: [" + upstreamInstall + "]",
+		"namespace: argocd ",
+		"helm repo add argo https://argoproj.github.io/argo-helm\n",
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README.md lacks %q", want)
+		}
+	}
+	for _, ex := range []string{"argocd", "argocd-classic"} {
+		k, err := os.ReadFile(filepath.Join("kustomize", "examples", ex, "kustomization.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(k), "\nnamespace: argocd\n") {
+			t.Errorf("%s: no namespace: argocd", ex)
+		}
+	}
 }

@@ -52,7 +52,7 @@ func TestFirstHourMessages(t *testing.T) {
 		{"certificate provider", head + "  namespace: x\n  certificateProvider: vault\n",
 			`f: line 6: spec.certificateProvider "vault": must be one of cert-manager, service-ca, none`},
 		{"subscription kind", "apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nspec:\n  name: x\n",
-			`f: line 2: kind: olm-cmp.yaml starts with apiVersion: olm-cmp.dev/v1alpha1 and kind: OperatorBundle, got "operators.coreos.com/v1alpha1" and "Subscription": an OLM Subscription is not an olm-cmp spec; write kind: OperatorBundle and name the bundle with spec.bundle, or spec.catalog and spec.package (docs/spec.md)`},
+			`f: line 2: kind: an olm-cmp spec starts with apiVersion: olm-cmp.dev/v1alpha1 and kind: OperatorBundle, got "operators.coreos.com/v1alpha1" and "Subscription": an OLM Subscription is not an olm-cmp spec; write kind: OperatorBundle and name the bundle with spec.bundle, or spec.catalog and spec.package (docs/spec.md)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := Parse("f", []byte(tc.doc))

@@ -425,7 +425,7 @@ func kindProblem(f *File, lines map[string]int) problem {
 	if f.Kind == Kind || line == 0 {
 		line, field = lines["apiVersion"], "apiVersion"
 	}
-	msg := fmt.Sprintf("%s: olm-cmp.yaml starts with apiVersion: %s and kind: %s, got %s and %s", field, APIVersion, Kind, echo.Quote(f.APIVersion), echo.Quote(f.Kind))
+	msg := fmt.Sprintf("%s: an olm-cmp spec starts with apiVersion: %s and kind: %s, got %s and %s", field, APIVersion, Kind, echo.Quote(f.APIVersion), echo.Quote(f.Kind))
 	switch f.Kind {
 	case "Subscription", "ClusterExtension", "OperatorGroup", "CatalogSource":
 		msg += fmt.Sprintf(": an OLM %s is not an olm-cmp spec; write kind: %s and name the bundle with spec.bundle, or spec.catalog and spec.package (docs/spec.md)", f.Kind, Kind)

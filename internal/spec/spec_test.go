@@ -153,7 +153,7 @@ dir/olm-cmp.yaml: line 8: spec.certificateProvider "vault": must be one of cert-
 	}
 	// Not an olm-cmp.yaml at all: the spec's problems would be noise.
 	_, err = Parse("f", []byte("apiVersion: v1\nkind: ConfigMap\nspec: {}\n"))
-	if want := `f: line 2: kind: olm-cmp.yaml starts with apiVersion: olm-cmp.dev/v1alpha1 and kind: OperatorBundle, got "v1" and "ConfigMap"`; err == nil || err.Error() != want {
+	if want := `f: line 2: kind: an olm-cmp spec starts with apiVersion: olm-cmp.dev/v1alpha1 and kind: OperatorBundle, got "v1" and "ConfigMap"`; err == nil || err.Error() != want {
 		t.Errorf("want %s, got %v", want, err)
 	}
 }
@@ -221,7 +221,7 @@ func TestEditDistance(t *testing.T) {
 
 func TestWrongKind(t *testing.T) {
 	_, err := Parse("f", []byte(strings.Replace(minimal, "OperatorBundle", "Bundle", 1)))
-	want := `f: line 2: kind: olm-cmp.yaml starts with apiVersion: olm-cmp.dev/v1alpha1 and kind: OperatorBundle, got "olm-cmp.dev/v1alpha1" and "Bundle"`
+	want := `f: line 2: kind: an olm-cmp spec starts with apiVersion: olm-cmp.dev/v1alpha1 and kind: OperatorBundle, got "olm-cmp.dev/v1alpha1" and "Bundle"`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v", err)
 	}

@@ -180,7 +180,7 @@ func runtimeCases(t *testing.T) []badCase {
 				t.Fatal(err)
 			}
 			return nil
-		}, want: `spec.bundle "./bundle": reading manifests/passwd.yaml: a symbolic link that leads outside the bundle directory: copy the file into the bundle instead`},
+		}, want: `$DIR/olm-cmp.yaml: line 8: spec.bundle "./bundle": reading manifests/passwd.yaml: a symbolic link that leads outside the bundle directory: copy the file into the bundle instead`},
 		{name: "runtime/fifo-in-bundle", setup: func(t *testing.T, dir string) []string {
 			if err := syscall.Mkfifo(filepath.Join(dir, "bundle", "manifests", "pipe.yaml"), 0o644); err != nil {
 				t.Skip("no FIFOs here:", err)

@@ -167,6 +167,20 @@ func setBundle(s *spec.Spec, flag, ref string) error {
 	return nil
 }
 
+// locate names the file and line of the spec field a render error is
+// about (patches[0]: ...), read again from req's olm-cmp.yaml: only a
+// failed render pays for it.
+func locate(req render.Request, err error) error {
+	if req.SourceDir == "" {
+		return err
+	}
+	f, ferr := spec.Load(req.SourceDir)
+	if ferr != nil {
+		return err
+	}
+	return f.Locate(err, &req.Spec)
+}
+
 // loadRequest reads DIR/olm-cmp.yaml (DIR as the command line gave it: see sourceDir) and
 // applies the flags (none when f is nil). Without a spec file, --bundle (or --catalog and
 // --package) and --namespace alone are enough (no extra manifests then).
@@ -243,7 +257,7 @@ problem of olm-cmp.yaml is reported at once, one per line.`,
 			}
 			res, err := (&render.Renderer{Loader: loader}).Render(cmd.Context(), req)
 			if err != nil {
-				return err
+				return locate(req, err)
 			}
 			printWarnings(cmd.ErrOrStderr(), res.Warnings)
 			if res.Catalog != nil {

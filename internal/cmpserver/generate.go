@@ -37,7 +37,7 @@ func Generate(ctx context.Context, r *render.Renderer, dir string, environ []str
 	}
 	res, err := r.Render(ctx, req)
 	if err != nil {
-		return err
+		return LocateError(req, err)
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintln(stderr, "warning:", echo.Text(w)) // bundle content: escape what a terminal would act on

@@ -102,3 +102,23 @@ func TestLoadSuggestsYml(t *testing.T) {
 		t.Errorf("empty directory: %v", err)
 	}
 }
+
+// A render's error about a spec field names the field's line, unless an
+// override replaced the value; errors.Is sees the original.
+func TestLocate(t *testing.T) {
+	f, err := Parse("f", []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./b\n  namespace: ok\n  patches:\n  - path: p.yaml\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := errors.New("patches[0]: path \"p.yaml\": no such file\nspec.bundle \"./b\": not found\nstrict: 2 findings")
+	got := f.Locate(base, &f.Spec)
+	want := "f: line 7: patches[0]: path \"p.yaml\": no such file\nf: line 4: spec.bundle \"./b\": not found\nstrict: 2 findings"
+	if got.Error() != want || !errors.Is(got, base) {
+		t.Errorf("want\n%s\ngot\n%v", want, got)
+	}
+	s := f.Spec
+	s.Bundle = "./other"
+	if got := f.Locate(errors.New(`spec.bundle "./other": not found`), &s); got.Error() != `spec.bundle "./other": not found` {
+		t.Errorf("an overridden field got a line: %v", got)
+	}
+}

@@ -461,6 +461,42 @@ func (f *File) Validate(s *Spec) error {
 	return errors.Join(out...)
 }
 
+// Locate prefixes each line of err, a render's error about s (the file's
+// spec after overrides), with the file and line of the field it names
+// ("patches[0]: ..." or "spec.namespace ..."), as Validate does; other
+// lines, and errors about values an override replaced, are left as they
+// are. errors.Is and errors.As see err.
+func (f *File) Locate(err error, s *Spec) error {
+	if err == nil || f == nil || f.src == nil {
+		return err
+	}
+	lines := strings.Split(err.Error(), "\n")
+	changed := false
+	for i, l := range lines {
+		m := l
+		if strings.HasPrefix(l, "patches[") {
+			m = "spec." + l
+		}
+		if out := f.at(m, s); out != m {
+			lines[i] = strings.TrimSuffix(out, m) + l
+			changed = true
+		}
+	}
+	if !changed {
+		return err
+	}
+	return &locatedError{msg: strings.Join(lines, "\n"), err: err}
+}
+
+// locatedError is an error with file and line prefixes added to its text.
+type locatedError struct {
+	msg string
+	err error
+}
+
+func (e *locatedError) Error() string { return e.msg }
+func (e *locatedError) Unwrap() error { return e.err }
+
 // at prefixes msg, one of Validate's messages ("spec.namespace "X": ..."),
 // with the file and line of the value it is about, when the file wrote
 // that value and s still holds it.

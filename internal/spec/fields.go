@@ -52,7 +52,19 @@ func olmHint(parent, key string) string {
 // where to go. The types of OLM and Kubernetes below spec.config are left
 // out: their common names (name, value, key) would point anywhere.
 var fieldHomes = sync.OnceValue(func() map[string][]string {
-	homes := map[string][]string{}
+	homes, _ := fieldTree()
+	return homes
+})
+
+// listFields are the paths of fieldHomes that hold lists (spec.patches):
+// a key belonging there goes in one of its items.
+var listFields = sync.OnceValue(func() map[string]bool {
+	_, lists := fieldTree()
+	return lists
+})
+
+func fieldTree() (map[string][]string, map[string]bool) {
+	homes, lists := map[string][]string{}, map[string]bool{}
 	var walk func(t reflect.Type, path string, depth int)
 	walk = func(t reflect.Type, path string, depth int) {
 		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
@@ -65,6 +77,9 @@ var fieldHomes = sync.OnceValue(func() map[string][]string {
 			p := fieldPath(path, name)
 			homes[name] = append(homes[name], p)
 			ft := f.Type
+			if ft.Kind() == reflect.Slice {
+				lists[p] = true
+			}
 			for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
 				ft = ft.Elem()
 			}
@@ -82,8 +97,8 @@ var fieldHomes = sync.OnceValue(func() map[string][]string {
 	for _, ps := range homes {
 		slices.Sort(ps)
 	}
-	return homes
-})
+	return homes, lists
+}
 
 // misplaced says where key, unknown under parent, belongs in olm-cmp.yaml
 // and how to move it there, or "" when it belongs nowhere (or in several
@@ -116,6 +131,8 @@ func misplaced(parent, key string) (msg, home string) {
 		return "", "" // a field of this very parent: not a misplacement
 	case homeParent == "":
 		return fmt.Sprintf("%s is a top-level field, not one of %s: indent it as far as spec", key, parent), home
+	case (at == "" || strings.HasPrefix(homeParent, at+".")) && listFields()[homeParent]:
+		return fmt.Sprintf("%s belongs in an item of the list %s (%s): indent it under %s, as \"- %s: ...\"", key, homeParent, home, lastName(homeParent), key), home
 	case at == "" || strings.HasPrefix(homeParent, at+"."):
 		return fmt.Sprintf("%s belongs under %s (%s): indent it under %s", key, homeParent, home, lastName(homeParent)), home
 	case strings.HasPrefix(at, homeParent+"."):

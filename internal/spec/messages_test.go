@@ -27,6 +27,8 @@ func TestFirstHourMessages(t *testing.T) {
 			`f: line 6: unknown field "spec.env": env belongs under spec.config (spec.config.env): indent it under config`},
 		{"metadata name under spec's parent", "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nname: x\nspec:\n  bundle: ./b\n  namespace: x\n",
 			`f: line 3: unknown field "name": name belongs under metadata (metadata.name): indent it under metadata`},
+		{"target beside patches", head + "  namespace: x\n  patches:\n  target: {kind: Deployment}\n",
+			`f: line 7: unknown field "spec.target": target belongs in an item of the list spec.patches (spec.patches.target): indent it under patches, as "- target: ..."`},
 		{"kind under spec", head + "  namespace: x\n  kind: OperatorBundle\n",
 			`f: line 6: unknown field "spec.kind": kind is a top-level field, not one of spec: indent it as far as spec`},
 		{"targetNamespaces", head + "  namespace: x\n  targetNamespaces: [x]\n",

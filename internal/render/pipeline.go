@@ -264,7 +264,7 @@ func nearFiles(root *os.Root, path string) string {
 	var names []string
 	for _, e := range entries {
 		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") && e.Name() != base && e.Name() != spec.FileName {
-			names = append(names, filepath.Join(dir, e.Name()))
+			names = append(names, echo.Short(filepath.Join(dir, e.Name())))
 		}
 	}
 	if len(names) == 0 {

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
 
 // The YAML parser describes a syntax error in its grammar's words ("mapping
@@ -46,7 +48,7 @@ func plainSyntax(data []byte, msg string) string {
 			key, _, _ := strings.Cut(strings.TrimSpace(cur), ":")
 			pkey, pval, found := strings.Cut(strings.TrimSpace(lines[prev]), ":")
 			if ci > pi && found && strings.TrimSpace(pval) != "" {
-				return fmt.Sprintf("line %d: %s is indented deeper (%d spaces) than %s on line %d (%d spaces), which already has a value: indent %s by %d spaces, as %s", n, strconv.Quote(key), ci, strconv.Quote(pkey), prev+1, pi, strconv.Quote(key), pi, strconv.Quote(pkey))
+				return fmt.Sprintf("line %d: %s is indented deeper (%d spaces) than %s on line %d (%d spaces), which already has a value: indent %s by %d spaces, as %s", n, echo.Quote(key), ci, echo.Quote(pkey), prev+1, pi, echo.Quote(key), pi, echo.Quote(pkey))
 			}
 			if strings.Count(strings.TrimSpace(cur), ": ") > 1 {
 				return fmt.Sprintf("line %d: the value holds \": \", which YAML reads as another key: put the value in quotes", n)

@@ -376,7 +376,7 @@ func missingPath(n *yaml.RNode, text string) string {
 			seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
 			next, ok, has := step(cur, seg)
 			if !ok {
-				return fmt.Sprintf("%s %s: %s has no %s; %s", kind, path, cmp.Or(at, "the object"), echo.Quote(seg), has)
+				return fmt.Sprintf("%s %s: %s has no %s; %s", kind, echo.Short(path), cmp.Or(echo.Short(at), "the object"), echo.Quote(seg), has)
 			}
 			cur, at = next, at+"/"+seg
 		}
@@ -393,7 +393,7 @@ func step(v any, seg string) (next any, ok bool, has string) {
 		}
 		keys := make([]string, 0, len(t))
 		for k := range t {
-			keys = append(keys, k)
+			keys = append(keys, echo.Short(k))
 		}
 		slices.Sort(keys)
 		return nil, false, "it has " + listSome(keys)
@@ -407,7 +407,7 @@ func step(v any, seg string) (next any, ok bool, has string) {
 			items[i] = fmt.Sprint(i)
 			if m, ok := x.(map[string]any); ok {
 				if name, ok := m["name"].(string); ok {
-					items[i] += " (" + name + ")"
+					items[i] += " (" + echo.Short(name) + ")"
 				}
 			}
 		}

@@ -185,7 +185,7 @@ func runtimeCases(t *testing.T) []badCase {
 				t.Fatal(err)
 			}
 			return nil
-		}, want: `spec.bundle "./bundle": reading manifests/passwd.yaml: a symbolic link that leads outside the bundle directory: copy the file into the bundle instead`},
+		}, want: `$DIR/olm-cmp.yaml: line 8: spec.bundle "./bundle": reading manifests/passwd.yaml: a symbolic link that leads outside the bundle directory: copy the file into the bundle instead`},
 		{name: "runtime/fifo-in-bundle", setup: func(t *testing.T, dir string) []string {
 			if err := syscall.Mkfifo(filepath.Join(dir, "bundle", "manifests", "pipe.yaml"), 0o644); err != nil {
 				t.Skip("no FIFOs here:", err)
@@ -197,11 +197,11 @@ func runtimeCases(t *testing.T) []badCase {
 		{name: "runtime/namespace-200KB", setup: func(t *testing.T, dir string) []string {
 			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./bundle\n  namespace: "+strings.Repeat("n", 200000)+"\n"))
 			return nil
-		}, want: `spec.namespace "` + strings.Repeat("n", 120) + `"… (200000 bytes): must be no more than 63 characters`},
+		}, want: `$DIR/olm-cmp.yaml: line 5: spec.namespace "` + strings.Repeat("n", 120) + `"… (200000 bytes): not a valid namespace name: use lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters`},
 		{name: "runtime/cluster-api-100KB", setup: func(t *testing.T, dir string) []string {
 			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./bundle\n  namespace: x\n  clusterAPIs: ["+strings.Repeat("c", 100000)+"]\n"))
 			return nil
-		}, want: `spec.clusterAPIs[0] "` + strings.Repeat("c", 120) + `"… (100000 bytes): not an API group: use group/version, e.g. monitoring.coreos.com/v1`},
+		}, want: `$DIR/olm-cmp.yaml: line 6: spec.clusterAPIs[0] "` + strings.Repeat("c", 120) + `"… (100000 bytes): not an API group: use group/version, e.g. monitoring.coreos.com/v1`},
 		{name: "runtime/escape-sequence-in-namespace", setup: func(t *testing.T, dir string) []string {
 			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./bundle\n  namespace: \"x\\e[2J\\ny\"\n"))
 			return nil

@@ -84,10 +84,11 @@ func newInspectCmd() *cobra.Command {
 		rf                              registryFlags
 		output                          string
 		catalog, pkg, channel, versions string
+		bundleRef                       string
 		strict                          bool
 	)
 	cmd := &cobra.Command{
-		Use:   "inspect REF|DIR | --catalog CATALOG --package P",
+		Use:   "inspect REF|DIR [--bundle REF|DIR] | --catalog CATALOG --package P",
 		Short: "Summarise a bundle: package, version, install modes, CRDs, deployments, webhooks, images",
 		Long: `Inspect summarises the bundle image or directory REF. With --catalog (a
 catalog image or ./directory) and --package instead, it first shows which
@@ -96,11 +97,18 @@ naming that catalog would render.
 
 Requirements lists what the operator needs from a cluster without OLM or
 OpenShift (docs/requirements.md): for a source directory holding olm-cmp.yaml,
-as its spec renders it; otherwise as a default spec would. --strict exits
-non-zero when a finding is not accepted.`,
+as its spec renders it; otherwise as a default spec would. --bundle replaces
+the bundle a source directory's spec names (as render's --bundle does: an
+image, or a directory relative to the working directory), so an example
+whose spec names an image can be inspected from a local copy of its bundle;
+alone, it names the bundle to inspect. --strict exits non-zero when a
+finding is not accepted.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if catalog != "" {
+			switch {
+			case catalog != "":
 				return cobra.NoArgs(cmd, args)
+			case cmd.Flags().Changed("bundle"):
+				return cobra.MaximumNArgs(1)(cmd, args)
 			}
 			return cobra.ExactArgs(1)(cmd, args)
 		},
@@ -117,8 +125,16 @@ non-zero when a finding is not accepted.`,
 				b, cat, err = loadFromCatalog(cmd.Context(), loader, catalog, pkg, channel, versions)
 			case pkg != "" || channel != "" || versions != "":
 				return fmt.Errorf("--package, --channel and --version need --catalog")
+			case len(args) == 0:
+				b, err = loadAny(cmd.Context(), loader, bundleRef)
 			case hasSpecFile(args[0]):
-				rv, b, err = loadSpecDir(cmd, loader, args[0])
+				var sf *specFlags
+				if cmd.Flags().Changed("bundle") {
+					sf = &specFlags{bundle: bundleRef}
+				}
+				rv, b, err = loadSpecDir(cmd, loader, args[0], sf)
+			case cmd.Flags().Changed("bundle"):
+				return fmt.Errorf("--bundle replaces the bundle of a source directory's %s, and %s has none: inspect the bundle itself (olm-cmp inspect %s)", spec.FileName, args[0], bundleRef)
 			default:
 				b, err = loadAny(cmd.Context(), loader, args[0])
 			}
@@ -156,6 +172,7 @@ non-zero when a finding is not accepted.`,
 	cmd.Flags().StringVar(&pkg, "package", "", "package to choose from --catalog")
 	cmd.Flags().StringVar(&channel, "channel", "", "channel(s) of --package, comma-separated; default every channel")
 	cmd.Flags().StringVar(&versions, "version", "", "version range for --package (1.2.x, \">=1.0.0 <2\"); default the newest")
+	cmd.Flags().StringVar(&bundleRef, "bundle", "", "bundle image reference, or a directory relative to the working directory, replacing the one DIR/olm-cmp.yaml names (as render --bundle does)")
 	rf.register(cmd.Flags())
 	return cmd
 }
@@ -181,8 +198,9 @@ func hasSpecFile(dir string) bool {
 
 // loadSpecDir resolves and loads the bundle DIR/olm-cmp.yaml names, as
 // render would.
-func loadSpecDir(cmd *cobra.Command, loader render.Loader, dir string) (*render.Resolved, *bundle.Bundle, error) {
-	req, err := loadRequest(cmd, dir, nil)
+// Only the flags sf holds that were given apply (nil: none).
+func loadSpecDir(cmd *cobra.Command, loader render.Loader, dir string, sf *specFlags) (*render.Resolved, *bundle.Bundle, error) {
+	req, err := loadRequest(cmd, dir, sf)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -167,6 +167,8 @@ func sourceDir(args []string) (string, error) {
 		return arg, nil
 	case filepath.Base(arg) == spec.FileName:
 		return filepath.Dir(arg), nil
+	case filepath.Base(arg) == "olm-cmp.yml":
+		return "", fmt.Errorf("%s: olm-cmp reads %s only (the Argo CD plugin discovers applications by that name): rename it to %s", arg, spec.FileName, filepath.Join(filepath.Dir(arg), spec.FileName))
 	}
 	return "", fmt.Errorf("%s is a file, not a source directory: give the directory holding %s (or that %s itself)", arg, spec.FileName, spec.FileName)
 }

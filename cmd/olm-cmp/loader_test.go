@@ -104,6 +104,9 @@ func TestSourceDir(t *testing.T) {
 	os.MkdirAll(app, 0o755)
 	os.WriteFile(filepath.Join(app, "olm-cmp.yaml"), []byte("x"), 0o644)
 	os.WriteFile(filepath.Join(app, "other.yaml"), []byte("x"), 0o644)
+	yml := filepath.Join(tmp, "yml")
+	os.MkdirAll(yml, 0o755)
+	os.WriteFile(filepath.Join(yml, "olm-cmp.yml"), []byte("x"), 0o644)
 	for _, tc := range []struct {
 		args      []string
 		want, err string
@@ -115,6 +118,7 @@ func TestSourceDir(t *testing.T) {
 		{[]string{"examples/lws"}, "", "examples/lws: no such directory"},
 		{[]string{filepath.Join(tmp, "gone", "olm-cmp.yaml")}, "", filepath.Join(tmp, "gone", "olm-cmp.yaml") + ": no such file"},
 		{[]string{filepath.Join(app, "olm-cmp.yml")}, "", filepath.Join(app, "olm-cmp.yml") + ": no such file"},
+		{[]string{filepath.Join(yml, "olm-cmp.yml")}, "", filepath.Join(yml, "olm-cmp.yml") + ": olm-cmp reads olm-cmp.yaml only (the Argo CD plugin discovers applications by that name): rename it to " + filepath.Join(yml, "olm-cmp.yaml")},
 		{[]string{filepath.Join(app, "nonexist.yaml")}, "", filepath.Join(app, "nonexist.yaml") + ": no such file"},
 		{[]string{filepath.Join(app, "other.yaml")}, "", filepath.Join(app, "other.yaml") + " is a file, not a source directory: give the directory holding olm-cmp.yaml (or that olm-cmp.yaml itself)"},
 	} {

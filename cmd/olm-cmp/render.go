@@ -167,6 +167,20 @@ func setBundle(s *spec.Spec, flag, ref string) error {
 	return nil
 }
 
+// locate names the file and line of the spec field a render error is
+// about (patches[0]: ...), read again from req's olm-cmp.yaml: only a
+// failed render pays for it.
+func locate(req render.Request, err error) error {
+	if req.SourceDir == "" {
+		return err
+	}
+	f, ferr := spec.Load(req.SourceDir)
+	if ferr != nil {
+		return err
+	}
+	return f.Locate(err, &req.Spec)
+}
+
 // loadRequest reads DIR/olm-cmp.yaml (DIR as the command line gave it: see sourceDir) and
 // applies the flags (none when f is nil). Without a spec file, --bundle (or --catalog and
 // --package) and --namespace alone are enough (no extra manifests then).
@@ -202,6 +216,13 @@ func loadRequest(cmd *cobra.Command, arg string, f *specFlags) (render.Request, 
 			return req, err
 		}
 		printWarnings(cmd.ErrOrStderr(), notes)
+	}
+	if file != nil {
+		// Checked here, where the file's lines are known, so that a bad
+		// value names its line; the render checks the same again.
+		if err := file.Validate(&req.Spec); err != nil {
+			return req, err
+		}
 	}
 	return req, nil
 }
@@ -246,7 +267,7 @@ per finding category instead; olm-cmp inspect DIR lists the findings.`,
 			}
 			res, err := (&render.Renderer{Loader: loader}).Render(cmd.Context(), req)
 			if err != nil {
-				return err
+				return locate(req, err)
 			}
 			if err := out.write(cmd.OutOrStdout(), res); err != nil {
 				return err

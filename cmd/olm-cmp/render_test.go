@@ -115,7 +115,7 @@ func TestRenderReportsEveryProblemWithTheFlags(t *testing.T) {
 	}{
 		{nil, file + `: line 5: unknown field "spec.imagePullSecret": did you mean imagePullSecrets?
 spec.namespace is required: the namespace the operator is installed in
-spec.certificateProvider "vault": must be one of cert-manager, service-ca, none`},
+` + file + `: line 6: spec.certificateProvider "vault": must be one of cert-manager, service-ca, none`},
 		{[]string{"-n", "ops", "--certificate-provider", "none"}, file + `: line 5: unknown field "spec.imagePullSecret": did you mean imagePullSecrets?`},
 	} {
 		_, _, err := run(t, append([]string{"render", dir}, tc.flags...)...)

@@ -156,7 +156,7 @@ func (l *ImageLoader) resolveTag(ctx context.Context, ref string, r name.Referen
 		}
 		digest = full.Digest
 	} else {
-		return Origin{}, l.registryError(ref, "resolving", err)
+		return Origin{}, l.withNote(l.registryError(ref, "resolving", err), l.missingTag(ctx, r, err))
 	}
 	return Origin{Ref: ref, Image: r.Context().Digest(digest.String()).String(), Digest: digest.String()}, nil
 }

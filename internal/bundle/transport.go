@@ -728,6 +728,16 @@ func (l *ImageLoader) registryError(ref, doing string, err error) error {
 	return &redactedError{msg: l.registry.secrets.redact(oneLine(msg)), err: err}
 }
 
+// withNote appends note (registry data: credentials removed) to a
+// registryError's message.
+func (l *ImageLoader) withNote(err error, note string) error {
+	re, ok := err.(*redactedError)
+	if !ok || note == "" {
+		return err
+	}
+	return &redactedError{msg: re.msg + l.registry.secrets.redact(oneLine(note)), err: re.err}
+}
+
 // redactedError shows msg but keeps err's chain for errors.Is and errors.As.
 type redactedError struct {
 	msg string

@@ -218,7 +218,7 @@ func envCases() []pluginCase {
 	}
 	known := "; known fields: " + spec.ParamNames()
 	b64 := base64.StdEncoding.EncodeToString([]byte("user:" + canary))
-	ns := `spec.namespace "Not_A_Namespace": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`
+	ns := `spec.namespace "Not_A_Namespace": not a valid namespace name: use lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters, e.g. "not-a-namespace"`
 	return []pluginCase{
 		{name: "unknown-parameter", call: p(map[string]any{"name": "namespac", "string": "x"}), code: codes.InvalidArgument, want: `parameter "namespac": unknown spec field "namespac"` + known},
 		{name: "unknown-env", call: e("ARGOCD_ENV_NAME_SPACE_X", "x"), code: codes.InvalidArgument, want: `plugin env ARGOCD_ENV_NAME_SPACE_X: unknown spec field "NAME_SPACE_X"` + known},
@@ -238,13 +238,13 @@ func envCases() []pluginCase {
 		// Unbounded echoes: Argo CD stores the message in the Application's
 		// status, so a value comes back at most 120 characters long (with
 		// its size) and escaped, and the whole message at most 4 KiB.
-		{name: "env-200KB-value", call: e("ARGOCD_ENV_NAMESPACE", strings.Repeat("a", 200000)), code: codes.InvalidArgument, want: `spec.namespace "` + strings.Repeat("a", 120) + `"… (200000 bytes): must be no more than 63 characters`},
+		{name: "env-200KB-value", call: e("ARGOCD_ENV_NAMESPACE", strings.Repeat("a", 200000)), code: codes.InvalidArgument, want: `spec.namespace "` + strings.Repeat("a", 120) + `"… (200000 bytes): not a valid namespace name: use lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters`},
 		{name: "env-200KB-bundle", call: e("ARGOCD_ENV_BUNDLE", "quay.io/x/"+strings.Repeat("c", 200000)+":v1"), code: codes.InvalidArgument, want: `spec.bundle "quay.io/x/` + strings.Repeat("c", 110) + `"… (200013 bytes) is neither a directory (write ./path) nor an image reference (registry/repository:tag or @sha256:digest): could not parse reference: quay.io/x/` + strings.Repeat("c", 83) + `… (200040 bytes)`},
 		{name: "parameter-100KB-clusterAPI", call: p(map[string]any{"name": "clusterAPIs", "array": []string{strings.Repeat("b", 100000)}}), code: codes.InvalidArgument, want: `spec.clusterAPIs[0] "` + strings.Repeat("b", 120) + `"… (100000 bytes): not an API group: use group/version, e.g. monitoring.coreos.com/v1`},
-		{name: "parameter-5000-alternative-range", call: p(map[string]any{"name": "catalog", "string": "quay.io/x/catalog:v1"}, map[string]any{"name": "package", "string": "tiny"}, map[string]any{"name": "version", "string": strings.Repeat(">=1.0.0 <2.0.0 || ", 5000) + "bogus"}), code: codes.InvalidArgument, want: "spec.bundle and spec.catalog are both set: name the bundle either directly (spec.bundle) or through a catalog (spec.catalog, spec.package)\n" +
+		{name: "parameter-5000-alternative-range", call: p(map[string]any{"name": "catalog", "string": "quay.io/x/catalog:v1"}, map[string]any{"name": "package", "string": "tiny"}, map[string]any{"name": "version", "string": strings.Repeat(">=1.0.0 <2.0.0 || ", 5000) + "bogus"}), code: codes.InvalidArgument, want: "apps/tiny/olm-cmp.yaml: line 8: spec.bundle and spec.catalog are both set: name the bundle either directly (spec.bundle) or through a catalog (spec.catalog, spec.package)\n" +
 			`spec.version "` + strings.Repeat(">=1.0.0 <2.0.0 || ", 7)[:120] + `"… (90005 bytes): not a version range (e.g. 1.2.x, ">=1.0.0 <2", 1.2.3): improper constraint:  bogus`},
 		{name: "parameter-name-with-escapes", call: p(map[string]any{"name": "ns\x1b[2J\n", "string": "x"}), code: codes.InvalidArgument, want: `parameter "ns\x1b[2J\n": unknown spec field "ns\x1b[2J\n"` + known},
-		{name: "parameter-5000-bad-watch-namespaces", call: p(map[string]any{"name": "watchNamespaces", "array": slices.Repeat([]string{"Bad_NS"}, 5000)}), code: codes.InvalidArgument, want: manyProblems("spec.watchNamespaces[%d] \"Bad_NS\": "+ns[len(`spec.namespace "Not_A_Namespace": `):], 5000)},
+		{name: "parameter-5000-bad-watch-namespaces", call: p(map[string]any{"name": "watchNamespaces", "array": slices.Repeat([]string{"Bad_NS"}, 5000)}), code: codes.InvalidArgument, want: manyProblems("spec.watchNamespaces[%d] \"Bad_NS\": "+strings.TrimSuffix(ns[len(`spec.namespace "Not_A_Namespace": `):], `"not-a-namespace"`)+`"bad-ns"`, 5000)},
 		{name: "canary-in-catalog-reference", call: p(map[string]any{"name": "catalog", "string": "user:" + canary + "@quay.io/x/catalog:v1"}, map[string]any{"name": "package", "string": "tiny"}), code: codes.InvalidArgument, want: "spec.catalog holds a credential (user:password@ before the registry): remove it; registry credentials belong in the sidecar's docker config (docs/operations.md)"},
 	}
 }

@@ -82,7 +82,8 @@ func TestUpgradeFromThroughThePlugin(t *testing.T) {
 		wantCode  codes.Code // with wantLines; default InvalidArgument
 		wantLines []string   // the error's lines, each a prefix; nil: renders
 	}{
-		{name: "unsafe, in the file", to: "v0.3.0", fileFrom: "v0.2.0", wantLines: unsafeLines},
+		// In the file, the header names its line; a parameter has none.
+		{name: "unsafe, in the file", to: "v0.3.0", fileFrom: "v0.2.0", wantLines: append([]string{"apps/greeter/olm-cmp.yaml: line 7: " + unsafeLines[0]}, unsafeLines[1:]...)},
 		{name: "unsafe, as a parameter", to: "v0.3.0", paramFrom: "v0.2.0", wantLines: unsafeLines},
 		// The parameter wins over the file, as every override does.
 		{name: "unsafe, parameter over a safe file", to: "v0.3.0", fileFrom: "v0.3.0", paramFrom: "v0.2.0", wantLines: unsafeLines},

@@ -171,7 +171,7 @@ func TestRender(t *testing.T) {
 		{"", 400, "empty body"},
 		{"[1,2]", 400, "not a JSON or YAML object"},
 		{`{"bundle":"good/bundle:1","namespac":"x"}`, 400, `unknown field \"namespac\"`},
-		{"apiVersion: v1\nkind: Pod\n", 400, "apiVersion/kind must be"},
+		{"apiVersion: v1\nkind: Pod\n", 400, `request body: line 2: kind: an olm-cmp spec starts with apiVersion: olm-cmp.dev/v1alpha1 and kind: OperatorBundle, got \"v1\" and \"Pod\"`},
 		{`{"bundle":"./bundle","namespace":"x"}`, 400, "image bundles only"},
 		{`{"catalog":"/etc","package":"x","namespace":"x"}`, 400, "catalog images only"},
 		{`{"bundle":"bad/bundle:1","namespace":"x"}`, 422, "MANIFEST_UNKNOWN"},

@@ -45,6 +45,9 @@ func (r *Renderer) openCatalog(ctx context.Context, req Request, pinned string) 
 		}
 		return &openedCatalog{fsys: catalog.Open(root.FS(), ""), close: func() { root.Close() }}, nil
 	}
+	if err := notLocal(req, "spec.catalog", s.Catalog); err != nil {
+		return nil, err
+	}
 	p, ok := r.Loader.(catalog.Puller)
 	if !ok {
 		return nil, fmt.Errorf("spec.catalog %s is an image reference, but this renderer has no registry access configured", echo.Quote(s.Catalog))

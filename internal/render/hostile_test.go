@@ -140,9 +140,9 @@ func TestPatchPathNoOracle(t *testing.T) {
 	os.Symlink("/etc/hostname", filepath.Join(dir, "exists.yaml"))
 	os.Symlink("/nonexistent/x.yaml", filepath.Join(dir, "missing.yaml"))
 	for p, want := range map[string]string{
-		"exists.yaml":  `patch path "exists.yaml" must be relative and inside the directory of olm-cmp.yaml (it is a symbolic link that leaves it)`,
-		"missing.yaml": `patch path "missing.yaml" must be relative and inside the directory of olm-cmp.yaml (it is a symbolic link that leaves it)`,
-		"nothere.yaml": `patch path "nothere.yaml": no such file in the directory of olm-cmp.yaml`,
+		"exists.yaml":  `patches[0]: path "exists.yaml": must be relative and inside the directory of olm-cmp.yaml (it is a symbolic link that leaves it)`,
+		"missing.yaml": `patches[0]: path "missing.yaml": must be relative and inside the directory of olm-cmp.yaml (it is a symbolic link that leaves it)`,
+		"nothere.yaml": `patches[0]: path "nothere.yaml": no such file in the directory of olm-cmp.yaml; files there: greeter-extra.yaml`,
 	} {
 		req := demoRequest(t)
 		req.SourceDir = dir

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -226,10 +228,10 @@ func (p *pipeline) annotations() map[string]string {
 // refuses paths that leave it (a repository must not read the server's files).
 func (p *pipeline) readPatchFile(path string) ([]byte, error) {
 	if p.req.SourceDir == "" {
-		return nil, fmt.Errorf("patch path %s: no source directory to read it from", echo.Quote(path))
+		return nil, errors.New("no source directory to read it from")
 	}
 	if filepath.IsAbs(path) || !filepath.IsLocal(path) {
-		return nil, fmt.Errorf("patch path %s must be relative and inside the directory of %s", echo.Quote(path), spec.FileName)
+		return nil, fmt.Errorf("must be relative and inside the directory of %s", spec.FileName)
 	}
 	root, err := os.OpenRoot(p.req.SourceDir)
 	if err != nil {
@@ -240,24 +242,74 @@ func (p *pipeline) readPatchFile(path string) ([]byte, error) {
 	// render, a huge file exhaust memory.
 	fi, err := root.Stat(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("patch path %s: no such file in the directory of %s", echo.Quote(path), spec.FileName)
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return nil, fmt.Errorf("no such file in the directory of %s%s", spec.FileName, nearFiles(root, path))
 	case err != nil:
 		// A symbolic link that leaves the directory: refused without
 		// following it, whether its target exists or not.
-		return nil, fmt.Errorf("patch path %s must be relative and inside the directory of %s (it is a symbolic link that leaves it)", echo.Quote(path), spec.FileName)
+		return nil, fmt.Errorf("must be relative and inside the directory of %s (it is a symbolic link that leaves it)", spec.FileName)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("patch path %s: not a regular file", echo.Quote(path))
+		return nil, errors.New("not a regular file")
 	}
 	if fi.Size() > maxExtraManifestBytes {
-		return nil, fmt.Errorf("patch path %s: %d bytes, over the %d-byte limit", echo.Quote(path), fi.Size(), maxExtraManifestBytes)
+		return nil, fmt.Errorf("%d bytes, over the %d-byte limit", fi.Size(), maxExtraManifestBytes)
 	}
 	data, err := root.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("patch path %s: %w", echo.Quote(path), err)
+		return nil, unwrapPath(err)
 	}
 	return data, nil
+}
+
+// nearFiles names the files of the patch's directory whose names are
+// closest to the missing path's, as "; files there: a.yaml, b.yaml", or ""
+// when there are none. At most a few are read and named.
+func nearFiles(root *os.Root, path string) string {
+	dir, base := filepath.Split(path)
+	f, err := root.Open(cmp.Or(filepath.Clean(dir), "."))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	entries, _ := f.ReadDir(256)
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") && e.Name() != base && e.Name() != spec.FileName {
+			names = append(names, echo.Short(filepath.Join(dir, e.Name())))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(cmp.Compare(levenshtein(a, path), levenshtein(b, path)), strings.Compare(a, b))
+	})
+	if len(names) > 5 {
+		names = names[:5]
+	}
+	return "; files there: " + strings.Join(names, ", ")
+}
+
+// levenshtein is the edit distance of two short names.
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // ExtraManifestFiles names the extra manifests of a source directory: every

@@ -42,12 +42,40 @@ func bundleRef(req Request) (dir string, img imagePin, isDir bool, err error) {
 		dir, err := localDir(req, "spec.bundle", s.Bundle, "give a directory holding manifests/ and metadata/")
 		return dir, imagePin{}, true, err
 	}
-	if bareDir(req.SourceDir, s.Bundle) {
-		return "", imagePin{}, false, fmt.Errorf("spec.bundle %s names a local directory: write it as ./%s (relative to olm-cmp.yaml)", echo.Quote(s.Bundle), echo.Short(s.Bundle))
+	if err := notLocal(req, "spec.bundle", s.Bundle); err != nil {
+		return "", imagePin{}, false, err
 	}
 	img, err = imageRef(s.Bundle, s.Version, s.Digest)
 	return "", img, false, err
 }
+
+// notLocal refuses an image reference (ref, of field) that was probably
+// meant as a directory: one that names a directory beside olm-cmp.yaml
+// without ./, or one without a registry host, which go-containerregistry
+// would look up on Docker Hub. Operator bundles and catalogs are almost
+// never there, and a mistyped directory would otherwise turn into a Docker
+// Hub lookup and a 401 or 404 that names neither the field nor the fix;
+// Docker Hub stays reachable by its name (docker.io/org/repo).
+func notLocal(req Request, field, ref string) error {
+	if bareDir(req.SourceDir, ref) {
+		return fmt.Errorf("%s %s names a local directory: write it as ./%s (relative to olm-cmp.yaml)", field, echo.Quote(ref), echo.Short(ref))
+	}
+	if !hasRegistry(ref) {
+		return fmt.Errorf("%s %s is not a directory beside olm-cmp.yaml and names no registry: write ./%s for a directory, or the image with its registry (quay.io/org/%s, docker.io/org/%s for Docker Hub)", field, echo.Quote(ref), echo.Short(ref), echo.Short(lastPart(ref)), echo.Short(lastPart(ref)))
+	}
+	return nil
+}
+
+// hasRegistry reports whether an image reference starts with a registry
+// host, by the rule Docker uses: the first path component holds a '.' or a
+// ':', or is localhost. A reference with no '/' has none.
+func hasRegistry(ref string) bool {
+	first, _, found := strings.Cut(ref, "/")
+	return found && (strings.ContainsAny(first, ".:") || first == "localhost")
+}
+
+// lastPart is the last path component of ref.
+func lastPart(ref string) string { return ref[strings.LastIndexByte(ref, '/')+1:] }
 
 // bareDir reports whether ref, a reference without ./, names a directory
 // beside olm-cmp.yaml: only explicit paths are directories, but one written

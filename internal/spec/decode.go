@@ -62,7 +62,15 @@ func (p problem) String() string {
 }
 
 // walker collects the problems of one document.
-type walker struct{ problems []problem }
+type walker struct {
+	problems []problem
+	// spec is set when the document is olm-cmp.yaml (a File): an unknown
+	// key is then also looked up where it belongs in the file's structure.
+	spec bool
+	// lines maps each field path to the line of its value, for messages
+	// about values (Validate's) to name their line.
+	lines map[string]int
+}
 
 func (w *walker) fail(n *yaml.Node, path, format string, a ...any) {
 	msg := fmt.Sprintf(format, a...)
@@ -81,6 +89,9 @@ var (
 // does not fit t (the problem is recorded; the field is left out).
 func (w *walker) value(n *yaml.Node, t reflect.Type, path string) (any, bool) {
 	n = resolveAlias(n)
+	if w.lines != nil && path != "" {
+		w.lines[path] = n.Line
+	}
 	if isNull(n) {
 		return nil, true // the zero value, as encoding/json decodes null
 	}
@@ -179,7 +190,7 @@ func (w *walker) object(n *yaml.Node, t reflect.Type, path string) (any, bool) {
 		f, ok := fields[kv.key]
 		ft := f.Type
 		if !ok {
-			w.fail(kv.keyNode, "", "unknown field %s%s", echo.Quote(p), suggest(kv.key, fields))
+			w.unknown(kv.keyNode, path, kv.key, fields)
 			continue
 		}
 		if v, ok := w.value(kv.value, ft, p); ok {
@@ -187,6 +198,37 @@ func (w *walker) object(n *yaml.Node, t reflect.Type, path string) (any, bool) {
 		}
 	}
 	return out, true
+}
+
+// unknown records key, which is not a field of the map at path: with the
+// known field it was probably meant to be (a typo), olm-cmp's equivalent of
+// an OLM field, or where in the file it belongs (a key indented under the
+// wrong parent), in that order.
+func (w *walker) unknown(n *yaml.Node, path, key string, fields map[string]jsonfields.Field) {
+	p := fieldPath(path, key)
+	if w.spec {
+		if hint := olmHint(path, key); hint != "" {
+			w.unknownAt(n, p, fmt.Sprintf("unknown field %s: %s", echo.Quote(p), hint))
+			return
+		}
+	}
+	s := suggest(key, fields)
+	if w.spec && !strings.HasPrefix(s, ": did you mean") {
+		if msg, home := misplaced(path, key); msg != "" {
+			// The problem is the home's: Validate's "spec.namespace is
+			// required" is then not repeated.
+			w.problems = append(w.problems, problem{line: n.Line, path: home,
+				msg: fmt.Sprintf("unknown field %s: %s", echo.Quote(p), msg)})
+			return
+		}
+	}
+	w.unknownAt(n, p, fmt.Sprintf("unknown field %s%s", echo.Quote(p), s))
+}
+
+// unknownAt records msg, about the unknown key at path, without the path
+// prefix fail gives (the message names it).
+func (w *walker) unknownAt(n *yaml.Node, path, msg string) {
+	w.problems = append(w.problems, problem{line: n.Line, path: path, msg: msg})
 }
 
 // custom decodes n with the type's own JSON decoding (Quantity,

@@ -217,7 +217,7 @@ func (p Param) value(o Override) (v json.RawMessage, set bool, err error) {
 		// Decoded as olm-cmp.yaml is, so the value means the same and its
 		// problems read the same, each line naming this override's field.
 		probe := reflect.New(reflect.TypeOf(Spec{}).Field(p.index).Type)
-		problems, err := decodeAt([]byte(str), probe.Interface(), p.Name)
+		problems, err := decodeAt([]byte(str), probe.Interface(), p.Name, nil)
 		if err != nil {
 			return nil, false, fmt.Errorf("%s must be JSON or YAML: %s", p.Name, strings.TrimPrefix(err.Error(), "not valid YAML: "))
 		}

@@ -41,6 +41,20 @@ type File struct {
 	Kind       string   `json:"kind"`
 	Metadata   Metadata `json:"metadata"`
 	Spec       Spec     `json:"spec"`
+
+	// src is where the file was read from, for messages about its values
+	// to name their line (nil for a File built in code).
+	src *source
+}
+
+// source remembers where each value of a parsed file is.
+type source struct {
+	name string
+	// lines maps field paths (spec.watchNamespaces[1]) to lines.
+	lines map[string]int
+	// decoded is the JSON of each spec field as the file wrote it: a
+	// message about a field that an override changed names no line.
+	decoded map[string]json.RawMessage
 }
 
 // Metadata names the rendered operator (used in logs and annotations).
@@ -218,15 +232,18 @@ func (s *Spec) KeepsCRDs() bool { return s.KeepCRDs == nil || *s.KeepCRDs }
 // error.
 func Parse(name string, data []byte) (*File, error) {
 	var f File
-	problems, err := decode(data, &f)
+	lines := map[string]int{}
+	problems, err := decodeAt(data, &f, "", lines)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	f.src = &source{name: name, lines: lines, decoded: specFields(&f.Spec)}
 	fe := &FileError{Name: name, File: &f, problems: problems}
 	if !fe.has("apiVersion") && !fe.has("kind") && (f.APIVersion != APIVersion || f.Kind != Kind) {
 		// Not an olm-cmp.yaml at all: its spec's problems would be noise.
 		fe.wrongKind = true
-		fe.problems = append(fe.problems, problem{msg: fmt.Sprintf("apiVersion/kind must be %s/%s, got %s/%s", APIVersion, Kind, echo.Quote(f.APIVersion), echo.Quote(f.Kind))})
+		fe.problems = slices.DeleteFunc(fe.problems, func(p problem) bool { return p.specField() != "" })
+		fe.problems = append(fe.problems, kindProblem(&f, lines))
 	}
 	if len(fe.problems) == 0 {
 		return &f, nil
@@ -275,16 +292,17 @@ func DecodeStrict(data []byte, v any) error {
 // hostile-input limits (yamlsafe: size, depth, alias bombs and cycles) are
 // checked before anything walks the document. The error is for data that is
 // not one readable YAML document; the problems are what does not fit v.
-func decode(data []byte, v any) ([]problem, error) { return decodeAt(data, v, "") }
+func decode(data []byte, v any) ([]problem, error) { return decodeAt(data, v, "", nil) }
 
 // decodeAt is decode for a value found at path in a spec (an override of
 // spec.config is decoded at "config"), so problems name the whole path.
-func decodeAt(data []byte, v any, path string) ([]problem, error) {
+// lines, when not nil, receives the line of each field path's value.
+func decodeAt(data []byte, v any, path string, lines map[string]int) ([]problem, error) {
 	docs, err := yamlsafe.Parse(data)
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "document 1: ")
 		if rest, ok := strings.CutPrefix(msg, "yaml: "); ok {
-			return nil, fmt.Errorf("not valid YAML: %s", syntaxError(data, rest))
+			return nil, fmt.Errorf("not valid YAML: %s", plainSyntax(data, syntaxError(data, rest)))
 		}
 		return nil, errors.New(msg)
 	}
@@ -305,7 +323,7 @@ func decodeAt(data []byte, v any, path string) ([]problem, error) {
 	if root = resolveAlias(root); root.Kind != yaml.MappingNode && t.Kind() == reflect.Struct {
 		return nil, fmt.Errorf("line %d: expected a map of fields, got %s", root.Line, describeNode(root))
 	}
-	w := &walker{}
+	w := &walker{spec: t == reflect.TypeFor[File]() && path == "", lines: lines}
 	tree, ok := w.value(root, t, path)
 	if !ok {
 		return w.problems, nil
@@ -409,9 +427,120 @@ func (e *FileError) Error() string {
 		lines = append(lines, e.Name+": "+p.String())
 	}
 	for _, s := range e.semantic {
-		lines = append(lines, s.Error())
+		lines = append(lines, e.File.at(s.Error(), &e.File.Spec))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// kindProblem says that f is not an olm-cmp.yaml, at the line of its kind
+// (or apiVersion), with what to write; an OLM object's kind is told apart.
+func kindProblem(f *File, lines map[string]int) problem {
+	line, field := lines["kind"], "kind"
+	if f.Kind == Kind || line == 0 {
+		line, field = lines["apiVersion"], "apiVersion"
+	}
+	msg := fmt.Sprintf("%s: an olm-cmp spec starts with apiVersion: %s and kind: %s, got %s and %s", field, APIVersion, Kind, echo.Quote(f.APIVersion), echo.Quote(f.Kind))
+	switch f.Kind {
+	case "Subscription", "ClusterExtension", "OperatorGroup", "CatalogSource":
+		msg += fmt.Sprintf(": an OLM %s is not an olm-cmp spec; write kind: %s and name the bundle with spec.bundle, or spec.catalog and spec.package (docs/spec.md)", f.Kind, Kind)
+	}
+	return problem{line: line, path: field, msg: msg}
+}
+
+// specFields returns the JSON of each field of s, by JSON name.
+func specFields(s *Spec) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	if b, err := json.Marshal(s); err == nil {
+		_ = json.Unmarshal(b, &m)
+	}
+	return m
+}
+
+// Validate validates s, the file's spec after any overrides (command-line
+// flags, plugin parameters), as Spec.Validate does, naming the file and
+// line of each problem in a field the overrides left as the file wrote it.
+func (f *File) Validate(s *Spec) error {
+	err := s.Validate()
+	if err == nil || f == nil || f.src == nil {
+		return err
+	}
+	all := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		all = j.Unwrap()
+	}
+	out := make([]error, len(all))
+	for i, e := range all {
+		out[i] = errors.New(f.at(e.Error(), s))
+	}
+	return errors.Join(out...)
+}
+
+// Locate prefixes each line of err, a render's error about s (the file's
+// spec after overrides), with the file and line of the field it names
+// ("patches[0]: ..." or "spec.namespace ..."), as Validate does; other
+// lines, and errors about values an override replaced, are left as they
+// are. errors.Is and errors.As see err.
+func (f *File) Locate(err error, s *Spec) error {
+	if err == nil || f == nil || f.src == nil {
+		return err
+	}
+	lines := strings.Split(err.Error(), "\n")
+	changed := false
+	for i, l := range lines {
+		m := l
+		if strings.HasPrefix(l, "patches[") {
+			m = "spec." + l
+		}
+		if out := f.at(m, s); out != m {
+			lines[i] = strings.TrimSuffix(out, m) + l
+			changed = true
+		}
+	}
+	if !changed {
+		return err
+	}
+	return &locatedError{msg: strings.Join(lines, "\n"), err: err}
+}
+
+// locatedError is an error with file and line prefixes added to its text.
+type locatedError struct {
+	msg string
+	err error
+}
+
+func (e *locatedError) Error() string { return e.msg }
+func (e *locatedError) Unwrap() error { return e.err }
+
+// at prefixes msg, one of Validate's messages ("spec.namespace "X": ..."),
+// with the file and line of the value it is about, when the file wrote
+// that value and s still holds it.
+func (f *File) at(msg string, s *Spec) string {
+	if f == nil || f.src == nil {
+		return msg
+	}
+	path, _, _ := strings.Cut(msg, " ")
+	path = strings.TrimSuffix(path, ":")
+	field, ok := strings.CutPrefix(path, "spec.")
+	if !ok {
+		return msg
+	}
+	if i := strings.IndexAny(field, ".["); i >= 0 {
+		field = field[:i]
+	}
+	if !bytes.Equal(f.src.decoded[field], specFields(s)[field]) {
+		return msg
+	}
+	for p := path; p != ""; {
+		if line := f.src.lines[p]; line > 0 {
+			return fmt.Sprintf("%s: line %d: %s", f.src.name, line, msg)
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i <= len("spec") {
+			break
+		}
+		p = p[:i]
+	}
+	return msg
 }
 
 // hasUserinfo reports whether ref starts with user:password@ (or user@), the
@@ -481,7 +610,7 @@ func (s *Spec) Validate() error {
 			add("spec.package %s is set without spec.catalog: a package is looked up in a catalog", echo.Quote(s.Package))
 		}
 		if s.Channel != "" {
-			add("spec.channel %s is set without spec.catalog: a channel is looked up in a catalog", echo.Quote(s.Channel))
+			add("spec.channel %s is set without spec.catalog: a channel is looked up in a catalog; set spec.catalog and spec.package, or remove spec.channel and name the bundle's version with spec.version (its image tag)", echo.Quote(s.Channel))
 		}
 	}
 	if s.Digest != "" {
@@ -768,7 +897,32 @@ func sortedSet(in []string) []string {
 type notFoundError struct{ dir string }
 
 func (e notFoundError) Error() string {
+	if near := nearSpecName(e.dir); near != "" {
+		return fmt.Sprintf("%s not found in %s, but %s is there: rename it to %s (olm-cmp and its Argo CD plugin look for that name only)", FileName, e.dir, near, FileName)
+	}
 	return fmt.Sprintf("%s not found in %s: every olm-cmp source directory needs one (apiVersion: %s, kind: %s)", FileName, e.dir, APIVersion, Kind)
+}
+
+// nearSpecName returns the name of a file in dir that was probably meant as
+// olm-cmp.yaml (olm-cmp.yml, OLM-CMP.yaml, olm_cmp.yaml), or "". One name,
+// looked up by a bounded read of the directory. olm-cmp.yaml stays the one
+// name: the plugin discovers applications by it (plugin.yaml), and two
+// names would let a directory hold two specs.
+func nearSpecName(dir string) string {
+	f, err := os.Open(dir)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1024)
+	slices.Sort(names)
+	for _, n := range names {
+		l := strings.ToLower(strings.ReplaceAll(n, "_", "-"))
+		if l == "olm-cmp.yml" || l == FileName || l == "olmcmp.yaml" || l == "olmcmp.yml" {
+			return n
+		}
+	}
+	return ""
 }
 
 func (notFoundError) Unwrap() error { return os.ErrNotExist }

@@ -136,7 +136,7 @@ spec:
 dir/olm-cmp.yaml: line 6: unknown field "spec.imagePullSecret": did you mean imagePullSecrets?
 dir/olm-cmp.yaml: line 7: spec.createNamespace: expected true or false, got a list
 dir/olm-cmp.yaml: line 9: unknown field "spec.syncWaves.crd": did you mean crds?
-spec.certificateProvider "vault": must be one of cert-manager, service-ca, none`
+dir/olm-cmp.yaml: line 8: spec.certificateProvider "vault": must be one of cert-manager, service-ca, none`
 	if err == nil || err.Error() != want {
 		t.Fatalf("want\n%s\ngot\n%v", want, err)
 	}
@@ -153,7 +153,7 @@ spec.certificateProvider "vault": must be one of cert-manager, service-ca, none`
 	}
 	// Not an olm-cmp.yaml at all: the spec's problems would be noise.
 	_, err = Parse("f", []byte("apiVersion: v1\nkind: ConfigMap\nspec: {}\n"))
-	if want := `f: apiVersion/kind must be olm-cmp.dev/v1alpha1/OperatorBundle, got "v1"/"ConfigMap"`; err == nil || err.Error() != want {
+	if want := `f: line 2: kind: an olm-cmp spec starts with apiVersion: olm-cmp.dev/v1alpha1 and kind: OperatorBundle, got "v1" and "ConfigMap"`; err == nil || err.Error() != want {
 		t.Errorf("want %s, got %v", want, err)
 	}
 }
@@ -221,7 +221,8 @@ func TestEditDistance(t *testing.T) {
 
 func TestWrongKind(t *testing.T) {
 	_, err := Parse("f", []byte(strings.Replace(minimal, "OperatorBundle", "Bundle", 1)))
-	if err == nil || !strings.Contains(err.Error(), "olm-cmp.dev/v1alpha1/OperatorBundle") {
+	want := `f: line 2: kind: an olm-cmp spec starts with apiVersion: olm-cmp.dev/v1alpha1 and kind: OperatorBundle, got "olm-cmp.dev/v1alpha1" and "Bundle"`
+	if err == nil || err.Error() != want {
 		t.Errorf("got %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	k8syaml "sigs.k8s.io/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
@@ -102,14 +104,14 @@ func (f patchesFilter) apply(nodes []*yaml.RNode, p kustomizetypes.Patch, hooks 
 		return nil, errors.New("one of patch or path is required")
 	case p.Path != "":
 		if f.readFile == nil {
-			return nil, fmt.Errorf("path %s: patch files cannot be read here", p.Path)
+			return nil, fmt.Errorf("path %s: patch files cannot be read here", echo.Quote(p.Path))
 		}
 		b, err := f.readFile(p.Path)
 		if err != nil {
-			return nil, fmt.Errorf("path %s: %w", p.Path, err)
+			return nil, fmt.Errorf("path %s: %w", echo.Quote(p.Path), err)
 		}
 		if text = strings.TrimSpace(string(b)); text == "" {
-			return nil, fmt.Errorf("path %s: empty patch", p.Path)
+			return nil, fmt.Errorf("path %s: empty patch", echo.Quote(p.Path))
 		}
 	}
 	// Bounded before kustomize reads it: kyaml's de-anchoring recurses
@@ -334,8 +336,85 @@ func applyJSON6902(nodes []*yaml.RNode, text string, target *kustomizetypes.Sele
 	}
 	for _, i := range idx {
 		if _, err := (patchjson6902.Filter{Patch: text}).Filter([]*yaml.RNode{nodes[i]}); err != nil {
+			if hint := missingPath(nodes[i], text); hint != "" {
+				return nil, fmt.Errorf("%s: %s", describe(nodes[i]), hint)
+			}
 			return nil, fmt.Errorf("%s: %w", describe(nodes[i]), err)
 		}
 	}
 	return nodes, nil
+}
+
+// missingPath names the first operation of a JSON 6902 patch whose path
+// leads through something the object lacks, with what the object has there
+// (the keys of a map, the indexes of a list and the names of its items), or
+// "" when every path exists. The library's "doc is missing path" names
+// neither the operation nor what would have been right.
+func missingPath(n *yaml.RNode, text string) string {
+	ops, err := decodeJSONPatch(text)
+	if err != nil {
+		return ""
+	}
+	obj, err := n.Map()
+	if err != nil {
+		return ""
+	}
+	for _, op := range ops {
+		kind := op.Kind()
+		path, err := op.Path()
+		if err != nil || kind == "unknown" {
+			continue
+		}
+		segs := strings.Split(path, "/")[1:]
+		if kind == "add" || kind == "copy" || kind == "move" {
+			// The last segment of an add is created: only its parent must exist.
+			segs = segs[:max(len(segs)-1, 0)]
+		}
+		var cur any = obj
+		at := ""
+		for _, seg := range segs {
+			seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+			next, ok, has := step(cur, seg)
+			if !ok {
+				return fmt.Sprintf("%s %s: %s has no %s; %s", kind, echo.Short(path), cmp.Or(echo.Short(at), "the object"), echo.Quote(seg), has)
+			}
+			cur, at = next, at+"/"+seg
+		}
+	}
+	return ""
+}
+
+// step follows one JSON pointer segment from v, or says what v has.
+func step(v any, seg string) (next any, ok bool, has string) {
+	switch t := v.(type) {
+	case map[string]any:
+		if x, ok := t[seg]; ok {
+			return x, true, ""
+		}
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, echo.Short(k))
+		}
+		slices.Sort(keys)
+		return nil, false, "it has " + listSome(keys)
+	case []any:
+		var i int
+		if _, err := fmt.Sscanf(seg, "%d", &i); err == nil && fmt.Sprint(i) == seg && i >= 0 && i < len(t) {
+			return t[i], true, ""
+		}
+		items := make([]string, len(t))
+		for i, x := range t {
+			items[i] = fmt.Sprint(i)
+			if m, ok := x.(map[string]any); ok {
+				if name, ok := m["name"].(string); ok {
+					items[i] += " (" + echo.Short(name) + ")"
+				}
+			}
+		}
+		if len(items) == 0 {
+			return nil, false, "it is an empty list"
+		}
+		return nil, false, "its items are " + listSome(items)
+	}
+	return nil, false, "it is not a map or a list"
 }

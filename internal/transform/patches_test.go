@@ -298,7 +298,10 @@ func TestPatchesErrors(t *testing.T) {
 		}, "patches[0]: a JSON 6902 patch needs a target"},
 		{"JSON patch fails", patchInput, []kustomizetypes.Patch{
 			{Target: target("", "", "ConfigMap", ""), Patch: `[{"op": "remove", "path": "/spec/nope"}]`},
-		}, "patches[0]: ConfigMap ops/op-config: remove operation does not apply: doc is missing path: \"/spec/nope\": missing value"},
+		}, "patches[0]: ConfigMap ops/op-config: remove /spec/nope: the object has no \"spec\"; it has apiVersion, data, kind, metadata"},
+		{"JSON patch through a list", patchInput, []kustomizetypes.Patch{
+			{Target: target("apps", "", "Deployment", ""), Patch: `[{"op": "replace", "path": "/spec/replicas", "value": 2}, {"op": "replace", "path": "/spec/template/spec/containers/2/image", "value": "y"}]`},
+		}, "patches[0]: apps/Deployment ops/op-controller: replace /spec/template/spec/containers/2/image: /spec/template/spec/containers has no \"2\"; its items are 0 (manager), 1 (proxy)"},
 		{"neither kind of patch", patchInput, []kustomizetypes.Patch{
 			{Patch: "just a string"},
 		}, "patches[0]: neither a strategic-merge patch (missing Resource metadata) nor a JSON 6902 patch (json: cannot unmarshal string into Go value of type jsonpatch.Patch)"},
@@ -307,7 +310,7 @@ func TestPatchesErrors(t *testing.T) {
 		}, "patches[0]: a patch with a target must hold one strategic-merge patch, not several"},
 		{"patch and path", patchInput, []kustomizetypes.Patch{{Patch: "x: y", Path: "p.yaml"}}, "patches[0]: patch and path are both set"},
 		{"neither patch nor path", patchInput, []kustomizetypes.Patch{{Patch: "  \n"}}, "patches[0]: one of patch or path is required"},
-		{"unreadable file", patchInput, []kustomizetypes.Patch{{Path: "patches/x.yaml"}}, "patches[0]: path patches/x.yaml: open patches/x.yaml: no such file"},
+		{"unreadable file", patchInput, []kustomizetypes.Patch{{Path: "patches/x.yaml"}}, "patches[0]: path \"patches/x.yaml\": open patches/x.yaml: no such file"},
 		{"bad target regex", patchInput, []kustomizetypes.Patch{
 			{Target: target("", "", "", "op-("), Patch: `[{"op": "remove", "path": "/spec"}]`},
 		}, "patches[0]: target: error parsing regexp: missing closing ): `^(?:op-()$`"},
@@ -323,7 +326,7 @@ func TestPatchesErrors(t *testing.T) {
 		})
 	}
 	msg := runErr(t, Patches([]kustomizetypes.Patch{{Path: "x.yaml"}}, nil), patchInput)
-	if msg != "patches[0]: path x.yaml: patch files cannot be read here" {
+	if msg != `patches[0]: path "x.yaml": patch files cannot be read here` {
 		t.Errorf("error %q", msg)
 	}
 }

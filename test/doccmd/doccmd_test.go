@@ -59,11 +59,17 @@ func TestDocCommands(t *testing.T) {
 		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"OLM_CMP_CACHE_DIR="+t.TempDir(),
 	)
-	ran := 0
+	ran, checked := 0, 0
 	for _, c := range cmds {
 		why := skipReason(c.text)
 		if c.synopsis && why == "" {
 			why = "its block is a synopsis (another line has placeholders)"
+		}
+		if why != "" && strings.HasPrefix(c.text, "olm-cmp ") {
+			// What cannot run can still be checked: its subcommand and
+			// every flag it names exist.
+			checked++
+			t.Run(fmt.Sprintf("%s:%d/flags", c.file, c.line), func(t *testing.T) { checkSynopsis(t, filepath.Join(bin, "olm-cmp"), c) })
 		}
 		if why != "" {
 			t.Logf("skipped %s\n    because %s", c, why)
@@ -89,7 +95,7 @@ func TestDocCommands(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("ran %d of the %d commands found", ran, len(cmds))
+	t.Logf("ran %d of the %d commands found; checked the subcommand and flags of %d more", ran, len(cmds), checked)
 	if ran < minCommands {
 		t.Errorf("ran %d commands, want at least %d: did the extraction of fenced blocks break?", ran, minCommands)
 	}
@@ -279,6 +285,20 @@ func olmCmpNeedsNetwork(args []string) string {
 	if len(args) > 0 && longRunning[args[0]] {
 		return "olm-cmp " + args[0] + " runs until stopped"
 	}
+	// --bundle with a local directory replaces what the spec names (a
+	// catalog included): the command reads no registry for the bundle.
+	for i, a := range args {
+		v, ok := strings.CutPrefix(a, "--bundle=")
+		if !ok && a == "--bundle" && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if ok {
+			if fi, err := os.Stat(filepath.Join(root, v)); err == nil && fi.IsDir() {
+				return ""
+			}
+			return "--bundle " + v + " is an image"
+		}
+	}
 	for _, a := range args {
 		if strings.HasPrefix(a, "-") {
 			continue
@@ -300,6 +320,34 @@ func olmCmpNeedsNetwork(args []string) string {
 	return ""
 }
 
+// flagRE finds the long and short flags a command line names.
+var flagRE = regexp.MustCompile(`(?:^|\s|\[)(--[a-z][a-z0-9-]*|-[a-zA-Z])\b`)
+
+// checkSynopsis checks that the olm-cmp subcommand of c exists and has
+// every flag c names, from its --help.
+func checkSynopsis(t *testing.T, olmCmp string, c command) {
+	words := strings.Fields(c.text)
+	if len(words) < 2 || strings.HasPrefix(words[1], "-") {
+		return
+	}
+	help := exec.Command(olmCmp, words[1], "--help")
+	help.Dir = root
+	out, err := help.Output()
+	if err != nil {
+		t.Errorf("%s\nolm-cmp %s --help: %v", c, words[1], err)
+		return
+	}
+	for _, m := range flagRE.FindAllStringSubmatch(strings.Split(c.text, " | ")[0], -1) {
+		f := m[1]
+		if f == "-o" || f == "-n" || f == "-h" {
+			f = map[string]string{"-o": "-o, --output", "-n": "-n, --namespace", "-h": "-h, --help"}[f]
+		}
+		if !strings.Contains(string(out), f+" ") && !strings.Contains(string(out), f+"\n") {
+			t.Errorf("%s\nolm-cmp %s has no flag %s", c, words[1], m[1])
+		}
+	}
+}
+
 func tail(s string) string {
 	if len(s) > 2000 {
 		return "…" + s[len(s)-2000:]
@@ -312,8 +360,10 @@ func TestSkipRules(t *testing.T) {
 	for cmd, skip := range map[string]bool{
 		"olm-cmp render examples/demo":                              false,
 		"olm-cmp render examples/demo | grep -c 'kind: Deployment'": false,
-		"make demo":                              false,
-		"olm-cmp render examples/lws-operator":   true, // names registry.redhat.io
+		"make demo":                            false,
+		"olm-cmp render examples/lws-operator": true, // names registry.redhat.io
+		"olm-cmp inspect examples/lws-operator --bundle examples/demo/bundle": false, // a local bundle instead
+		"olm-cmp render --bundle examples/demo/bundle -n demo":                false,
 		"olm-cmp render [DIR]":                   true,
 		"olm-cmp diff DIR --version V":           true,
 		"olm-cmp inspect REF|DIR":                true,

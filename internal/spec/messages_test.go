@@ -1,0 +1,126 @@
+package spec
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The first-hour mistakes of issue 18, each with its exact message: the
+// file, the line, the field and the fix.
+func TestFirstHourMessages(t *testing.T) {
+	const head = "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./bundle\n"
+	for _, tc := range []struct{ name, doc, want string }{
+		{"tab", head + "\tnamespace: x\n",
+			`f: not valid YAML: line 5: the line is indented with a tab: YAML indents with spaces only; replace the tab with spaces`},
+		{"over-indented key", head + "    namespace: x\n",
+			`f: not valid YAML: line 5: "namespace" is indented deeper (4 spaces) than "bundle" on line 4 (2 spaces), which already has a value: indent "namespace" by 2 spaces, as "bundle"`},
+		{"value with colon", head + "  namespace: a: b\n",
+			`f: not valid YAML: line 5: the value holds ": ", which YAML reads as another key: put the value in quotes`},
+		{"under the top level", head + "namespace: x\n",
+			`f: line 5: unknown field "namespace": namespace belongs under spec (spec.namespace): indent it under spec`},
+		{"under syncWaves", head + "  syncWaves:\n    crds: -5\n    namespace: x\n",
+			`f: line 7: unknown field "spec.syncWaves.namespace": namespace belongs to spec (spec.namespace), not to spec.syncWaves: indent it as far as syncWaves`},
+		{"env beside config", head + "  namespace: x\n  env: []\n",
+			`f: line 6: unknown field "spec.env": env belongs under spec.config (spec.config.env): indent it under config`},
+		{"metadata name under spec's parent", "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nname: x\nspec:\n  bundle: ./b\n  namespace: x\n",
+			`f: line 3: unknown field "name": name belongs under metadata (metadata.name): indent it under metadata`},
+		{"target beside patches", head + "  namespace: x\n  patches:\n  target: {kind: Deployment}\n",
+			`f: line 7: unknown field "spec.target": target belongs in an item of the list spec.patches (spec.patches.target): indent it under patches, as "- target: ..."`},
+		{"kind under spec", head + "  namespace: x\n  kind: OperatorBundle\n",
+			`f: line 6: unknown field "spec.kind": kind is a top-level field, not one of spec: indent it as far as spec`},
+		{"targetNamespaces", head + "  namespace: x\n  targetNamespaces: [x]\n",
+			`f: line 6: unknown field "spec.targetNamespaces": OLM's OperatorGroup field is spec.watchNamespaces here (a list; leave it out to watch all namespaces)`},
+		{"installMode", head + "  namespace: x\n  installMode: OwnNamespace\n",
+			`f: line 6: unknown field "spec.installMode": olm-cmp picks the install mode from spec.watchNamespaces: leave it out for AllNamespaces, [the install namespace] for OwnNamespace, one other namespace for SingleNamespace`},
+		{"startingCSV", head + "  namespace: x\n  startingCSV: x.v1\n",
+			`f: line 6: unknown field "spec.startingCSV": olm-cmp renders one bundle: name its version with spec.version (the image tag, or with spec.catalog a version range such as 1.2.x)`},
+		{"installPlanApproval", head + "  namespace: x\n  installPlanApproval: Manual\n",
+			`f: line 6: unknown field "spec.installPlanApproval": olm-cmp has no install plans (an Argo CD sync is the approval): remove it, and pin the bundle with spec.version and spec.digest (olm-cmp resolve --write)`},
+		{"source", head + "  namespace: x\n  source: redhat-operators\n",
+			`f: line 6: unknown field "spec.source": a Subscription's CatalogSource is spec.catalog here: the catalog image itself (or a ./directory), with spec.package`},
+		{"sourceNamespace", head + "  namespace: x\n  sourceNamespace: openshift-marketplace\n",
+			`f: line 6: unknown field "spec.sourceNamespace": olm-cmp reads the catalog image named by spec.catalog directly: remove it`},
+		{"subscription name", head + "  namespace: x\n  name: lws-operator\n",
+			`f: line 6: unknown field "spec.name": a Subscription's package name is spec.package here (with spec.catalog); the operator's own name goes in metadata.name`},
+		{"channel on a bundle", head + "  namespace: x\n  channel: stable\n",
+			`f: line 6: spec.channel "stable" is set without spec.catalog: a channel is looked up in a catalog; set spec.catalog and spec.package, or remove spec.channel and name the bundle's version with spec.version (its image tag)`},
+		{"namespace with capitals", head + "  namespace: MyNS\n",
+			`f: line 5: spec.namespace "MyNS": not a valid namespace name: use lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters, e.g. "myns"`},
+		{"pull secret name", head + "  namespace: x\n  imagePullSecrets: [ok, Bad_Name]\n",
+			`f: line 6: spec.imagePullSecrets[1] "Bad_Name": not a valid name: use lower-case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters, e.g. "bad-name"`},
+		{"certificate provider", head + "  namespace: x\n  certificateProvider: vault\n",
+			`f: line 6: spec.certificateProvider "vault": must be one of cert-manager, service-ca, none`},
+		{"subscription kind", "apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nspec:\n  name: x\n",
+			`f: line 2: kind: an olm-cmp spec starts with apiVersion: olm-cmp.dev/v1alpha1 and kind: OperatorBundle, got "operators.coreos.com/v1alpha1" and "Subscription": an OLM Subscription is not an olm-cmp spec; write kind: OperatorBundle and name the bundle with spec.bundle, or spec.catalog and spec.package (docs/spec.md)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Parse("f", []byte(tc.doc))
+			if err == nil && f != nil {
+				err = f.Validate(&f.Spec)
+			}
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("want\n%s\ngot\n%v", tc.want, err)
+			}
+			if err != nil && strings.Contains(err.Error(), "regex") {
+				t.Errorf("a raw regular expression: %v", err)
+			}
+		})
+	}
+}
+
+// A value an override replaced is not the file's: its message names no
+// line of the file.
+func TestValidateLineOnlyForFileValues(t *testing.T) {
+	f, err := Parse("f", []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./b\n  namespace: ok\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Spec
+	s.Namespace = "Not_OK"
+	err = f.Validate(&s)
+	want := `spec.namespace "Not_OK": not a valid namespace name: use lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters, e.g. "not-ok"`
+	if err == nil || err.Error() != want {
+		t.Errorf("want\n%s\ngot\n%v", want, err)
+	}
+}
+
+// olm-cmp.yml is not read (the plugin discovers olm-cmp.yaml only) but
+// named, with the fix.
+func TestLoadSuggestsYml(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "olm-cmp.yml"), []byte("kind: OperatorBundle\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(dir)
+	want := "olm-cmp.yaml not found in " + dir + ", but olm-cmp.yml is there: rename it to olm-cmp.yaml (olm-cmp and its Argo CD plugin look for that name only)"
+	if err == nil || err.Error() != want || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("want\n%s\ngot\n%v", want, err)
+	}
+	os.Remove(filepath.Join(dir, "olm-cmp.yml"))
+	if _, err := Load(dir); err == nil || strings.Contains(err.Error(), "rename") {
+		t.Errorf("empty directory: %v", err)
+	}
+}
+
+// A render's error about a spec field names the field's line, unless an
+// override replaced the value; errors.Is sees the original.
+func TestLocate(t *testing.T) {
+	f, err := Parse("f", []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./b\n  namespace: ok\n  patches:\n  - path: p.yaml\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := errors.New("patches[0]: path \"p.yaml\": no such file\nspec.bundle \"./b\": not found\nstrict: 2 findings")
+	got := f.Locate(base, &f.Spec)
+	want := "f: line 7: patches[0]: path \"p.yaml\": no such file\nf: line 4: spec.bundle \"./b\": not found\nstrict: 2 findings"
+	if got.Error() != want || !errors.Is(got, base) {
+		t.Errorf("want\n%s\ngot\n%v", want, got)
+	}
+	s := f.Spec
+	s.Bundle = "./other"
+	if got := f.Locate(errors.New(`spec.bundle "./other": not found`), &s); got.Error() != `spec.bundle "./other": not found` {
+		t.Errorf("an overridden field got a line: %v", got)
+	}
+}

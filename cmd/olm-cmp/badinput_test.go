@@ -179,7 +179,7 @@ func runtimeCases(t *testing.T) []badCase {
 			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  namespace: greeter-system\n"))
 			write(t, filepath.Join(dir, "catalog", "catalog.json"), []byte(`{"schema": "olm.bundle", "name": "x", "package": "greeter-operator", "properties": [{"type": "olm.csv.metadata", "value": "`+strings.Repeat("x", 33<<20)+`"}]}`))
 			return nil
-		}, want: `spec.catalog "./catalog": catalog file catalog.json: document 1 is over 32 MiB: not a catalog object olm-cmp reads`},
+		}, want: `$DIR/olm-cmp.yaml: line 5: spec.catalog "./catalog": catalog file catalog.json: document 1 is over 32 MiB: not a catalog object olm-cmp reads`},
 		{name: "runtime/symlink-to-etc-passwd", setup: func(t *testing.T, dir string) []string {
 			if err := os.Symlink("/etc/passwd", filepath.Join(dir, "bundle", "manifests", "passwd.yaml")); err != nil {
 				t.Fatal(err)

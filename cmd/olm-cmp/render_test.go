@@ -239,6 +239,12 @@ func TestRenderBundleDirFlag(t *testing.T) {
 func TestRenderAPIVersions(t *testing.T) {
 	const vanilla = "v1,apps/v1,rbac.authorization.k8s.io/v1,apiextensions.k8s.io/v1,admissionregistration.k8s.io/v1"
 	const noCertManager = "the cluster does not serve cert-manager.io/v1"
+	// What Argo CD sends for a cluster with cert-manager: every group/version
+	// and, for each, the group/version/Kind of every kind it serves (here the
+	// kinds the demo renders).
+	const argoCDList = vanilla + ",cert-manager.io/v1,v1/ConfigMap,v1/Namespace,v1/Service,v1/ServiceAccount,apps/v1/Deployment," +
+		"rbac.authorization.k8s.io/v1/ClusterRole,rbac.authorization.k8s.io/v1/ClusterRoleBinding,rbac.authorization.k8s.io/v1/Role,rbac.authorization.k8s.io/v1/RoleBinding," +
+		"apiextensions.k8s.io/v1/CustomResourceDefinition,admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration,cert-manager.io/v1/Certificate,cert-manager.io/v1/Issuer"
 	want, _, err := run(t, "render", "../../examples/demo")
 	if err != nil {
 		t.Fatal(err)
@@ -254,6 +260,10 @@ func TestRenderAPIVersions(t *testing.T) {
 		{"the flag wins over the env", vanilla, []string{"--api-versions", vanilla + ",cert-manager.io/v1"}, ""},
 		{"diff: both sides", "", []string{"--api-versions", vanilla, "--namespace", "moved"}, noCertManager},
 		{"a typo is refused", "", []string{"--api-versions", vanilla + ",cert-manager.io/v1/x"}, `--api-versions "cert-manager.io/v1/x": not a group/version`},
+		// Argo CD's KUBE_API_VERSIONS lists group/version/Kind entries too:
+		// the flag takes a copy of it, as the variable is read.
+		{"Argo CD's group/version/Kind entries", "", []string{"--api-versions", argoCDList}, ""},
+		{"a Kind entry without a version is refused", "", []string{"--api-versions", vanilla + ",apps/Deployment"}, `--api-versions "apps/Deployment": not a group/version`},
 		{"diff: a typo is refused", "", []string{"--api-versions", "apps/", "--namespace", "moved"}, `--api-versions "apps/": not a group/version`},
 		// A partial list (as docs once showed it) would drop every
 		// ClusterRole, CRD and webhook with warnings only.

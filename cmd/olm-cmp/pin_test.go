@@ -138,6 +138,24 @@ func TestPinAndVersionParameter(t *testing.T) {
 			if err == nil || out != "" || !strings.Contains(err.Error(), want) {
 				t.Errorf("version parameter other than the pin: %v\nwant: %s", err, want)
 			}
+			// resolve --write would pin the file's version again: the fix
+			// is the digest parameter beside the version, or one pin.
+			if form.name == "spec.digest" {
+				fix := `: the version parameter (or plugin env) replaced spec.version "v0.10.2" of olm-cmp.yaml, whose spec.digest pins that version: give the digest parameter "` + newer + `" beside it, or delete spec.digest from olm-cmp.yaml to pin in one place`
+				if err == nil || !strings.HasSuffix(err.Error(), fix) {
+					t.Errorf("the fix of a version parameter against a pinned file: %v\nwant it to end with: %s", err, fix)
+				}
+				// An ApplicationSet element's digest left behind by a bump of
+				// its version, the file unpinned.
+				unpinned := t.TempDir()
+				os.WriteFile(filepath.Join(unpinned, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: "+host+"/demo/greeter-bundle\n  namespace: greeter-system\n"), 0o644)
+				t.Setenv("ARGOCD_APP_PARAMETERS", `[{"name":"version","string":"v0.11.0"},{"name":"digest","string":"`+old+`"}]`)
+				_, _, err := run(t, "generate", unpinned)
+				fix = `: the digest parameter (or plugin env) sets spec.digest: give it "` + newer + `", the image of version v0.11.0 today (after reviewing it), or leave it empty`
+				if err == nil || !strings.HasSuffix(err.Error(), fix) {
+					t.Errorf("the fix of a stale digest parameter: %v\nwant it to end with: %s", err, fix)
+				}
+			}
 			// The ApplicationSet way: version and digest parameters together.
 			t.Setenv("ARGOCD_APP_PARAMETERS", `[{"name":"version","string":"v0.11.0"},{"name":"digest","string":"`+newer+`"}]`)
 			out, stderr, err := run(t, "generate", dir)

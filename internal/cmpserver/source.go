@@ -1,6 +1,8 @@
 package cmpserver
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,8 +45,39 @@ func LocateError(req render.Request, err error) error {
 	if ferr != nil {
 		return err
 	}
-	return f.Locate(err, &req.Spec)
+	return f.Locate(overriddenPinFix(f.Spec, req.Spec, err), &req.Spec)
 }
+
+// overriddenPinFix rewrites the fix of a stale spec.digest when a parameter
+// or the plugin env, not olm-cmp.yaml, set the version or the digest:
+// `olm-cmp resolve --write` would pin the file's version again, not the
+// parameter's. file is olm-cmp.yaml's spec, s the spec after overrides.
+func overriddenPinFix(file, s spec.Spec, err error) error {
+	var pe *render.PinError
+	if !errors.As(err, &pe) || !pe.InDigestField {
+		return err
+	}
+	var fix string
+	switch {
+	case s.Digest != file.Digest:
+		fix = fmt.Sprintf("the digest parameter (or plugin env) sets spec.digest: give it %q, the image of version %s today (after reviewing it), or leave it empty", pe.Now, s.Version)
+	case s.Version != file.Version:
+		fix = fmt.Sprintf("the version parameter (or plugin env) replaced spec.version %q of %s, whose spec.digest pins that version: give the digest parameter %q beside it, or delete spec.digest from %s to pin in one place", file.Version, spec.FileName, pe.Now, spec.FileName)
+	default:
+		return err
+	}
+	return &fixedError{msg: strings.Replace(err.Error(), pe.Error(), pe.Problem+": "+fix, 1), err: err}
+}
+
+// fixedError is an error with its text rewritten; errors.Is and errors.As
+// still see the original.
+type fixedError struct {
+	msg string
+	err error
+}
+
+func (e *fixedError) Error() string { return e.msg }
+func (e *fixedError) Unwrap() error { return e.err }
 
 // HasSpec reports whether dir holds olm-cmp.yaml (discovery).
 func HasSpec(dir string) bool {

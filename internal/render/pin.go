@@ -77,6 +77,20 @@ func (r *Renderer) resolvePinned(ctx context.Context, p imagePin) (bundle.Origin
 	return bundle.Origin{}, p.mismatch(o.Digest, pinned, now)
 }
 
+// PinError is a pin that no longer names what the spec asks for: Problem
+// says what disagrees, Fix how to repair olm-cmp.yaml. Now is the digest
+// the spec's version (its tag, or the catalog's choice) names today, and
+// InDigestField says the pin is spec.digest rather than a digest written in
+// a reference. A transport whose overrides set the version or the digest
+// (the plugin's parameters) gives its own fix: running resolve --write on
+// olm-cmp.yaml would pin the file's version, not the parameter's.
+type PinError struct {
+	Problem, Fix, Now string
+	InDigestField     bool
+}
+
+func (e *PinError) Error() string { return e.Problem + ": " + e.Fix }
+
 // mismatch is the error of a pin that the tag no longer names: now is the
 // tag's digest; pinnedV and nowV the CSV versions of the pinned image and of
 // the tag's ("" when unknown).
@@ -89,16 +103,19 @@ func (p imagePin) mismatch(now, pinnedV, nowV string) error {
 		unpin = "drop the digest from spec.bundle"
 	}
 	tagged := p.repo + ":" + p.tag
+	e := &PinError{Now: now, InDigestField: p.pinFrom == "spec.digest"}
 	switch {
 	case pinnedV != "" && nowV != "" && pinnedV != nowV:
-		return fmt.Errorf("%s is %s but %s pins %s (%s); %s is %s (%s): run olm-cmp resolve --write to pin it, or %s",
-			p.tagFrom, p.tag, p.pinFrom, pinnedV, p.digest, tagged, nowV, now, unpin)
+		e.Problem = fmt.Sprintf("%s is %s but %s pins %s (%s); %s is %s (%s)", p.tagFrom, p.tag, p.pinFrom, pinnedV, p.digest, tagged, nowV, now)
+		e.Fix = "run olm-cmp resolve --write to pin it, or " + unpin
 	case pinnedV != "" && nowV != "":
-		return fmt.Errorf("%s pins %s (%s), but the tag %s now points to %s (%s too): the tag moved since it was pinned; review the new image (olm-cmp diff --to-bundle %s), then run olm-cmp resolve --write to pin it, or %s to keep the pinned one",
-			p.pinFrom, p.digest, pinnedV, tagged, now, nowV, tagged, keep)
+		e.Problem = fmt.Sprintf("%s pins %s (%s), but the tag %s now points to %s (%s too)", p.pinFrom, p.digest, pinnedV, tagged, now, nowV)
+		e.Fix = fmt.Sprintf("the tag moved since it was pinned; review the new image (olm-cmp diff --to-bundle %s), then run olm-cmp resolve --write to pin it, or %s to keep the pinned one", tagged, keep)
+	default:
+		e.Problem = fmt.Sprintf("%s pins %s, but %s (%s) is %s", p.pinFrom, p.digest, tagged, p.tagFrom, now)
+		e.Fix = fmt.Sprintf("%s changed or the tag moved since the pin; run olm-cmp resolve --write to pin %s, or %s", p.tagFrom, now, unpin)
 	}
-	return fmt.Errorf("%s pins %s, but %s (%s) is %s: %s changed or the tag moved since the pin; run olm-cmp resolve --write to pin %s, or %s",
-		p.pinFrom, p.digest, tagged, p.tagFrom, now, p.tagFrom, now, unpin)
+	return e
 }
 
 // sameVersion compares an image tag with a CSV version: "v1.2.3" is 1.2.3.
@@ -139,16 +156,17 @@ func (r *Renderer) checkChosenPin(ctx context.Context, s spec.Spec, rv Resolved)
 		repo = repo[:i]
 	}
 	pinned := r.imageVersion(ctx, repo+"@"+s.Digest)
+	e := &PinError{Now: rv.Origin.Digest, InDigestField: true, Fix: "run olm-cmp resolve --write to pin it, or delete the digest line"}
 	switch {
 	case pinned != "" && !sameVersion(pinned, c.Version):
-		return fmt.Errorf("%s but spec.digest pins %s (%s); spec.catalog %q gives %s as %s: run olm-cmp resolve --write to pin it, or delete the digest line",
-			asked, pinned, s.Digest, s.Catalog, c.Version, rv.Origin.Image)
+		e.Problem = fmt.Sprintf("%s but spec.digest pins %s (%s); spec.catalog %q gives %s as %s", asked, pinned, s.Digest, s.Catalog, c.Version, rv.Origin.Image)
 	case pinned != "":
-		return fmt.Errorf("spec.digest pins %s (%s), but spec.catalog %q now gives %s as %s: the catalog changed that version's image since it was pinned; review it, then run olm-cmp resolve --write to pin it, or delete the digest line",
-			s.Digest, pinned, s.Catalog, c.Version, rv.Origin.Image)
+		e.Problem = fmt.Sprintf("spec.digest pins %s (%s), but spec.catalog %q now gives %s as %s", s.Digest, pinned, s.Catalog, c.Version, rv.Origin.Image)
+		e.Fix = "the catalog changed that version's image since it was pinned; review it, then " + e.Fix
+	default:
+		e.Problem = fmt.Sprintf("spec.digest pins %s, but %s, whose image is %s", s.Digest, asked, rv.Origin.Image)
 	}
-	return fmt.Errorf("spec.digest pins %s, but %s, whose image is %s: run olm-cmp resolve --write to pin it, or delete the digest line",
-		s.Digest, asked, rv.Origin.Image)
+	return e
 }
 
 // checkCatalogPin checks a catalog image written catalog:tag@sha256:…:

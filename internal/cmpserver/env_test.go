@@ -139,6 +139,35 @@ func TestGenerateClassicMode(t *testing.T) {
 	}
 }
 
+// TestGenerateClassicModeNamesNoServerPath: Argo CD shows generate's
+// stderr to the user, so its errors name files as the repository does
+// (apps/tiny/olm-cmp.yaml), never the cmp-server's work directory, as the
+// native server's errors do.
+func TestGenerateClassicModeNamesNoServerPath(t *testing.T) {
+	root := filepath.Join(t.TempDir(), StockWorkDirName, "abc123")
+	copyTree(t, repoDir, root)
+	app := filepath.Join(root, "apps", "tiny")
+	file := filepath.Join(app, spec.FileName)
+	for _, tc := range []struct {
+		doc, want string
+		announce  bool // --announce reads the file too
+	}{
+		{"apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  namespace: [\n", "apps/tiny/olm-cmp.yaml: not valid YAML", true},
+		{"apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./missing\n  namespace: x\n", "apps/tiny/olm-cmp.yaml: line 4: spec.bundle", false},
+	} {
+		os.WriteFile(file, []byte(tc.doc), 0o644)
+		var out, errOut bytes.Buffer
+		err := Generate(context.Background(), &render.Renderer{}, app, nil, &out, &errOut)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), root) {
+			t.Errorf("generate: %v\nwant it to start with %q, without %s", err, tc.want, root)
+		}
+		err = AnnounceJSON(app, nil, &out)
+		if tc.announce && (err == nil || !strings.HasPrefix(err.Error(), tc.want)) {
+			t.Errorf("generate --announce: %v\nwant it to start with %q", err, tc.want)
+		}
+	}
+}
+
 func TestAnnounceJSON(t *testing.T) {
 	var out bytes.Buffer
 	if err := AnnounceJSON(filepath.Join(repoDir, "apps/tiny"), []string{"ARGOCD_ENV_version=9"}, &out); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/render"
@@ -32,13 +33,14 @@ func Generate(ctx context.Context, r *render.Renderer, dir string, environ []str
 	if err != nil {
 		return err
 	}
-	req, err := BuildRequest(abs, StockRepoRoot(abs), env)
+	root := StockRepoRoot(abs)
+	req, err := BuildRequest(abs, root, env)
 	if err != nil {
-		return err
+		return repoRelative(root, err)
 	}
 	res, err := r.Render(ctx, req)
 	if err != nil {
-		return LocateError(req, err)
+		return repoRelative(root, LocateError(req, err))
 	}
 	// A requirement finding under its own severity, as render and inspect
 	// print it; bundle content escaped: nothing may act on a terminal.
@@ -59,6 +61,9 @@ func AnnounceJSON(dir string, environ []string, stdout io.Writer) error {
 	}
 	as, err := Announce(dir, env)
 	if err != nil {
+		if abs, aerr := filepath.Abs(dir); aerr == nil {
+			err = repoRelative(StockRepoRoot(abs), err)
+		}
 		return err
 	}
 	var buf bytes.Buffer
@@ -69,6 +74,19 @@ func AnnounceJSON(dir string, environ []string, stdout io.Writer) error {
 	}
 	_, err = stdout.Write(buf.Bytes())
 	return err
+}
+
+// repoRelative names files in err as the repository does, without root,
+// the stock cmp-server's work directory for this request: Argo CD shows
+// the plugin's stderr to the user, who should see neither the server's
+// paths nor their random part. The native server does the same (clean).
+// An empty root (outside that layout: a user's own machine) changes nothing.
+func repoRelative(root string, err error) error {
+	if root == "" || err == nil || !strings.Contains(err.Error(), root) {
+		return err
+	}
+	msg := strings.ReplaceAll(err.Error(), root+string(filepath.Separator), "")
+	return &fixedError{msg: strings.ReplaceAll(msg, root, "."), err: err}
 }
 
 // StockRepoRoot finds the repository root when running under Argo CD's own

@@ -796,16 +796,32 @@ const MaxExcludeFiles = 64
 func checkExcludeFile(f string) string {
 	name, ok := strings.CutPrefix(f, "manifests/")
 	switch {
+	case !ok && strings.HasPrefix(path.Clean(f), "metadata/"):
+		return "only files of the bundle's manifests/ directory can be skipped (a metadata/dependencies.yaml that does not parse is only a warning): remove the entry"
 	case !ok:
-		return "name a file of the bundle's manifests/ directory as errors name it, e.g. manifests/broken.yaml"
+		return "name a file of the bundle's manifests/ directory as errors name it, e.g. " + excludeFileExample(f)
 	case name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\"):
-		return "name one file directly in manifests/ (a bundle has no subdirectories there), e.g. manifests/broken.yaml"
+		return "name one file directly in manifests/ (a bundle has no subdirectories there), e.g. " + excludeFileExample(f)
 	case strings.HasPrefix(name, "."):
 		return "files starting with '.' are never read: remove the entry"
 	case strings.ContainsAny(name, "*?[") || len(f) > 255:
 		return "an exact file name, without globs and at most 255 characters"
 	}
 	return ""
+}
+
+// excludeFileExample is the entry f as errors name a file
+// (manifests/NAME, from f's last element), or a made-up name when that
+// element is not a plain file name: the example shows the user's own file.
+func excludeFileExample(f string) string {
+	base := path.Base(path.Clean(strings.ReplaceAll(f, "\\", "/")))
+	plain := len(base) <= 100 && base != "" && base[0] != '.' && !strings.ContainsFunc(base, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-", r))
+	})
+	if !plain || base == "manifests" {
+		base = "broken.yaml"
+	}
+	return "manifests/" + base
 }
 
 // MaxExtraManifestGlobs bounds each list of spec.extraManifests.

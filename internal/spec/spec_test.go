@@ -453,12 +453,16 @@ func TestExcludeFiles(t *testing.T) {
 	}
 	for f, want := range map[string]string{
 		"broken.yaml":               `spec.excludeFiles[0] "broken.yaml": name a file of the bundle's manifests/ directory as errors name it, e.g. manifests/broken.yaml`,
-		"metadata/annotations.yaml": `spec.excludeFiles[0] "metadata/annotations.yaml": name a file`,
-		"manifests/":                "name one file directly in manifests/",
-		"manifests/sub/x.yaml":      "name one file directly in manifests/",
-		"manifests/../x.yaml":       "name one file directly in manifests/",
-		"manifests/.hidden.yaml":    "never read",
-		"manifests/*.yaml":          "without globs",
+		"metadata/annotations.yaml": `spec.excludeFiles[0] "metadata/annotations.yaml": only files of the bundle's manifests/ directory can be skipped`,
+		// The example is the entry's own file, not another's.
+		"noapi.yaml":             `spec.excludeFiles[0] "noapi.yaml": name a file of the bundle's manifests/ directory as errors name it, e.g. manifests/noapi.yaml`,
+		"./manifests/noapi.yaml": `as errors name it, e.g. manifests/noapi.yaml`,
+		"manifests//noapi.yaml":  `name one file directly in manifests/ (a bundle has no subdirectories there), e.g. manifests/noapi.yaml`,
+		"manifests/":             "name one file directly in manifests/",
+		"manifests/sub/x.yaml":   "name one file directly in manifests/",
+		"manifests/../x.yaml":    "name one file directly in manifests/",
+		"manifests/.hidden.yaml": "never read",
+		"manifests/*.yaml":       "without globs",
 	} {
 		s := base
 		s.ExcludeFiles = []string{f}

@@ -9,6 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	structurallisttype "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
@@ -78,6 +79,13 @@ func (v *validator) customResource(n *yaml.RNode, gvk schema.GroupVersionKind, d
 	}
 	if c.validator != nil {
 		problems = append(problems, fieldProblems(apiservervalidation.ValidateCustomResource(nil, obj, c.validator))...)
+	}
+	if c.structural != nil {
+		// What the server's strategy checks beside the schema validator:
+		// embedded resources (x-kubernetes-embedded-resource: apiVersion,
+		// kind, metadata) and unique items of set and map lists.
+		problems = append(problems, fieldProblems(schemaobjectmeta.Validate(nil, obj, c.structural, false))...)
+		problems = append(problems, fieldProblems(structurallisttype.ValidateListSetsAndMaps(nil, c.structural, obj))...)
 	}
 	return problems
 }

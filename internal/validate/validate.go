@@ -16,7 +16,10 @@
 //     go through the server's own CR handling (apiextensions-apiserver):
 //     pruning against the version's structural schema (a pruned field is an
 //     error), defaulting, then the schema validator (a missing required
-//     field, a wrong type, an enum or pattern mismatch are errors). A custom
+//     field, a wrong type, an enum or pattern mismatch are errors), and
+//     what the server's strategy checks beside it: embedded resources
+//     (x-kubernetes-embedded-resource: apiVersion, kind, metadata) and
+//     duplicate items of set and map lists. A custom
 //     resource of a CRD the render does not ship is checked for metadata
 //     only: its schema is the cluster's business.
 //
@@ -26,6 +29,7 @@
 package validate
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -251,7 +255,7 @@ func fieldProblems(errs field.ErrorList) []string {
 		}
 		s := e.Field + ": " + e.Type.String()
 		if e.Type != field.ErrorTypeRequired && e.Type != field.ErrorTypeForbidden && e.BadValue != nil {
-			s += " " + capValue(fmt.Sprint(e.BadValue))
+			s += " " + badValue(e.BadValue)
 		}
 		if d := plainDetail(e.Detail); d != "" {
 			s += ": " + d
@@ -259,6 +263,18 @@ func fieldProblems(errs field.ErrorList) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// badValue writes a field error's value: text quoted, a list or an object
+// (a duplicate item of a map list) as JSON, not as Go prints it.
+func badValue(v any) string {
+	switch v.(type) {
+	case map[string]any, []any:
+		if b, err := json.Marshal(v); err == nil {
+			return echo.Short(string(b))
+		}
+	}
+	return capValue(fmt.Sprint(v))
 }
 
 // capValue quotes a value for a message, capped and escaped as every echo is.

@@ -291,3 +291,49 @@ func TestSchemaCompiledOncePerRender(t *testing.T) {
 		t.Error("the version's schema was compiled again")
 	}
 }
+
+// embedCRD has an embedded resource and set and map lists, whose rules
+// the API server checks beside the schema validator (customResourceStrategy.Validate).
+const embedCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: greeters.greeter.example.com}
+spec:
+  group: greeter.example.com
+  names: {kind: Greeter, listKind: GreeterList, plural: greeters, singular: greeter}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              template: {type: object, x-kubernetes-embedded-resource: true, x-kubernetes-preserve-unknown-fields: true}
+              items: {type: array, items: {type: string}, x-kubernetes-list-type: set}
+              ports:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items: {type: object, required: [name], properties: {name: {type: string}}}`
+
+const greeterFix = `: fix the custom resource (the extra manifest, or with spec.patches); an alm-example is rendered only when spec.examples names its kind, so leave that kind out or add "Greeter/g" to spec.exclude`
+
+// An embedded resource needs apiVersion and kind, and set and map lists
+// unique items: the API server refuses the custom resource otherwise.
+func TestCustomResourceEmbeddedResourceAndListTypes(t *testing.T) {
+	cr := "apiVersion: greeter.example.com/v1\nkind: Greeter\nmetadata: {name: g, namespace: ops}\nspec:\n"
+	if got := run(t, embedCRD, cr+"  template: {apiVersion: v1, kind: Pod, metadata: {name: p}}\n  items: [a, b]\n  ports: [{name: a}, {name: b}]"); got != "" {
+		t.Errorf("valid custom resource refused: %s", got)
+	}
+	wantError(t, run(t, embedCRD, cr+"  template: {spec: {}}"),
+		"Greeter ops/g: spec.template.apiVersion: Required value; spec.template.kind: Required value"+greeterFix)
+	// An embedded resource's name is a path segment, as the server checks it.
+	wantError(t, run(t, embedCRD, cr+"  template: {apiVersion: v1, kind: Pod, metadata: {name: a/b}}"),
+		`Greeter ops/g: spec.template.metadata.name: Invalid value "a/b": may not contain '/'`+greeterFix)
+	wantError(t, run(t, embedCRD, cr+"  items: [a, a]"), `Greeter ops/g: spec.items[1]: Duplicate value "a"`+greeterFix)
+	wantError(t, run(t, embedCRD, cr+"  ports: [{name: a}, {name: a}]"), `Greeter ops/g: spec.ports[1]: Duplicate value {"name":"a"}`+greeterFix)
+}

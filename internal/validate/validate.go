@@ -12,6 +12,8 @@
 //     serializer, as the server decodes a request
 //     with fieldValidation=Strict (kubectl's and Argo CD's default): an
 //     unknown or duplicate field, or a value of the wrong type, is an error;
+//     the labels and annotations inside them (pod and claim templates, label
+//     selectors, nodeSelector) are checked as labels (nested.go);
 //   - custom resources whose CustomResourceDefinition the same render ships
 //     go through the server's own CR handling (apiextensions-apiserver):
 //     pruning against the version's structural schema (a pruned field is an
@@ -211,6 +213,7 @@ func (v *validator) builtin(n *yaml.RNode, gvk schema.GroupVersionKind, data []b
 		return problems
 	}
 	problems = append(problems, metadataProblems(acc.GetObjectMeta(), gvk.GroupKind())...)
+	problems = append(problems, nestedProblems(obj)...)
 	if crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
 		if want := crd.Spec.Names.Plural + "." + crd.Spec.Group; crd.Name != want {
 			problems = append(problems, fmt.Sprintf("metadata.name: must be spec.names.plural+\".\"+spec.group, %q", want))

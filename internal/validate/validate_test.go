@@ -337,3 +337,32 @@ func TestCustomResourceEmbeddedResourceAndListTypes(t *testing.T) {
 	wantError(t, run(t, embedCRD, cr+"  items: [a, a]"), `Greeter ops/g: spec.items[1]: Duplicate value "a"`+greeterFix)
 	wantError(t, run(t, embedCRD, cr+"  ports: [{name: a}, {name: a}]"), `Greeter ops/g: spec.ports[1]: Duplicate value {"name":"a"}`+greeterFix)
 }
+
+// Labels and annotations inside a built-in object (a pod template's, a
+// selector's, a pod's nodeSelector, from a patch or spec.config) are
+// checked as the API server checks them, not only the object's own.
+func TestNestedLabelsAndAnnotations(t *testing.T) {
+	deployment := func(template, selector, podSpec string) string {
+		return `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: op, namespace: ops}
+spec:
+  selector: {matchLabels: {app: x` + selector + `}}
+  template:
+    metadata: {labels: {app: x` + template + `}}
+    spec:
+      containers: [{name: manager, image: i}]` + podSpec
+	}
+	if got := run(t, deployment("", "", "\n      nodeSelector: {kubernetes.io/os: linux}")); got != "" {
+		t.Errorf("valid Deployment refused: %s", got)
+	}
+	const label = `Invalid value "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc')`
+	for _, tc := range []struct{ template, selector, podSpec, want string }{
+		{", bad key!: x", "", "", "spec.template.metadata.labels: " + label},
+		{"}, annotations: {bad key!: x", "", "", "spec.template.metadata.annotations: " + label},
+		{"", ", bad key!: x", "", "spec.selector.matchLabels: " + label},
+		{"", "", "\n      nodeSelector: {bad key!: x}", "spec.template.spec.nodeSelector: " + label},
+	} {
+		wantError(t, run(t, deployment(tc.template, tc.selector, tc.podSpec)), "Deployment ops/op: "+tc.want+": "+fixFile)
+	}
+}

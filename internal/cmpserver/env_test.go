@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -251,5 +252,40 @@ func TestReceiveRepoProtocolErrors(t *testing.T) {
 	r = &fakeStream{msgs: []any{"x", errors.New("connection reset")}}
 	if _, err := receiveRepo(context.Background(), r, t.TempDir(), Limits{}, nil); err == nil || !strings.Contains(err.Error(), "connection reset") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestNamespaceOverrideMovesWatchedNamespace: a namespace parameter or
+// plugin env entry moves a watched namespace that was the file's install
+// namespace with it (the CLI's -n does the same), with a warning: left
+// behind, its Roles would go to a namespace nothing creates. A
+// watchNamespaces override of its own is taken as given.
+func TestNamespaceOverrideMovesWatchedNamespace(t *testing.T) {
+	app := t.TempDir()
+	os.WriteFile(filepath.Join(app, spec.FileName), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./bundle\n  namespace: old\n  watchNamespaces: [old, other]\n"), 0o644)
+	for _, tc := range []struct {
+		environ []string
+		watch   []string
+		notes   int
+	}{
+		{[]string{"ARGOCD_ENV_NAMESPACE=new"}, []string{"new", "other"}, 1},
+		{[]string{`ARGOCD_APP_PARAMETERS=[{"name":"namespace","string":"new"}]`}, []string{"new", "other"}, 1},
+		{[]string{`ARGOCD_APP_PARAMETERS=[{"name":"namespace","string":"new"},{"name":"watchNamespaces","array":["old"]}]`}, []string{"old"}, 0},
+		{[]string{`ARGOCD_APP_PARAMETERS=[{"name":"namespace","string":"old"}]`}, []string{"old", "other"}, 0},
+	} {
+		env, err := ParseEnv(tc.environ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, notes, err := BuildRequest(app, "", env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(req.Spec.WatchNamespaces, tc.watch) || len(notes) != tc.notes {
+			t.Errorf("%v: watchNamespaces %v, notes %q; want %v and %d notes", tc.environ, req.Spec.WatchNamespaces, notes, tc.watch, tc.notes)
+		}
+		if tc.notes == 1 && notes[0] != `the namespace parameter (or plugin env) "new": spec.watchNamespaces[0] "old" was the install namespace and becomes "new" too (give watchNamespaces to choose otherwise)` {
+			t.Errorf("note: %s", notes[0])
+		}
 	}
 }

@@ -34,13 +34,16 @@ func Generate(ctx context.Context, r *render.Renderer, dir string, environ []str
 		return err
 	}
 	root := StockRepoRoot(abs)
-	req, err := BuildRequest(abs, root, env)
+	req, notes, err := BuildRequest(abs, root, env)
 	if err != nil {
 		return repoRelative(root, err)
 	}
 	res, err := r.Render(ctx, req)
 	if err != nil {
 		return repoRelative(root, LocateError(req, err))
+	}
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "warning: %s\n", echo.Text(n))
 	}
 	// A requirement finding under its own severity, as render and inspect
 	// print it; bundle content escaped: nothing may act on a terminal.

@@ -577,9 +577,12 @@ func (sv *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServic
 	if err != nil {
 		return sv.finish(ctx, r, err)
 	}
-	req, err := BuildRequest(app, r.dir, r.env)
+	req, notes, err := BuildRequest(app, r.dir, r.env)
 	if err != nil {
 		return sv.finish(ctx, r, err)
+	}
+	for _, n := range notes {
+		sv.s.o.Logger.Warn("render warning", append([]any{"warning", echo.Text(n), "severity", "warning"}, r.attrs...)...)
 	}
 	res, info, err := sv.s.o.Renderer.Render(ctx, req)
 	r.running = info.Running

@@ -54,7 +54,7 @@ func (f rendererFunc) Render(ctx context.Context, req render.Request) (*render.R
 
 func mustBuildRequest(t *testing.T, app, root string) render.Request {
 	t.Helper()
-	req, err := BuildRequest(app, root, &AppEnv{AppName: "tiny-app"})
+	req, _, err := BuildRequest(app, root, &AppEnv{AppName: "tiny-app"})
 	if err != nil {
 		t.Fatal(err)
 	}

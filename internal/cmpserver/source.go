@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpb"
@@ -14,24 +15,49 @@ import (
 
 // BuildRequest reads appDir/olm-cmp.yaml and applies the environment's
 // overrides (parameters > plugin env > file). rootDir bounds relative bundle
-// directories (the repository root); "" trusts the filesystem.
-func BuildRequest(appDir, rootDir string, env *AppEnv) (render.Request, error) {
+// directories (the repository root); "" trusts the filesystem. notes are
+// what an override changed beyond its own field, for a warning line each.
+func BuildRequest(appDir, rootDir string, env *AppEnv) (req render.Request, notes []string, err error) {
 	f, err := spec.Load(appDir)
 	if err != nil {
-		return render.Request{}, err
+		return render.Request{}, nil, err
 	}
 	s, err := spec.ApplyOverrides(f.Spec, env.Overrides)
 	if err != nil {
-		return render.Request{}, err
+		return render.Request{}, nil, err
 	}
+	notes = followNamespace(f.Spec, &s, env.Overrides)
 	if err := f.Validate(&s); err != nil {
-		return render.Request{}, err // with the line of each value the file wrote
+		return render.Request{}, notes, err // with the line of each value the file wrote
 	}
 	name := f.Metadata.Name
 	if name == "" {
 		name = env.AppName
 	}
-	return render.Request{Spec: s, Name: name, SourceDir: appDir, RootDir: rootDir, APIVersions: env.APIVersions}, nil
+	return render.Request{Spec: s, Name: name, SourceDir: appDir, RootDir: rootDir, APIVersions: env.APIVersions}, notes, nil
+}
+
+// followNamespace moves a watched namespace that was the file's install
+// namespace to the namespace an override gave, as the CLI's -n does: left
+// behind, its Roles would go to a namespace nothing creates any more. A
+// watchNamespaces override is taken as given.
+func followNamespace(file spec.Spec, s *spec.Spec, overrides []spec.Override) (notes []string) {
+	if file.Namespace == "" || s.Namespace == file.Namespace {
+		return nil
+	}
+	for _, o := range overrides {
+		if p, ok := spec.FindParam(o.Name); ok && p.Name == "watchNamespaces" {
+			return nil
+		}
+	}
+	for i, ns := range s.WatchNamespaces {
+		if ns == file.Namespace {
+			s.WatchNamespaces = slices.Clone(s.WatchNamespaces)
+			s.WatchNamespaces[i] = s.Namespace
+			notes = append(notes, fmt.Sprintf("the namespace parameter (or plugin env) %q: spec.watchNamespaces[%d] %q was the install namespace and becomes %q too (give watchNamespaces to choose otherwise)", s.Namespace, i, ns, s.Namespace))
+		}
+	}
+	return notes
 }
 
 // LocateError names the file and line of the spec field a render error is

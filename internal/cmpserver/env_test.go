@@ -289,3 +289,47 @@ func TestNamespaceOverrideMovesWatchedNamespace(t *testing.T) {
 		}
 	}
 }
+
+// TestBundleOverrideOnACatalogSpec: a bundle parameter on a catalog spec
+// (or a catalog parameter on a bundle spec) replaces what it makes
+// meaningless, with a warning, as the CLI's --bundle and --catalog do: an
+// empty parameter means "not set", so the user could not clear the other
+// field, and the render failed with "both set".
+func TestBundleOverrideOnACatalogSpec(t *testing.T) {
+	app := t.TempDir()
+	file := filepath.Join(app, spec.FileName)
+	build := func(doc, params string) (spec.Spec, []string) {
+		t.Helper()
+		os.WriteFile(file, []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n"+doc+"  namespace: ns\n"), 0o644)
+		env, err := ParseEnv([]string{"ARGOCD_APP_PARAMETERS=" + params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, notes, err := BuildRequest(app, "", env)
+		if err != nil {
+			t.Fatalf("%s: %v", params, err)
+		}
+		return req.Spec, notes
+	}
+	const digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+	s, notes := build("  catalog: quay.io/x/catalog:latest\n  package: p\n  channel: stable\n  version: 1.x\n  digest: "+digest+"\n", `[{"name":"bundle","string":"quay.io/x/b:1.0"}]`)
+	if s.Bundle != "quay.io/x/b:1.0" || s.Catalog != "" || s.Package != "" || s.Channel != "" || s.Version != "" || s.Digest != "" {
+		t.Errorf("bundle parameter on a catalog spec: %+v", s)
+	}
+	want := []string{
+		`the bundle parameter (or plugin env) "quay.io/x/b:1.0" replaces the catalog: spec.catalog "quay.io/x/catalog:latest", spec.package "p", spec.channel "stable" and the version range "1.x" are not used`,
+		`the bundle parameter (or plugin env) "quay.io/x/b:1.0": spec.digest ` + digest + ` pinned the catalog's choice and is not used`,
+	}
+	if !slices.Equal(notes, want) {
+		t.Errorf("notes:\n%q\nwant:\n%q", notes, want)
+	}
+	s, notes = build("  bundle: quay.io/x/b\n  version: \"1.0\"\n", `[{"name":"catalog","string":"quay.io/x/catalog:latest"},{"name":"package","string":"p"}]`)
+	if s.Bundle != "" || s.Catalog != "quay.io/x/catalog:latest" || s.Version != "" || len(notes) != 1 {
+		t.Errorf("catalog parameter on a bundle spec: %+v %q", s, notes)
+	}
+	// A version given with it is kept.
+	s, _ = build("  bundle: quay.io/x/b\n  version: \"1.0\"\n", `[{"name":"catalog","string":"quay.io/x/catalog:latest"},{"name":"package","string":"p"},{"name":"version","string":"2.x"}]`)
+	if s.Version != "2.x" {
+		t.Errorf("version parameter beside catalog: %q", s.Version)
+	}
+}

@@ -26,7 +26,7 @@ func BuildRequest(appDir, rootDir string, env *AppEnv) (req render.Request, note
 	if err != nil {
 		return render.Request{}, nil, err
 	}
-	notes = followNamespace(f.Spec, &s, env.Overrides)
+	notes = append(followShape(f.Spec, &s, env.Overrides), followNamespace(f.Spec, &s, env.Overrides)...)
 	if err := f.Validate(&s); err != nil {
 		return render.Request{}, notes, err // with the line of each value the file wrote
 	}
@@ -37,6 +37,46 @@ func BuildRequest(appDir, rootDir string, env *AppEnv) (req render.Request, note
 	return render.Request{Spec: s, Name: name, SourceDir: appDir, RootDir: rootDir, APIVersions: env.APIVersions}, notes, nil
 }
 
+// overridden reports whether an override sets the spec field named field.
+func overridden(overrides []spec.Override, field string) bool {
+	for _, o := range overrides {
+		if p, ok := spec.FindParam(o.Name); ok && p.Name == field {
+			return true
+		}
+	}
+	return false
+}
+
+// followShape lets a bundle override replace a catalog spec's catalog
+// (package, channel, version range and pin), and a catalog override a
+// bundle spec's bundle (its version and pin), as the CLI's --bundle and
+// --catalog do: an empty parameter means "not set", so the other field
+// could not be cleared, and the render failed with "both set". A field
+// overridden too is kept.
+func followShape(file spec.Spec, s *spec.Spec, overrides []spec.Override) (notes []string) {
+	var by, value, what string
+	switch {
+	case file.Catalog != "" && overridden(overrides, "bundle") && !overridden(overrides, "catalog"):
+		by, value, what = "bundle", s.Bundle, "the catalog's choice"
+		notes = append(notes, fmt.Sprintf("the bundle parameter (or plugin env) %q replaces the catalog: spec.catalog %q, spec.package %q, spec.channel %q and the version range %q are not used", s.Bundle, file.Catalog, file.Package, file.Channel, file.Version))
+		s.Catalog, s.Package, s.Channel = "", "", ""
+	case file.Bundle != "" && overridden(overrides, "catalog") && !overridden(overrides, "bundle"):
+		by, value, what = "catalog", s.Catalog, "the spec's own bundle"
+		notes = append(notes, fmt.Sprintf("the catalog parameter (or plugin env) %q replaces the bundle: spec.bundle %q and its version %q are not used", s.Catalog, file.Bundle, file.Version))
+		s.Bundle = ""
+	default:
+		return nil
+	}
+	if !overridden(overrides, "version") {
+		s.Version = ""
+	}
+	if s.Digest != "" && !overridden(overrides, "digest") {
+		notes = append(notes, fmt.Sprintf("the %s parameter (or plugin env) %q: spec.digest %s pinned %s and is not used", by, value, s.Digest, what))
+		s.Digest = ""
+	}
+	return notes
+}
+
 // followNamespace moves a watched namespace that was the file's install
 // namespace to the namespace an override gave, as the CLI's -n does: left
 // behind, its Roles would go to a namespace nothing creates any more. A
@@ -45,10 +85,8 @@ func followNamespace(file spec.Spec, s *spec.Spec, overrides []spec.Override) (n
 	if file.Namespace == "" || s.Namespace == file.Namespace {
 		return nil
 	}
-	for _, o := range overrides {
-		if p, ok := spec.FindParam(o.Name); ok && p.Name == "watchNamespaces" {
-			return nil
-		}
+	if overridden(overrides, "watchNamespaces") {
+		return nil
 	}
 	for i, ns := range s.WatchNamespaces {
 		if ns == file.Namespace {

@@ -334,3 +334,25 @@ func TestPinWithUpgradeFrom(t *testing.T) {
 		t.Errorf("pinned spec with upgradeFrom: %d\n%s", code, stderr)
 	}
 }
+
+// TestCatalogFlagIsRelativeToTheWorkingDirectory: --catalog ./DIR is where
+// the shell completed it, as --bundle ./DIR and init --catalog are, not
+// beside DIR/olm-cmp.yaml.
+func TestCatalogFlagIsRelativeToTheWorkingDirectory(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	bundletest.PushDemoVersion(t, host, demoBundle, "0.10.2", "greeter-operator.v0.10.1")
+	work := t.TempDir()
+	catalogOf(t, host, work, "0.10.2")
+	dir := t.TempDir() // the spec, elsewhere
+	os.WriteFile(filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./bundle\n  namespace: greeter-system\n"), 0o644)
+	wd, _ := os.Getwd()
+	os.Chdir(work)
+	defer os.Chdir(wd)
+	out, stderr, code := runStatus(t, "render", dir, "--insecure-registry", host, "--catalog", "./catalog", "--package", "greeter-operator")
+	if code != 0 || !strings.Contains(out, "greeter-operator@0.10.2") {
+		t.Errorf("render --catalog ./catalog from the catalog's parent: status %d\n%s", code, stderr)
+	}
+	if _, stderr, code := runStatus(t, "render", dir, "--catalog", "./missing", "--package", "greeter-operator"); code == 0 || !strings.Contains(stderr, "--catalog ./missing: no such directory (a path is relative to the working directory)") {
+		t.Errorf("render --catalog ./missing: status %d\n%s", code, stderr)
+	}
+}

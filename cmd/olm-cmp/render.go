@@ -30,7 +30,7 @@ type specFlags struct {
 
 func (f *specFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.bundle, "bundle", "", "bundle image reference, or a directory relative to the working directory, which clears spec.version (overrides spec.bundle; on a catalog spec, replaces catalog, package, channel and range; drops a spec.digest pin, with a warning)")
-	fs.StringVar(&f.catalog, "catalog", "", "file-based catalog image reference or ./directory to pick the bundle from (overrides spec.catalog)")
+	fs.StringVar(&f.catalog, "catalog", "", "file-based catalog image reference or ./directory (relative to the working directory) to pick the bundle from (overrides spec.catalog)")
 	fs.StringVar(&f.pkg, "package", "", "OLM package to install from the catalog (overrides spec.package)")
 	fs.StringVar(&f.channel, "channel", "", "catalog channel(s), comma-separated; default every channel (overrides spec.channel)")
 	fs.StringVar(&f.version, "version", "", "bundle image tag, or with a catalog a version range such as 1.2.x or \">=1.0.0 <2\" (overrides spec.version; another version than the file's drops its spec.digest pin, with a warning)")
@@ -95,7 +95,15 @@ func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) (notes []string, err 
 		if f.catalog != s.Catalog {
 			unpin("--catalog", f.catalog)
 		}
-		s.Catalog = f.catalog
+		catalog := f.catalog
+		if isDir(catalog) {
+			abs, err := flagDir("--catalog", catalog)
+			if err != nil {
+				return notes, err
+			}
+			catalog = abs
+		}
+		s.Catalog = catalog
 	}
 	set("package", func() { s.Package = f.pkg })
 	set("channel", func() { s.Channel = f.channel })
@@ -148,23 +156,38 @@ func (f *specFlags) anyChanged(fs *pflag.FlagSet) bool {
 // and it clears spec.version, which only an image reference takes.
 func setBundle(s *spec.Spec, flag, ref string) error {
 	if isDir(ref) {
-		fi, err := os.Stat(ref)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			return fmt.Errorf("%s %s: no such directory (a path is relative to the working directory)", flag, ref)
-		case err != nil:
-			return fmt.Errorf("%s %s: %w", flag, ref, errors.Unwrap(err))
-		case !fi.IsDir():
-			return fmt.Errorf("%s %s: not a directory: give a bundle directory (holding manifests/ and metadata/) or an image reference", flag, ref)
-		}
-		abs, err := filepath.Abs(ref)
+		abs, err := flagDir(flag, ref)
 		if err != nil {
-			return fmt.Errorf("%s %s: %w", flag, ref, err)
+			return err
 		}
 		ref, s.Version = abs, ""
 	}
 	s.Bundle = ref
 	return nil
+}
+
+// flagDir is the directory a command-line flag names (--bundle ./x,
+// --catalog ./x), made absolute from the working directory, where a shell
+// completed it; it must exist.
+func flagDir(flag, ref string) (string, error) {
+	fi, err := os.Stat(ref)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("%s %s: no such directory (a path is relative to the working directory)", flag, ref)
+	case err != nil:
+		return "", fmt.Errorf("%s %s: %w", flag, ref, errors.Unwrap(err))
+	case !fi.IsDir():
+		what := "a bundle directory (holding manifests/ and metadata/)"
+		if flag == "--catalog" {
+			what = "a file-based catalog's directory"
+		}
+		return "", fmt.Errorf("%s %s: not a directory: give %s or an image reference", flag, ref, what)
+	}
+	abs, err := filepath.Abs(ref)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", flag, ref, err)
+	}
+	return abs, nil
 }
 
 // locate names the file and line of the spec field a render error is

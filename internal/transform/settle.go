@@ -2,6 +2,7 @@ package transform
 
 import (
 	"errors"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -12,6 +13,9 @@ const (
 	HookAnnotation             = "argocd.argoproj.io/hook"
 	HookDeletePolicyAnnotation = "argocd.argoproj.io/hook-delete-policy"
 )
+
+// settleSuffix ends the name render gives the hook.
+const settleSuffix = "-sync-settled"
 
 // settleHookFilter appends the PostSync settle hook.
 type settleHookFilter struct{ namespace, name string }
@@ -36,7 +40,13 @@ func (f settleHookFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	if f.namespace == "" || f.name == "" {
 		return nil, errors.New("settle hook: no namespace or name")
 	}
-	cm, err := newObject("v1", "ConfigMap", f.namespace, dnsSubdomainName(f.name, ""))
+	// render names the hook <metadata.name>-sync-settled: a long name is cut
+	// before that suffix, as the auth-reader binding's is, not through it.
+	name := dnsSubdomainName(f.name, "")
+	if base, ok := strings.CutSuffix(f.name, settleSuffix); ok {
+		name = dnsSubdomainName(base, settleSuffix)
+	}
+	cm, err := newObject("v1", "ConfigMap", f.namespace, name)
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,16 @@ data:
 	if got := hook[0].GetName(); got != "gitlab-operator-sync-settled" {
 		t.Errorf("hook of a spec named \"GitLab Operator\" is named %q, want gitlab-operator-sync-settled", got)
 	}
+	// A long metadata.name is cut to fit 253 characters before the suffix,
+	// as the auth-reader binding's is: the hook stays recognisable.
+	long := strings.Repeat("a", 250)
+	hook, err = SettleHook("ns", long+"-sync-settled").Filter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := hook[0].GetName(), strings.Repeat("a", 253-len("-sync-settled"))+"-sync-settled"; got != want {
+		t.Errorf("hook of a 250-character metadata.name is named %q, want %q", got, want)
+	}
 	if _, err := SettleHook("", "x").Filter(nil); err == nil {
 		t.Error("a hook without a namespace was accepted")
 	}

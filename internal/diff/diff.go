@@ -72,24 +72,38 @@ type Side struct {
 
 // Report is the whole comparison, in the order a reviewer reads it.
 type Report struct {
-	From    Side
-	To      Side
-	Safety  []safety.Finding
-	Added   []Object
-	Removed []Removed
-	Changed []Change
+	From   Side
+	To     Side
+	Safety []safety.Finding
+	// Requirements are the requirement findings the bump adds or removes.
+	Requirements Requirements
+	Added        []Object
+	Removed      []Removed
+	Changed      []Change
 }
 
-// HasChanges reports whether the renders differ.
+// HasChanges reports whether the renders differ: in their objects, or in
+// what the operator requires of the cluster.
 func (r *Report) HasChanges() bool {
-	return len(r.Added)+len(r.Removed)+len(r.Changed) > 0
+	return len(r.Added)+len(r.Removed)+len(r.Changed)+r.Requirements.changes() > 0
 }
 
-// Count returns the findings of severity s.
+// Count returns the findings of severity s not acknowledged.
 func (r *Report) Count(s safety.Severity) int {
 	n := 0
 	for _, f := range r.Safety {
-		if f.Severity == s {
+		if f.Severity == s && f.Acknowledged == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Acknowledged counts the findings spec.acknowledge names.
+func (r *Report) Acknowledged() int {
+	n := 0
+	for _, f := range r.Safety {
+		if f.Acknowledged != "" {
 			n++
 		}
 	}

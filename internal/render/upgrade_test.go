@@ -161,7 +161,7 @@ func TestCheckUpgradeDirectories(t *testing.T) {
 		}
 		_, fb := load(from)
 		trv, tb := load(to)
-		got, err := r.CheckUpgrade(context.Background(), trv, fb, tb)
+		got, _, err := r.CheckUpgrade(context.Background(), trv, fb, tb)
 		if err != nil {
 			t.Fatal(err)
 		}

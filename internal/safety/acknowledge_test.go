@@ -4,6 +4,9 @@ import (
 	"slices"
 	"testing"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -38,5 +41,29 @@ func TestAcknowledge(t *testing.T) {
 	}
 	if fs[0].Fails(Warning) || !fs[2].Fails(Warning) || fs[2].Fails(Error) {
 		t.Error("Fails: an acknowledged error never fails; a warning fails at warning only")
+	}
+}
+
+func TestSameSpec(t *testing.T) {
+	obj := func(doc string) bundle.Object {
+		n, err := yaml.Parse(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bundle.Object{File: "manifests/c.yaml", RNode: n}
+	}
+	a := obj("kind: CustomResourceDefinition\nmetadata: {name: a, labels: {v: '1'}}\nspec:\n  group: g\n  versions:\n  - name: v1\n    served: true\n")
+	for doc, want := range map[string]bool{
+		// Styles and metadata do not count.
+		"kind: CustomResourceDefinition\nmetadata: {name: a, labels: {v: '2'}}\nspec: {group: \"g\", versions: [{name: v1, served: true}]}\n": true,
+		"kind: CustomResourceDefinition\nmetadata: {name: a}\nspec: {group: g, versions: [{name: v1, served: 'true'}]}\n":                     false,
+		"kind: CustomResourceDefinition\nmetadata: {name: a}\nspec: {group: g, versions: [{name: v1, served: false}]}\n":                      false,
+		"kind: CustomResourceDefinition\nmetadata: {name: a}\n":                                                                               false,
+		// An alias leaves the verdict to the decoded CRDs.
+		"kind: CustomResourceDefinition\nmetadata: {name: a}\nx: &g g\nspec: {group: *g, versions: [{name: v1, served: true}]}\n": false,
+	} {
+		if got := sameSpec(a, obj(doc)); got != want {
+			t.Errorf("sameSpec(%q) = %v, want %v", doc, got, want)
+		}
 	}
 }

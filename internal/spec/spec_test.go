@@ -208,17 +208,6 @@ func TestAnchorsAndMerges(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want int
-	}{{"", "", 0}, {"crd", "crds", 1}, {"envv", "env", 1}, {"kitten", "sitting", 3}, {"", "abc", 3}, {"valeu", "value", 2}} {
-		if got := editDistance(tc.a, tc.b); got != tc.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
-		}
-	}
-}
-
 func TestWrongKind(t *testing.T) {
 	_, err := Parse("f", []byte(strings.Replace(minimal, "OperatorBundle", "Bundle", 1)))
 	want := `f: line 2: kind: an olm-cmp spec starts with apiVersion: olm-cmp.dev/v1alpha1 and kind: OperatorBundle, got "olm-cmp.dev/v1alpha1" and "Bundle"`

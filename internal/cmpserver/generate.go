@@ -38,7 +38,7 @@ func Generate(ctx context.Context, r *render.Renderer, dir string, environ []str
 	}
 	res, err := r.Render(ctx, req)
 	if err != nil {
-		return LocateError(req, err)
+		return req.Locate(err)
 	}
 	// A requirement finding under its own severity, as render and inspect
 	// print it; bundle content escaped: nothing may act on a terminal.

@@ -32,20 +32,6 @@ func BuildRequest(appDir, rootDir string, env *AppEnv) (render.Request, error) {
 	return render.Request{Spec: s, Name: name, SourceDir: appDir, RootDir: rootDir, APIVersions: env.APIVersions}, nil
 }
 
-// LocateError names the file and line of the spec field a render error is
-// about (patches[0]: ...), from req's olm-cmp.yaml read again: only a
-// failed render pays for it. The error's kind (errors.As) is kept.
-func LocateError(req render.Request, err error) error {
-	if req.SourceDir == "" {
-		return err
-	}
-	f, ferr := spec.Load(req.SourceDir)
-	if ferr != nil {
-		return err
-	}
-	return f.Locate(err, &req.Spec)
-}
-
 // HasSpec reports whether dir holds olm-cmp.yaml (discovery).
 func HasSpec(dir string) bool {
 	fi, err := os.Stat(filepath.Join(dir, spec.FileName))

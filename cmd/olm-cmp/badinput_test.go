@@ -292,6 +292,18 @@ func runtimeCases(t *testing.T) []badCase {
 		upgradeCase("crd-version-without-schema", greeterCRD(2, 1, 0, true), "error: schema: CRD greeters.greeter.example.com version v2: greeter-operator.v0.2.0 ships this version without a schema (spec.versions[1].schema.openAPIV3Schema)"),
 	)
 
+	// spec.acknowledge under strict: an entry that names no finding of the
+	// upgrade is an error (a stale one must not pass a later finding).
+	cases = append(cases, badCase{name: "upgrade/acknowledge-matches-nothing-strict",
+		contains: []string{`strict: spec.acknowledge[0] "existingFieldRemoval greeters.greeter.example.com v1alpha1 .spec.gone" matched no safety finding of this upgrade: remove it (it was for another bump, or the finding's rule, crd, version or path differ)`},
+		setup: func(t *testing.T, dir string) []string {
+			fr := bundletest.NewFaultRegistry(t, bundletest.FaultOptions{})
+			fr.PushDir(t, "greeter", "v1", filepath.Join(dir, "bundle"))
+			fr.PushDir(t, "greeter", "v2", filepath.Join(dir, "bundle"))
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), fmt.Appendf(nil, "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  bundle: %s/greeter:v2\n  namespace: greeter-system\n  upgradeFrom: v1\n  strict: true\n  acknowledge:\n  - {rule: existingFieldRemoval, crd: greeters.greeter.example.com, version: v1alpha1, path: .spec.gone, reason: judged}\n", fr.Host))
+			return []string{"--insecure-registry", fr.Host}
+		}})
+
 	// Registry faults: the demo bundle on a fault-injecting registry.
 	type fault struct {
 		name  string

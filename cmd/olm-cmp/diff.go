@@ -10,6 +10,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/diff"
 	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/requirements"
 	"github.com/olm-cmp/olm-cmp/internal/safety"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
@@ -209,6 +210,7 @@ func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, g
 	}
 	printNotes(cmd.ErrOrStderr(), toRes, false, "") // findings under their own severity, as render prints them
 	var fromManifests []string
+	var fromRequirements []requirements.Finding
 	fromSide := diff.Side{Source: fmt.Sprintf("(no %s at %s)", spec.FileName, gitBase)}
 	var findings []safety.Finding
 	if from != nil {
@@ -218,16 +220,19 @@ func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, g
 		if err != nil {
 			return nil, fmt.Errorf("rendering FROM: %w", err)
 		}
-		fromManifests, fromSide = fromRes.Manifests, side(fromRes)
-		if findings, err = r.CheckUpgrade(ctx, toRV, fromBundle, toBundle); err != nil {
+		fromManifests, fromRequirements, fromSide = fromRes.Manifests, fromRes.Requirements, side(fromRes)
+		var unmatched []string
+		if findings, unmatched, err = r.CheckUpgrade(ctx, toRV, fromBundle, toBundle); err != nil {
 			return nil, fmt.Errorf("checking the upgrade: %w", err)
 		}
+		printWarnings(cmd.ErrOrStderr(), unmatched)
 	}
 	report, err := diff.Compare(fromManifests, toRes.Manifests, fromSide.CSV, toRes.CSVName)
 	if err != nil {
 		return nil, err
 	}
 	report.From, report.To, report.Safety = fromSide, side(toRes), findings
+	report.Requirements = diff.CompareRequirements(fromRequirements, toRes.Requirements)
 	return report, nil
 }
 
@@ -268,11 +273,12 @@ func writeReport(cmd *cobra.Command, r *diff.Report, output string) error {
 	return r.WriteText(w)
 }
 
-// diffStatus is the exit status of a report: 2 when a finding is at least
-// as severe as failOn, 1 for other changes, 0 for none.
+// diffStatus is the exit status of a report: 2 when a finding not
+// acknowledged (spec.acknowledge) is at least as severe as failOn, 1 for
+// other changes, 0 for none.
 func diffStatus(r *diff.Report, failOn safety.Severity) int {
 	for _, f := range r.Safety {
-		if f.Severity == safety.Error || (failOn == safety.Warning && f.Severity == safety.Warning) {
+		if f.Fails(failOn) {
 			return diffUnsafe
 		}
 	}

@@ -32,11 +32,12 @@ func runStatus(t *testing.T, args ...string) (string, string, int) {
 
 // jsonReport is what `diff -o json` prints (docs/diff.md).
 type jsonReport struct {
-	From, To diff.Side
-	Safety   []safety.Finding
-	Added    []diff.Object
-	Removed  []diff.Removed
-	Changed  []diff.Change
+	From, To     diff.Side
+	Safety       []safety.Finding
+	Requirements diff.Requirements
+	Added        []diff.Object
+	Removed      []diff.Removed
+	Changed      []diff.Change
 }
 
 func diffJSON(t *testing.T, wantCode int, args ...string) jsonReport {
@@ -290,6 +291,7 @@ func TestDiffForms(t *testing.T) {
 func TestDiffStatus(t *testing.T) {
 	warn := safety.Finding{Severity: safety.Warning, Rule: "upgradeEdge", Message: "m"}
 	fail := safety.Finding{Severity: safety.Error, Rule: "scope", Message: "m"}
+	acked := safety.Finding{Severity: safety.Error, Rule: "scope", Message: "m", Acknowledged: "judged"}
 	changed := []diff.Change{{Object: diff.Object{Kind: "ConfigMap", Name: "x"}}}
 	cases := []struct {
 		name     string
@@ -304,6 +306,9 @@ func TestDiffStatus(t *testing.T) {
 		{"a warning at --fail-on warning", []safety.Finding{warn}, changed, safety.Warning, diffUnsafe},
 		{"an error", []safety.Finding{warn, fail}, changed, safety.Error, diffUnsafe},
 		{"an error at --fail-on warning", []safety.Finding{fail}, changed, safety.Warning, diffUnsafe},
+		{"an acknowledged error", []safety.Finding{acked}, changed, safety.Error, diffChanges},
+		{"an acknowledged error at --fail-on warning", []safety.Finding{acked}, changed, safety.Warning, diffChanges},
+		{"an acknowledged error and a warning at --fail-on warning", []safety.Finding{acked, warn}, changed, safety.Warning, diffUnsafe},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

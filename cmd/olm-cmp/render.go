@@ -190,20 +190,6 @@ func flagDir(flag, ref string) (string, error) {
 	return abs, nil
 }
 
-// locate names the file and line of the spec field a render error is
-// about (patches[0]: ...), read again from req's olm-cmp.yaml: only a
-// failed render pays for it.
-func locate(req render.Request, err error) error {
-	if req.SourceDir == "" {
-		return err
-	}
-	f, ferr := spec.Load(req.SourceDir)
-	if ferr != nil {
-		return err
-	}
-	return f.Locate(err, &req.Spec)
-}
-
 // loadRequest reads DIR/olm-cmp.yaml (DIR as the command line gave it: see sourceDir) and
 // applies the flags (none when f is nil). Without a spec file, --bundle (or --catalog and
 // --package) and --namespace alone are enough (no extra manifests then).
@@ -290,7 +276,7 @@ per finding category instead; olm-cmp inspect DIR lists the findings.`,
 			}
 			res, err := (&render.Renderer{Loader: loader}).Render(cmd.Context(), req)
 			if err != nil {
-				return locate(req, err)
+				return req.Locate(err)
 			}
 			if err := out.write(cmd.OutOrStdout(), res); err != nil {
 				return err

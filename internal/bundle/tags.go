@@ -11,6 +11,8 @@ import (
 	mmsemver "github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/olm-cmp/olm-cmp/internal/editdist"
 )
 
 // A tag that does not exist answers 404 with nothing a user can act on.
@@ -100,7 +102,7 @@ func nearestTags(want string, tags []string, n int) []string {
 	}
 	var all []scored
 	for _, t := range slices.Compact(slices.Sorted(slices.Values(tags))) {
-		s := scored{tag: t, dist: editDistance(want, t)}
+		s := scored{tag: t, dist: editdist.Distance(want, t)}
 		if tv, err := mmsemver.NewVersion(t); werr == nil && err == nil {
 			s.semver = true
 			s.major, s.minor = abs(wv.Major(), tv.Major()), abs(wv.Minor(), tv.Minor())
@@ -142,25 +144,4 @@ func cmpU(a, b uint64) int {
 		return -1
 	}
 	return 1
-}
-
-// editDistance is the Levenshtein distance of two short tags.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

@@ -40,7 +40,7 @@ func Generate(ctx context.Context, r *render.Renderer, dir string, environ []str
 	}
 	res, err := r.Render(ctx, req)
 	if err != nil {
-		return repoRelative(root, LocateError(req, err))
+		return repoRelative(root, locateError(req, err))
 	}
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "warning: %s\n", echo.Text(n))

@@ -587,7 +587,7 @@ func (sv *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServic
 	res, info, err := sv.s.o.Renderer.Render(ctx, req)
 	r.running = info.Running
 	if err != nil {
-		return sv.finish(ctx, r, LocateError(req, err), "bundle", spec.Redact(req.Spec.Bundle), "digest", info.Digest)
+		return sv.finish(ctx, r, locateError(req, err), "bundle", spec.Redact(req.Spec.Bundle), "digest", info.Digest)
 	}
 	for _, n := range res.Notes() {
 		// severity: a requirement finding's own (error or warning), as the CLI prints it.

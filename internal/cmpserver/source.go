@@ -98,18 +98,15 @@ func followNamespace(file spec.Spec, s *spec.Spec, overrides []spec.Override) (n
 	return notes
 }
 
-// LocateError names the file and line of the spec field a render error is
-// about (patches[0]: ...), from req's olm-cmp.yaml read again: only a
-// failed render pays for it. The error's kind (errors.As) is kept.
-func LocateError(req render.Request, err error) error {
-	if req.SourceDir == "" {
-		return err
+// locateError is req.Locate, with the plugin's own fix for a stale pin
+// that a parameter set (overriddenPinFix).
+func locateError(req render.Request, err error) error {
+	if req.SourceDir != "" {
+		if f, ferr := spec.Load(req.SourceDir); ferr == nil {
+			err = overriddenPinFix(f.Spec, req.Spec, err)
+		}
 	}
-	f, ferr := spec.Load(req.SourceDir)
-	if ferr != nil {
-		return err
-	}
-	return f.Locate(overriddenPinFix(f.Spec, req.Spec, err), &req.Spec)
+	return req.Locate(err)
 }
 
 // overriddenPinFix rewrites the fix of a stale spec.digest when a parameter

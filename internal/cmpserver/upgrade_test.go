@@ -70,7 +70,7 @@ func TestUpgradeFromThroughThePlugin(t *testing.T) {
 	}
 	const crd = "CRD greeters.greeter.example.com version v1alpha1"
 	unsafeLines := []string{
-		`spec.upgradeFrom "v0.2.0": the upgrade from greeter-operator.v0.2.0 to greeter-operator.v0.3.0 is unsafe; fix the bundle or the spec, or remove upgradeFrom once you have judged the findings yourself:`,
+		`spec.upgradeFrom "v0.2.0": the upgrade from greeter-operator.v0.2.0 to greeter-operator.v0.3.0 is unsafe; fix the bundle or the spec, or acknowledge each error you have judged safe in spec.acknowledge (rule, crd, version, path and a reason):`,
 		"error: existingFieldRemoval: " + crd + " path .spec.message: field removed: objects that set it lose it",
 		"error: type: " + crd + " path .spec.replicas: ",
 	}

@@ -72,24 +72,38 @@ type Side struct {
 
 // Report is the whole comparison, in the order a reviewer reads it.
 type Report struct {
-	From    Side
-	To      Side
-	Safety  []safety.Finding
-	Added   []Object
-	Removed []Removed
-	Changed []Change
+	From   Side
+	To     Side
+	Safety []safety.Finding
+	// Requirements are the requirement findings the bump adds or removes.
+	Requirements Requirements
+	Added        []Object
+	Removed      []Removed
+	Changed      []Change
 }
 
-// HasChanges reports whether the renders differ.
+// HasChanges reports whether the renders differ: in their objects, or in
+// what the operator requires of the cluster.
 func (r *Report) HasChanges() bool {
-	return len(r.Added)+len(r.Removed)+len(r.Changed) > 0
+	return len(r.Added)+len(r.Removed)+len(r.Changed)+r.Requirements.changes() > 0
 }
 
-// Count returns the findings of severity s.
+// Count returns the findings of severity s not acknowledged.
 func (r *Report) Count(s safety.Severity) int {
 	n := 0
 	for _, f := range r.Safety {
-		if f.Severity == s {
+		if f.Severity == s && f.Acknowledged == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Acknowledged counts the findings spec.acknowledge names.
+func (r *Report) Acknowledged() int {
+	n := 0
+	for _, f := range r.Safety {
+		if f.Acknowledged != "" {
 			n++
 		}
 	}
@@ -106,6 +120,36 @@ type item struct {
 	obj  Object
 	node *yaml.RNode
 	text string // the YAML document without provenance annotations
+	// rewritten says text was written from the node (the document was not
+	// in the renderer's form, see stripProvenance), not cut from the
+	// document: its counterpart must be written the same way to compare.
+	rewritten bool
+}
+
+// rewrite sets text from the node without its provenance annotations.
+func (it *item) rewrite() error {
+	if it.rewritten {
+		return nil
+	}
+	n := it.node.Copy()
+	var drop []string
+	for k := range n.GetAnnotations() {
+		if strings.HasPrefix(k, IgnoredAnnotationPrefix) {
+			drop = append(drop, k)
+		}
+	}
+	slices.Sort(drop)
+	for _, k := range drop {
+		if err := n.PipeE(yaml.ClearAnnotation(k)); err != nil {
+			return err
+		}
+	}
+	text, err := n.String()
+	if err != nil {
+		return err
+	}
+	it.text, it.rewritten = text, true
+	return nil
 }
 
 // Compare pairs the objects of two renders (YAML documents, in apply order)
@@ -133,6 +177,15 @@ func Compare(from, to []string, fromCSV, toCSV string) (*Report, error) {
 		}
 		paired[i] = true
 		old := a[i]
+		if old.text != it.text && old.rewritten != it.rewritten {
+			// One side was written from its node: write the other so too.
+			if err := old.rewrite(); err != nil {
+				return nil, err
+			}
+			if err := it.rewrite(); err != nil {
+				return nil, err
+			}
+		}
 		if old.text == it.text {
 			continue
 		}
@@ -163,25 +216,21 @@ func parseAll(manifests []string) ([]item, error) {
 				drop = append(drop, k)
 			}
 		}
-		slices.Sort(drop)
-		for _, k := range drop {
-			if err := n.PipeE(yaml.ClearAnnotation(k)); err != nil {
-				return nil, err
-			}
-		}
-		text, err := n.String()
-		if err != nil {
+		// The renderer's text, cut; a document not in its block form (a
+		// hand-made manifest) is written from the node instead.
+		it := item{node: n}
+		text, ok := stripProvenance(m, len(drop))
+		if ok {
+			it.text = text
+		} else if err := it.rewrite(); err != nil {
 			return nil, err
 		}
 		group, _, found := strings.Cut(n.GetApiVersion(), "/")
 		if !found {
 			group = ""
 		}
-		items = append(items, item{
-			obj:  Object{Group: group, Kind: n.GetKind(), Namespace: n.GetNamespace(), Name: n.GetName()},
-			node: n,
-			text: text,
-		})
+		it.obj = Object{Group: group, Kind: n.GetKind(), Namespace: n.GetNamespace(), Name: n.GetName()}
+		items = append(items, it)
 	}
 	return items, nil
 }

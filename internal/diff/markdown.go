@@ -46,9 +46,19 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(r.Safety) > 0 {
 		var rows []string
 		for _, f := range sortFindings(r.Safety) {
-			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n", cell(string(f.Severity)), cell(f.Rule), cell(f.CRD), cell(f.Version), codeCell(f.Path), cell(f.Message)))
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n", cell(string(f.Severity)), cell(f.Rule), cell(f.CRD), cell(f.Version), codeCell(f.Path), cell(f.Message+acknowledgedNote(f))))
 		}
 		table(&b, "Safety", "| Severity | Rule | CRD | Version | Path | Message |\n|---|---|---|---|---|---|\n", rows, "safety findings", limit)
+	}
+	if q := r.Requirements; q.changes() > 0 {
+		var rows []string
+		for _, f := range q.Added {
+			rows = append(rows, fmt.Sprintf("| added | %s | %s | %s |\n", cell(strings.ToLower(requirementSeverity(f))), codeCell(f.Key()), cell("(from "+f.Source+"): "+f.Message+"; fix: "+f.Fix)))
+		}
+		for _, f := range q.Removed {
+			rows = append(rows, fmt.Sprintf("| removed | %s | %s | no longer required |\n", cell(strings.ToLower(requirementSeverity(f))), codeCell(f.Key())))
+		}
+		table(&b, "Requirements", "| Change | Severity | Requirement | Details |\n|---|---|---|---|\n", rows, "requirement changes", limit)
 	}
 	if len(r.Added) > 0 {
 		var rows []string

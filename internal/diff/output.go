@@ -7,18 +7,20 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/olm-cmp/olm-cmp/internal/requirements"
 	"github.com/olm-cmp/olm-cmp/internal/safety"
 )
 
 // jsonReport is the -o json form; docs/diff.md documents it and a test
 // holds the two together. Every key is always present.
 type jsonReport struct {
-	From    Side          `json:"from"`
-	To      Side          `json:"to"`
-	Safety  []jsonFinding `json:"safety"`
-	Added   []Object      `json:"added"`
-	Removed []Removed     `json:"removed"`
-	Changed []Change      `json:"changed"`
+	From         Side          `json:"from"`
+	To           Side          `json:"to"`
+	Safety       []jsonFinding `json:"safety"`
+	Requirements Requirements  `json:"requirements"`
+	Added        []Object      `json:"added"`
+	Removed      []Removed     `json:"removed"`
+	Changed      []Change      `json:"changed"`
 }
 
 // jsonFinding is safety.Finding with every key present, so a consumer need
@@ -30,14 +32,18 @@ type jsonFinding struct {
 	Version  string          `json:"version"`
 	Path     string          `json:"path"`
 	Message  string          `json:"message"`
+	// Acknowledged is the spec.acknowledge entry's reason, "" when none
+	// names the finding.
+	Acknowledged string `json:"acknowledged"`
 }
 
 // WriteJSON writes the report as one indented JSON document.
 func (r *Report) WriteJSON(w io.Writer) error {
 	out := jsonReport{From: r.From, To: r.To, Safety: []jsonFinding{},
-		Added: nonNil(r.Added), Removed: nonNil(r.Removed), Changed: nonNil(r.Changed)}
+		Requirements: Requirements{Added: nonNil(r.Requirements.Added), Removed: nonNil(r.Requirements.Removed)},
+		Added:        nonNil(r.Added), Removed: nonNil(r.Removed), Changed: nonNil(r.Changed)}
 	for _, f := range sortFindings(r.Safety) {
-		out.Safety = append(out.Safety, jsonFinding{Severity: f.Severity, Rule: f.Rule, CRD: f.CRD, Version: f.Version, Path: f.Path, Message: f.Message})
+		out.Safety = append(out.Safety, jsonFinding{Severity: f.Severity, Rule: f.Rule, CRD: f.CRD, Version: f.Version, Path: f.Path, Message: f.Message, Acknowledged: f.Acknowledged})
 	}
 	for i := range out.Changed {
 		out.Changed[i].Summary = nonNil(out.Changed[i].Summary)
@@ -69,7 +75,9 @@ func (r *Report) headline() string {
 	return name(r.From) + " -> " + name(r.To)
 }
 
-// counts is "2 safety errors, 1 warning, 3 added, 1 removed, 10 changed".
+// counts is "2 safety errors, 1 warning, 3 added, 1 removed, 10 changed",
+// with "1 acknowledged" after the warnings and "2 requirements added, 1
+// removed" at the end when there are any.
 func (r *Report) counts() string {
 	plural := func(n int, one, many string) string {
 		if n == 1 {
@@ -77,13 +85,21 @@ func (r *Report) counts() string {
 		}
 		return fmt.Sprintf("%d %s", n, many)
 	}
-	return strings.Join([]string{
+	parts := []string{
 		plural(r.Count(safety.Error), "safety error", "safety errors"),
 		plural(r.Count(safety.Warning), "warning", "warnings"),
+	}
+	if n := r.Acknowledged(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d acknowledged", n))
+	}
+	parts = append(parts,
 		fmt.Sprintf("%d added", len(r.Added)),
 		fmt.Sprintf("%d removed", len(r.Removed)),
-		fmt.Sprintf("%d changed", len(r.Changed)),
-	}, ", ")
+		fmt.Sprintf("%d changed", len(r.Changed)))
+	if q := r.Requirements; q.changes() > 0 {
+		parts = append(parts, fmt.Sprintf("%s added, %d removed", plural(len(q.Added), "requirement", "requirements"), len(q.Removed)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // WriteText writes the report for a terminal: safety findings, then added
@@ -102,7 +118,16 @@ func (r *Report) WriteText(out io.Writer) error {
 	if len(r.Safety) > 0 {
 		fmt.Fprintf(w, "\nSafety (%d):\n", len(r.Safety))
 		for _, f := range sortFindings(r.Safety) {
-			fmt.Fprintf(w, "  %s\t%s\t%s\n", visible(strings.ToUpper(string(f.Severity))), visible(f.Rule), visible(findingWhere(f)+f.Message))
+			fmt.Fprintf(w, "  %s\t%s\t%s\n", visible(strings.ToUpper(string(f.Severity))), visible(f.Rule), visible(findingWhere(f)+f.Message+acknowledgedNote(f)))
+		}
+	}
+	if q := r.Requirements; q.changes() > 0 {
+		fmt.Fprintf(w, "\nRequirements (%d added, %d removed):\n", len(q.Added), len(q.Removed))
+		for _, f := range q.Added {
+			fmt.Fprintf(w, "+ %s\t%s\t%s\n", visible(requirementSeverity(f)), visible(f.Key()), visible("(from "+f.Source+"): "+f.Message+"; fix: "+f.Fix))
+		}
+		for _, f := range q.Removed {
+			fmt.Fprintf(w, "- %s\t%s\t%s\n", visible(requirementSeverity(f)), visible(f.Key()), "no longer required")
 		}
 	}
 	if len(r.Added) > 0 {
@@ -131,6 +156,24 @@ func (r *Report) WriteText(out io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// acknowledgedNote is " (acknowledged: reason)" for a finding
+// spec.acknowledge names.
+func acknowledgedNote(f safety.Finding) string {
+	if f.Acknowledged == "" {
+		return ""
+	}
+	return " (acknowledged: " + f.Acknowledged + ")"
+}
+
+// requirementSeverity is "WARNING", or "ACCEPTED" for a finding spec.accept
+// matches.
+func requirementSeverity(f requirements.Finding) string {
+	if f.Accepted {
+		return "ACCEPTED"
+	}
+	return strings.ToUpper(string(f.Severity))
 }
 
 // findingWhere is "crd version path: " for the parts a finding has.

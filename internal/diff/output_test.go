@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/olm-cmp/olm-cmp/internal/requirements"
 	"github.com/olm-cmp/olm-cmp/internal/safety"
 )
 
@@ -20,6 +21,10 @@ func sample() *Report {
 		Safety: []safety.Finding{
 			{Severity: safety.Warning, Rule: "upgradeEdge", Message: "op.v1.1.0 does not replace op.v1.0.0"},
 			{Severity: safety.Error, Rule: "existingFieldRemoval", CRD: "ws.example.com", Version: "v1", Path: ".spec.a|b", Message: "field removed"},
+		},
+		Requirements: Requirements{
+			Added:   []requirements.Finding{{Category: "api", Subject: "route.openshift.io", Source: "ClusterRole/op rules", Severity: safety.Warning, Message: "OpenShift-only API", Fix: "accept it"}},
+			Removed: []requirements.Finding{{Category: "image", Subject: "quay.io/x/op:latest", Source: "Deployment/op", Severity: safety.Warning, Message: "tag latest", Fix: "pin it", Accepted: true}},
 		},
 		Added:   []Object{{Kind: "ConfigMap", Namespace: "ops", Name: "new"}},
 		Removed: []Removed{{Object: Object{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "old.example.com"}, Pruned: false}},
@@ -102,13 +107,17 @@ func TestFindingsRendering(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Sections in review order, errors before warnings.
-	order := []string{"Safety (2):", "ERROR", "existingFieldRemoval", "ws.example.com v1 .spec.a|b: field removed", "WARNING", "upgradeEdge",
+	order := []string{"# 1 safety error, 1 warning, 1 added, 1 removed, 1 changed, 1 requirement added, 1 removed\n",
+		"Safety (2):", "ERROR", "existingFieldRemoval", "ws.example.com v1 .spec.a|b: field removed", "WARNING", "upgradeEdge",
+		"\nRequirements (1 added, 1 removed):\n+ WARNING   api:route.openshift.io     (from ClusterRole/op rules): OpenShift-only API; fix: accept it\n- ACCEPTED  image:quay.io/x/op:latest  no longer required\n",
 		"Added (1):", "+ ConfigMap ops/new", "Removed (1):", "- CustomResourceDefinition.apiextensions.k8s.io old.example.com (kept on the cluster",
 		"Changed (1):", "~ Deployment.apps ops/op", "  * container manager: image a:1 -> a:2", "    -a"}
 	assertOrder(t, "text", text.String(), order)
-	order = []string{":x: **1 safety error, 1 warning, 1 added, 1 removed, 1 changed**", "#### Safety",
+	order = []string{":x: **1 safety error, 1 warning, 1 added, 1 removed, 1 changed, 1 requirement added, 1 removed**", "#### Safety",
 		"| error | existingFieldRemoval | ws.example.com | v1 | `.spec.a\\|b` | field removed |",
-		"| warning | upgradeEdge |", "#### Added", "| ConfigMap | ops | `new` |",
+		"| warning | upgradeEdge |",
+		"#### Requirements\n\n| Change | Severity | Requirement | Details |\n|---|---|---|---|\n| added | warning | `api:route.openshift.io` | (from ClusterRole/op rules): OpenShift-only API; fix: accept it |\n| removed | accepted | `image:quay.io/x/op:latest` | no longer required |\n",
+		"#### Added", "| ConfigMap | ops | `new` |",
 		"#### Removed", "keeps it (Prune=false: keepCRDs)", "#### Changed", "image a:1 -&gt; a:2",
 		"<details><summary>Deployment.apps ops/op</summary>", "```diff\n--- from/x", "</details>"}
 	assertOrder(t, "markdown", md.String(), order)
@@ -147,5 +156,50 @@ func TestMarkdownBudget(t *testing.T) {
 	var none bytes.Buffer
 	if err := (&Report{}).WriteMarkdown(&none); err != nil || !strings.Contains(none.String(), "No changes") {
 		t.Errorf("no changes: %v %q", err, none.String())
+	}
+}
+
+// TestAcknowledgedRendering: an acknowledged error is shown with its reason
+// in every form, counted apart, and no longer makes the comment an :x:.
+func TestAcknowledgedRendering(t *testing.T) {
+	r := sample()
+	r.Safety[1].Acknowledged = "status only"
+	var text, md, js bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	assertOrder(t, "text", text.String(), []string{"# 0 safety errors, 1 warning, 1 acknowledged, 1 added",
+		"  ERROR    existingFieldRemoval  ws.example.com v1 .spec.a|b: field removed (acknowledged: status only)\n"})
+	assertOrder(t, "markdown", md.String(), []string{":warning: **0 safety errors, 1 warning, 1 acknowledged, 1 added",
+		"| error | existingFieldRemoval | ws.example.com | v1 | `.spec.a\\|b` | field removed (acknowledged: status only) |\n"})
+	assertOrder(t, "json", js.String(), []string{`"path": ".spec.a|b",`, `"acknowledged": "status only"`, `"acknowledged": ""`})
+}
+
+func TestCompareRequirements(t *testing.T) {
+	f := func(key string) requirements.Finding {
+		c, s, _ := strings.Cut(key, ":")
+		return requirements.Finding{Category: requirements.Category(c), Subject: s, Source: "from " + key}
+	}
+	from := []requirements.Finding{f("api:b.io"), f("image:x:latest"), f("api:a.io")}
+	to := []requirements.Finding{f("api:c.io"), f("api:a.io"), {Category: "image", Subject: "x:latest", Source: "elsewhere"}, f("api:c.io")}
+	got := CompareRequirements(from, to)
+	keysOf := func(fs []requirements.Finding) (out []string) {
+		for _, f := range fs {
+			out = append(out, f.Key())
+		}
+		return out
+	}
+	// By key: a finding whose source changed is neither; one per key.
+	if a, r := keysOf(got.Added), keysOf(got.Removed); !slices.Equal(a, []string{"api:c.io"}) || !slices.Equal(r, []string{"api:b.io"}) {
+		t.Errorf("added %q, removed %q", a, r)
+	}
+	if none := CompareRequirements(nil, nil); none.Added == nil || none.Removed == nil || none.changes() != 0 {
+		t.Errorf("no findings: %+v (lists must be empty, not nil)", none)
 	}
 }

@@ -38,22 +38,73 @@ func summarize(old, cur item) ([]string, error) {
 }
 
 // metadataOnly reports whether two objects differ in nothing but their
-// labels and annotations (and name, which the summary already says).
+// labels and annotations (and name, which the summary already says). It
+// walks the two node trees side by side: writing both out again to compare
+// the texts cost as much as the renders themselves.
 func metadataOnly(old, cur item) bool {
-	strip := func(it item) string {
-		n := it.node.Copy()
-		if m := n.Field("metadata"); m != nil {
-			for _, k := range []string{"labels", "annotations", "name"} {
-				_ = m.Value.PipeE(kyaml.Clear(k))
+	return sameNode(old.node.YNode(), cur.node.YNode(), true)
+}
+
+// sameNode compares values (kind, resolved tag, scalar value, content in
+// order), not styles; top says n is the object, whose metadata's labels,
+// annotations and name are skipped.
+func sameNode(a, b *kyaml.Node, top bool) bool {
+	for a.Kind == kyaml.DocumentNode && len(a.Content) == 1 {
+		a = a.Content[0]
+	}
+	for b.Kind == kyaml.DocumentNode && len(b.Content) == 1 {
+		b = b.Content[0]
+	}
+	if a.Kind != b.Kind || a.ShortTag() != b.ShortTag() || a.Value != b.Value {
+		return false
+	}
+	if a.Kind == kyaml.AliasNode {
+		return sameNode(a.Alias, b.Alias, false)
+	}
+	if top && a.Kind == kyaml.MappingNode {
+		ac, bc := withoutMetadataNames(a.Content), withoutMetadataNames(b.Content)
+		if len(ac) != len(bc) {
+			return false
+		}
+		for i := range ac {
+			if !sameNode(ac[i], bc[i], false) {
+				return false
 			}
 		}
-		s, err := n.String()
-		if err != nil {
-			return it.text
-		}
-		return s
+		return true
 	}
-	return strip(old) == strip(cur)
+	if len(a.Content) != len(b.Content) {
+		return false
+	}
+	for i := range a.Content {
+		if !sameNode(a.Content[i], b.Content[i], false) {
+			return false
+		}
+	}
+	return true
+}
+
+// withoutMetadataNames is an object's key/value list with metadata's
+// labels, annotations and name left out (a new metadata node; the others
+// shared).
+func withoutMetadataNames(content []*kyaml.Node) []*kyaml.Node {
+	out := make([]*kyaml.Node, 0, len(content))
+	for i := 0; i+1 < len(content); i += 2 {
+		k, v := content[i], content[i+1]
+		if k.Value == "metadata" && v.Kind == kyaml.MappingNode {
+			m := &kyaml.Node{Kind: v.Kind, Tag: v.Tag}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				switch v.Content[j].Value {
+				case "labels", "annotations", "name":
+				default:
+					m.Content = append(m.Content, v.Content[j], v.Content[j+1])
+				}
+			}
+			v = m
+		}
+		out = append(out, k, v)
+	}
+	return out
 }
 
 // summarizeCRD lists, per version: versions added and removed, served and

@@ -20,6 +20,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/convert"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
+	"github.com/olm-cmp/olm-cmp/internal/editdist"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 	"github.com/olm-cmp/olm-cmp/internal/transform"
 	"github.com/olm-cmp/olm-cmp/internal/validate"
@@ -283,33 +284,12 @@ func nearFiles(root *os.Root, path string) string {
 		return ""
 	}
 	slices.SortFunc(names, func(a, b string) int {
-		return cmp.Or(cmp.Compare(levenshtein(a, path), levenshtein(b, path)), strings.Compare(a, b))
+		return cmp.Or(cmp.Compare(editdist.Distance(a, path), editdist.Distance(b, path)), strings.Compare(a, b))
 	})
 	if len(names) > 5 {
 		names = names[:5]
 	}
 	return "; files there: " + strings.Join(names, ", ")
-}
-
-// levenshtein is the edit distance of two short names.
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // ExtraManifestFiles names the extra manifests of a source directory: every

@@ -39,6 +39,21 @@ type Request struct {
 	APIVersions []string
 }
 
+// Locate names the file and line of the spec field err is about
+// (patches[0]: ...), from the request's olm-cmp.yaml read again: only a
+// failed render pays for it. Without a source directory, or when the file
+// no longer reads, err is returned as it is; its kind (errors.As) is kept.
+func (r Request) Locate(err error) error {
+	if r.SourceDir == "" {
+		return err
+	}
+	f, ferr := spec.Load(r.SourceDir)
+	if ferr != nil {
+		return err
+	}
+	return f.Locate(err, &r.Spec)
+}
+
 // Result is a rendered bundle.
 type Result struct {
 	// Origin is the bundle that was rendered, pinned by digest.

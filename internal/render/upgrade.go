@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -96,14 +97,15 @@ func (r *Renderer) checkUpgradeFrom(ctx context.Context, rv Resolved, to *bundle
 	if err != nil {
 		return nil, fmt.Errorf("spec.upgradeFrom %s: %w", echo.Quote(v), err)
 	}
-	fs, err := r.CheckUpgrade(ctx, rv, from, to)
+	fs, unmatched, err := r.CheckUpgrade(ctx, rv, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("spec.upgradeFrom %s: %w", echo.Quote(v), err)
 	}
+	warnings = unmatched
 	what := fmt.Sprintf("the upgrade from %s to %s", from.CSV.Name, to.CSV.Name)
 	if safety.HasErrors(fs) {
 		var b strings.Builder
-		fmt.Fprintf(&b, "spec.upgradeFrom %q: %s is unsafe; fix the bundle or the spec, or remove upgradeFrom once you have judged the findings yourself:", v, what)
+		fmt.Fprintf(&b, "spec.upgradeFrom %q: %s is unsafe; fix the bundle or the spec, or acknowledge each error you have judged safe in spec.acknowledge (rule, crd, version, path and a reason):", v, what)
 		for _, f := range fs {
 			b.WriteString("\n" + f.String())
 		}
@@ -122,7 +124,23 @@ func (r *Renderer) checkUpgradeFrom(ctx context.Context, rv Resolved, to *bundle
 // between would judge other bundles than those compared), and the catalog
 // is the one TO was chosen from (pinned by Resolve), not spec.catalog's tag
 // asked again.
-func (r *Renderer) CheckUpgrade(ctx context.Context, to Resolved, from, tb *bundle.Bundle) ([]safety.Finding, error) {
+//
+// TO's spec.acknowledge entries mark the findings they name
+// (safety.Acknowledge); the entries that name none are returned as
+// warnings, or with spec.strict are the error.
+func (r *Renderer) CheckUpgrade(ctx context.Context, to Resolved, from, tb *bundle.Bundle) ([]safety.Finding, []string, error) {
+	fs, err := r.checkUpgrade(ctx, to, from, tb)
+	if err != nil {
+		return nil, nil, err
+	}
+	unmatched := safety.Acknowledge(fs, to.Request.Spec.Acknowledge)
+	if to.Request.Spec.Strict && len(unmatched) > 0 {
+		return nil, nil, errors.New("strict: " + strings.Join(unmatched, "\nstrict: "))
+	}
+	return fs, unmatched, nil
+}
+
+func (r *Renderer) checkUpgrade(ctx context.Context, to Resolved, from, tb *bundle.Bundle) ([]safety.Finding, error) {
 	s := to.Request.Spec
 	o := safety.Options{KeepCRDs: s.KeepsCRDs(), Strict: s.Strict}
 	if s.Catalog != "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
 // pushDemoVersion pushes the demo bundle as version v (see
@@ -161,7 +162,7 @@ func TestCheckUpgradeDirectories(t *testing.T) {
 		}
 		_, fb := load(from)
 		trv, tb := load(to)
-		got, err := r.CheckUpgrade(context.Background(), trv, fb, tb)
+		got, _, err := r.CheckUpgrade(context.Background(), trv, fb, tb)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,5 +208,63 @@ func TestUpgradeFromCatalogImagePulledOnce(t *testing.T) {
 	want := []string{ref, e.host + "/demo/catalog@" + catalogDigest}
 	if !slices.Equal(p.pulls, want) {
 		t.Errorf("catalog pulls %q, want %q (the tag once, then its digest)", p.pulls, want)
+	}
+}
+
+// TestUpgradeFromAcknowledged: spec.acknowledge entries pass the errors they
+// name, exactly (rule, CRD, version, path), and show with their reason; an
+// entry that names no finding is a warning, an error under strict.
+func TestUpgradeFromAcknowledged(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	pushDemoVersion(t, host, "0.2.0", "greeter-operator.v0.1.0")
+	pushDemoVersion(t, host, "0.3.0", "greeter-operator.v0.2.0",
+		"default: 1", "default: 2\n                maximum: 100")
+	r := &Renderer{Loader: &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{host}}}
+	pattern := spec.Acknowledgement{Rule: "maximum", CRD: "greeters.greeter.example.com", Version: "v1alpha1", Path: ".spec.replicas", Reason: "we run one replica"}
+	typ := spec.Acknowledgement{Rule: "default", CRD: "greeters.greeter.example.com", Version: "v1alpha1", Path: ".spec.replicas", Reason: "every CR sets replicas"}
+	stale := spec.Acknowledgement{Rule: "type", CRD: "greeters.greeter.example.com", Version: "v1alpha1", Path: ".spec.size", Reason: "old"}
+	render := func(strict bool, acks ...spec.Acknowledgement) (*Result, error) {
+		req := demoRequest(t)
+		req.Spec.Bundle, req.Spec.Version, req.Spec.UpgradeFrom = host+"/demo/greeter-bundle", "v0.3.0", "v0.2.0"
+		req.Spec.Acknowledge, req.Spec.Strict = acks, strict
+		return r.Render(context.Background(), req)
+	}
+	const what = "the upgrade from greeter-operator.v0.2.0 to greeter-operator.v0.3.0: "
+
+	// One of the two errors acknowledged: the other still fails the render.
+	_, err := render(false, pattern)
+	if err == nil || !strings.Contains(err.Error(), "\nerror: default: CRD greeters.greeter.example.com version v1alpha1 path .spec.replicas: ") ||
+		!strings.Contains(err.Error(), " (acknowledged: we run one replica)") {
+		t.Errorf("one acknowledged of two: %v", err)
+	}
+
+	res, err := render(false, typ, pattern, stale)
+	if err != nil {
+		t.Fatalf("both acknowledged: %v", err)
+	}
+	var got []string
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "acknowledge") {
+			got = append(got, w)
+		}
+	}
+	want := []string{
+		`spec.acknowledge[2] "type greeters.greeter.example.com v1alpha1 .spec.size" matched no safety finding of this upgrade: remove it (it was for another bump, or the finding's rule, crd, version or path differ)`,
+	}
+	for _, f := range []string{"maximum: CRD greeters.greeter.example.com version v1alpha1 path .spec.replicas", "default: CRD greeters.greeter.example.com version v1alpha1 path .spec.replicas"} {
+		i := slices.IndexFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, what+"error: "+f+": ") })
+		if i < 0 {
+			t.Errorf("no warning for the acknowledged %s in %q", f, res.Warnings)
+			continue
+		}
+		want = append(want, res.Warnings[i])
+	}
+	if len(got) != 3 || got[0] != want[0] || !strings.HasSuffix(want[1], " (acknowledged: we run one replica)") || !strings.HasSuffix(want[2], " (acknowledged: every CR sets replicas)") {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// Under strict the stale entry is the error.
+	if _, err := render(true, typ, pattern, stale); err == nil || !strings.Contains(err.Error(), `strict: spec.acknowledge[2] "type greeters.greeter.example.com v1alpha1 .spec.size" matched no safety finding of this upgrade`) {
+		t.Errorf("strict, a stale entry: %v", err)
 	}
 }

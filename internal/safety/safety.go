@@ -35,6 +35,10 @@ type Finding struct {
 	Version string `json:"version,omitempty"`
 	Path    string `json:"path,omitempty"`
 	Message string `json:"message"`
+	// Acknowledged is the reason of the spec.acknowledge entry that names
+	// this finding, "" when none does: an acknowledged finding is still
+	// shown, with its reason, but never fails.
+	Acknowledged string `json:"acknowledged,omitempty"`
 }
 
 // Options configure Check.
@@ -71,12 +75,22 @@ func (f Finding) String() string {
 	if len(where) > 0 {
 		s += strings.Join(where, " ") + ": "
 	}
-	return echo.Text(s + f.Message)
+	s += f.Message
+	if f.Acknowledged != "" {
+		s += " (acknowledged: " + f.Acknowledged + ")"
+	}
+	return echo.Text(s)
 }
 
-// HasErrors reports whether any finding is an error.
+// Fails reports whether the finding counts at severity failOn or worse:
+// an acknowledged finding never does.
+func (f Finding) Fails(failOn Severity) bool {
+	return f.Acknowledged == "" && (f.Severity == Error || failOn == Warning)
+}
+
+// HasErrors reports whether any finding is an error not acknowledged.
 func HasErrors(fs []Finding) bool {
-	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Severity == Error })
+	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Fails(Error) })
 }
 
 // Check compares FROM, what the cluster runs, with TO: every CRD of FROM

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
+	"github.com/olm-cmp/olm-cmp/internal/editdist"
 	"github.com/olm-cmp/olm-cmp/internal/jsonfields"
 )
 
@@ -461,7 +462,7 @@ func suggest(key string, fields map[string]jsonfields.Field) string {
 	names := slices.Sorted(maps.Keys(fields))
 	best, bestDist := "", -1
 	for _, n := range names {
-		d := editDistance(strings.ToLower(key), strings.ToLower(n))
+		d := editdist.Distance(strings.ToLower(key), strings.ToLower(n))
 		if bestDist < 0 || d < bestDist {
 			best, bestDist = n, d
 		}
@@ -473,27 +474,4 @@ func suggest(key string, fields map[string]jsonfields.Field) string {
 		return ": known fields are " + strings.Join(names, ", ")
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance of a and b (insertions,
-// deletions and substitutions of one byte). A small hand-written function:
-// keys are short, and no dependency of the module offers one.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -64,6 +64,7 @@ var paramDocs = map[string][2]string{
 	"strict":              {"Strict", "Fail the render on every requirements finding not accepted and every spec entry that matches nothing (true or false)"},
 	"clusterAPIs":         {"Cluster APIs", "APIs the cluster serves beyond vanilla Kubernetes, group/version or group (e.g. cert-manager.io/v1)"},
 	"upgradeFrom":         {"Upgrade from", "The version the cluster runs today (the image tag, or the exact catalog version): the render fails if upgrading from it is unsafe (e.g. 1.19.1)"},
+	"acknowledge":         {"Acknowledged safety findings", "Upgrade safety findings judged safe, each {rule, crd, version, path, reason} as olm-cmp diff -o json prints them, as a JSON or YAML list"},
 	"accept":              {"Accepted requirements", "Requirements findings accepted knowingly, category:subject with * globs (e.g. api:route.openshift.io)"},
 }
 

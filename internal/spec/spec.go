@@ -5,6 +5,7 @@ package spec
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode"
 
 	mmsemver "github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -144,6 +146,33 @@ type Spec struct {
 	// fails if the upgrade from it to this spec's bundle is unsafe (CRD
 	// upgrade safety as OLM v1 checks it).
 	UpgradeFrom string `json:"upgradeFrom,omitempty"`
+	// Acknowledge are safety findings of an upgrade (spec.upgradeFrom,
+	// olm-cmp diff) judged and accepted by a person, each scoped to one rule,
+	// CRD, version and path: an acknowledged error no longer fails. Narrow on
+	// purpose: OLM v1's SelfCertified skips every check at once.
+	Acknowledge []Acknowledgement `json:"acknowledge,omitempty"`
+}
+
+// Acknowledgement names one safety finding exactly (the fields `olm-cmp
+// diff -o json` prints; an empty field matches a finding without one) and
+// says why it is safe.
+type Acknowledgement struct {
+	Rule    string `json:"rule"`
+	CRD     string `json:"crd,omitempty"`
+	Version string `json:"version,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Reason  string `json:"reason"`
+}
+
+// String is "rule CRD version path", the parts the entry has.
+func (a Acknowledgement) String() string {
+	parts := []string{a.Rule}
+	for _, p := range []string{a.CRD, a.Version, a.Path} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // ExtraManifests lists (Include) or ignores (Exclude) the files of the
@@ -715,6 +744,15 @@ func (s *Spec) Validate() error {
 			add("spec.accept[%d] %s: %s", i, echo.Quote(a), msg)
 		}
 	}
+	if len(s.Acknowledge) > MaxAcknowledgements {
+		add("spec.acknowledge: %d entries, at most %d: an acknowledgement names one finding; fix the bundle instead when there are this many", len(s.Acknowledge), MaxAcknowledgements)
+	} else {
+		for i, a := range s.Acknowledge {
+			if msg := checkAcknowledgement(a); msg != "" {
+				add("spec.acknowledge[%d]: %s", i, msg)
+			}
+		}
+	}
 	w := s.SyncWaves.Effective()
 	order := []struct {
 		name string
@@ -784,6 +822,55 @@ func checkAccept(a string) string {
 		return "empty subject: name it, or use * for the whole category"
 	}
 	return ""
+}
+
+// Bounds of spec.acknowledge: each entry names one finding, which a person
+// judged; the lengths fit the longest CRD name, version and JSON path real
+// bundles have, with room.
+const (
+	MaxAcknowledgements   = 64
+	MaxAcknowledgeReason  = 512
+	maxAcknowledgeCRD     = 253
+	maxAcknowledgeVersion = 63
+	maxAcknowledgePath    = 1024
+)
+
+// checkAcknowledgement returns "" for a well-formed entry, else why not.
+func checkAcknowledgement(a Acknowledgement) string {
+	fields := []struct {
+		name, v string
+		max     int
+	}{{"rule", a.Rule, 64}, {"crd", a.CRD, maxAcknowledgeCRD}, {"version", a.Version, maxAcknowledgeVersion}, {"path", a.Path, maxAcknowledgePath}, {"reason", a.Reason, MaxAcknowledgeReason}}
+	for _, f := range fields {
+		if len(f.v) > f.max {
+			return fmt.Sprintf("%s: %d characters, at most %d", f.name, len(f.v), f.max)
+		}
+		if strings.ContainsFunc(f.v, unicode.IsControl) || strings.TrimSpace(f.v) != f.v {
+			return fmt.Sprintf("%s %s: no control characters or leading or trailing spaces", f.name, echo.Quote(f.v))
+		}
+	}
+	switch {
+	case a.Rule == "":
+		return "rule is missing: copy rule, crd, version and path from the finding (olm-cmp diff -o json prints them)"
+	case !isRuleName(a.Rule):
+		return fmt.Sprintf("rule %s: not a rule name: copy it from the finding, e.g. existingFieldRemoval", echo.Quote(a.Rule))
+	case a.Reason == "":
+		return fmt.Sprintf("%s: reason is missing: say why this finding is safe for your cluster (it is shown with the finding)", a)
+	case a.Path != "" && !strings.HasPrefix(a.Path, "."):
+		return fmt.Sprintf("path %s: a JSON path as the finding prints it, starting with '.', e.g. .status.conditions", echo.Quote(a.Path))
+	}
+	return ""
+}
+
+// isRuleName: a safety rule is one word of letters and digits
+// (storedVersionRemoval, upgradeEdge).
+func isRuleName(r string) bool {
+	for i, c := range r {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return r != ""
 }
 
 // MaxExcludeFiles bounds spec.excludeFiles: a bundle with more broken files
@@ -888,6 +975,14 @@ func (s *Spec) Normalized() []byte {
 	c.ExcludeFiles = sortedSet(c.ExcludeFiles)
 	if em := c.ExtraManifests; em != nil {
 		c.ExtraManifests = &ExtraManifests{Include: sortedSet(em.Include), Exclude: sortedSet(em.Exclude)}
+	}
+	if len(c.Acknowledge) > 0 {
+		// A set too: the order of the entries changes nothing.
+		c.Acknowledge = slices.Clone(c.Acknowledge)
+		slices.SortFunc(c.Acknowledge, func(a, b Acknowledgement) int {
+			return cmp.Or(cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.CRD, b.CRD), cmp.Compare(a.Version, b.Version), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Reason, b.Reason))
+		})
+		c.Acknowledge = slices.Compact(c.Acknowledge)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

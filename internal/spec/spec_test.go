@@ -208,17 +208,6 @@ func TestAnchorsAndMerges(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want int
-	}{{"", "", 0}, {"crd", "crds", 1}, {"envv", "env", 1}, {"kitten", "sitting", 3}, {"", "abc", 3}, {"valeu", "value", 2}} {
-		if got := editDistance(tc.a, tc.b); got != tc.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
-		}
-	}
-}
-
 func TestWrongKind(t *testing.T) {
 	_, err := Parse("f", []byte(strings.Replace(minimal, "OperatorBundle", "Bundle", 1)))
 	want := `f: line 2: kind: an olm-cmp spec starts with apiVersion: olm-cmp.dev/v1alpha1 and kind: OperatorBundle, got "olm-cmp.dev/v1alpha1" and "Bundle"`
@@ -566,5 +555,55 @@ func TestExtraManifests(t *testing.T) {
 	got, err := ApplyOverrides(base, []Override{{Name: "extraManifests", Source: "parameter", String: &v}})
 	if err != nil || got.ExtraManifests == nil || !slices.Equal(got.ExtraManifests.Include, []string{"crs.yaml"}) {
 		t.Errorf("parameter: %+v, %v", got.ExtraManifests, err)
+	}
+}
+
+func TestValidateAcknowledge(t *testing.T) {
+	ok := Acknowledgement{Rule: "existingFieldRemoval", CRD: "lokistacks.loki.grafana.com", Version: "v1", Path: ".status.networkPolicyRuleSet", Reason: "judged"}
+	with := func(edit func(*Acknowledgement)) []Acknowledgement {
+		a := ok
+		edit(&a)
+		return []Acknowledgement{a}
+	}
+	cases := []struct {
+		acks []Acknowledgement
+		want string // "" = valid; else the whole error
+	}{
+		{[]Acknowledgement{ok}, ""},
+		{[]Acknowledgement{{Rule: "upgradeEdge", Reason: "we go down on purpose"}}, ""},
+		{with(func(a *Acknowledgement) { a.Reason = "" }), "spec.acknowledge[0]: existingFieldRemoval lokistacks.loki.grafana.com v1 .status.networkPolicyRuleSet: reason is missing: say why this finding is safe for your cluster (it is shown with the finding)"},
+		{with(func(a *Acknowledgement) { a.Rule = "" }), "spec.acknowledge[0]: rule is missing: copy rule, crd, version and path from the finding (olm-cmp diff -o json prints them)"},
+		{with(func(a *Acknowledgement) { a.Rule = "2x" }), `spec.acknowledge[0]: rule "2x": not a rule name: copy it from the finding, e.g. existingFieldRemoval`},
+		{with(func(a *Acknowledgement) { a.Path = "status.x" }), `spec.acknowledge[0]: path "status.x": a JSON path as the finding prints it, starting with '.', e.g. .status.conditions`},
+		{with(func(a *Acknowledgement) { a.Reason = "ok\x1b[2J" }), `spec.acknowledge[0]: reason "ok\x1b[2J": no control characters or leading or trailing spaces`},
+		{with(func(a *Acknowledgement) { a.CRD = " x" }), `spec.acknowledge[0]: crd " x": no control characters or leading or trailing spaces`},
+		{with(func(a *Acknowledgement) { a.Path = "." + strings.Repeat("a", 2_000_000) }), "spec.acknowledge[0]: path: 2000001 characters, at most 1024"},
+		{with(func(a *Acknowledgement) { a.Reason = strings.Repeat("r", 513) }), "spec.acknowledge[0]: reason: 513 characters, at most 512"},
+		{slices.Repeat([]Acknowledgement{ok}, 64), ""},
+		{slices.Repeat([]Acknowledgement{ok}, 100_000), "spec.acknowledge: 100000 entries, at most 64: an acknowledgement names one finding; fix the bundle instead when there are this many"},
+	}
+	for i, c := range cases {
+		s := Spec{Bundle: "quay.io/x/b:1", Namespace: "ns", Acknowledge: c.acks}
+		err := s.Validate()
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("case %d: got %.300q, want %q", i, got, c.want)
+		}
+	}
+
+	// Normalized: the entries are a set (order and repeats change nothing),
+	// and every field counts.
+	other := Acknowledgement{Rule: "upgradeEdge", Reason: "r"}
+	a := Spec{Acknowledge: []Acknowledgement{ok, other}}
+	b := Spec{Acknowledge: []Acknowledgement{other, ok, other}}
+	c := Spec{Acknowledge: with(func(a *Acknowledgement) { a.Reason = "another reason" })}
+	if string(a.Normalized()) != string(b.Normalized()) || string(a.Normalized()) == string(c.Normalized()) || !strings.Contains(string(a.Normalized()), `"acknowledge":[{"rule":"existingFieldRemoval"`) {
+		t.Errorf("Normalized:\n%s\n%s\n%s", a.Normalized(), b.Normalized(), c.Normalized())
+	}
+	if len(b.Acknowledge) != 3 {
+		t.Error("Normalized changed the spec's own list")
 	}
 }

@@ -174,6 +174,19 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 	}
 	var problems []string
 	class := kindOther
+	if gvk.GroupKind() == crdGK {
+		// A CRD reaches this step in its live form, which has already
+		// dropped every field the typed v1 CRD lacks (transform's live
+		// form, with a warning), so a strict decode would only repeat that
+		// walk at several times the CRD's size (most of this step's
+		// allocations for a bundle of large CRDs): its metadata and name
+		// are checked here, and the typed form is decoded only when a
+		// custom resource of the render needs its schema (crdEntry.schema).
+		if p := crdProblems(n); len(p) > 0 {
+			return v.line(n, kindBuiltin, p), nil
+		}
+		return "", nil
+	}
 	if builtin, cr := scheme.Recognizes(gvk), v.crds[gvk.GroupKind()] != nil; builtin || cr {
 		// Decoded from the bytes the plugin sends, as the API server would.
 		data, err := v.json.Object(n)
@@ -213,14 +226,17 @@ func (v *validator) builtin(n *yaml.RNode, gvk schema.GroupVersionKind, data []b
 		return problems
 	}
 	problems = append(problems, metadataProblems(acc.GetObjectMeta(), gvk.GroupKind())...)
-	problems = append(problems, nestedProblems(obj)...)
-	if crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
-		if want := crd.Spec.Names.Plural + "." + crd.Spec.Group; crd.Name != want {
-			problems = append(problems, fmt.Sprintf("metadata.name: must be spec.names.plural+\".\"+spec.group, %q", want))
-		}
-		if e := v.crds[schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}]; e != nil && e.node == n {
-			e.typed = crd // decoded once: custom resources reuse it
-		}
+	return append(problems, nestedProblems(obj)...)
+}
+
+// crdProblems checks a CRD's metadata and that its name is
+// spec.names.plural + "." + spec.group, as the API server requires.
+func crdProblems(n *yaml.RNode) []string {
+	problems := metadataProblems(metaOf(n), crdGK)
+	plural, _ := n.GetString("spec.names.plural")
+	group, _ := n.GetString("spec.group")
+	if want := plural + "." + group; n.GetName() != want {
+		problems = append(problems, fmt.Sprintf("metadata.name: must be spec.names.plural+\".\"+spec.group, %s", echo.Quote(want)))
 	}
 	return problems
 }

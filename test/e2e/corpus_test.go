@@ -108,8 +108,7 @@ func writeSpecFile(t *testing.T, dir string, f map[string]any) {
 // failurePolicy: Ignore patches to the spec and renders again.
 func (e env) withIgnoreWebhooks(t *testing.T, dir string, f map[string]any) []Doc {
 	t.Helper()
-	writeSpecFile(t, dir, f)
-	docs := e.render(t, dir)
+	docs := e.renderFollowingRefusals(t, dir, f)
 	patches := ignoreWebhookPatches(docs)
 	if len(patches) == 0 {
 		return docs

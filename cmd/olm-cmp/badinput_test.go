@@ -175,6 +175,20 @@ func runtimeCases(t *testing.T) []badCase {
 			write(t, filepath.Join(dir, "many.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\nbinaryData:\n  x:\n"+strings.Repeat("  - 1\n", 600000)))
 			return nil
 		}, contains: []string{"extra manifest many.yaml", "YAML items"}},
+		{name: "runtime/json-style-items", setup: func(t *testing.T, dir string) []string {
+			// JSON is YAML: flow mappings with no ": " and no line break
+			// (600,000 nodes in 1.8 MB) once went past the item count.
+			write(t, filepath.Join(dir, "many.yaml"), []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m"},"x":[`+strings.Repeat(`{"t":{"a":{"b":{"c":{"d":{"e":{"f":"1"}}}}}}},`, 40000)+`1]}`))
+			return nil
+		}, contains: []string{"extra manifest many.yaml", "YAML items"}},
+		{name: "runtime/catalog-json-falls-back-to-yaml", setup: func(t *testing.T, dir string) []string {
+			// Not JSON (a single-quoted key), so read as YAML: the item
+			// count must catch JSON-style flow mappings (a 19 MB file of
+			// them cost 1.1 GB).
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  namespace: greeter-system\n"))
+			write(t, filepath.Join(dir, "catalog", "catalog.json"), []byte(`{"schema":"olm.bundle","name":"b","package":"greeter-operator","properties":[`+strings.Repeat(`{"t":{"a":{"b":{"c":{"d":{"e":{"f":"1"}}}}}}},`, 40000)+`1], 'k': 1}`))
+			return nil
+		}, contains: []string{"catalog file catalog.json: document 1", "YAML items"}},
 		{name: "runtime/catalog-json-33MB-object", setup: func(t *testing.T, dir string) []string {
 			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  namespace: greeter-system\n"))
 			write(t, filepath.Join(dir, "catalog", "catalog.json"), []byte(`{"schema": "olm.bundle", "name": "x", "package": "greeter-operator", "properties": [{"type": "olm.csv.metadata", "value": "`+strings.Repeat("x", 33<<20)+`"}]}`))

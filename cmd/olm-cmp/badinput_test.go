@@ -189,6 +189,19 @@ func runtimeCases(t *testing.T) []badCase {
 			write(t, filepath.Join(dir, "catalog", "catalog.json"), []byte(`{"schema":"olm.bundle","name":"b","package":"greeter-operator","properties":[`+strings.Repeat(`{"t":{"a":{"b":{"c":{"d":{"e":{"f":"1"}}}}}}},`, 40000)+`1], 'k': 1}`))
 			return nil
 		}, contains: []string{"catalog file catalog.json: document 1", "YAML items"}},
+		{name: "runtime/catalog-bundle-name-1MB", setup: func(t *testing.T, dir string) []string {
+			// Names a catalog repeats in a message are escaped and capped:
+			// two bundles named alike once echoed 2 MB.
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  namespace: greeter-system\n"))
+			name := strings.Repeat("n", 1<<20) + `\u001b[2J` // JSON's escape of ESC
+			var b strings.Builder
+			b.WriteString(`{"schema": "olm.package", "name": "greeter-operator"}` + "\n")
+			for _, v := range []string{"0.1.0", "0.2.0"} {
+				fmt.Fprintf(&b, `{"schema": "olm.bundle", "name": "%s", "package": "greeter-operator", "image": "example.com/b", "properties": [{"type": "olm.package", "value": {"packageName": "greeter-operator", "version": %q}}]}`+"\n", name, v)
+			}
+			write(t, filepath.Join(dir, "catalog", "catalog.json"), []byte(b.String()))
+			return nil
+		}, want: `$DIR/olm-cmp.yaml: line 5: spec.catalog "./catalog": catalog: package "greeter-operator" has two bundles named "` + strings.Repeat("n", 120) + `"… (1048580 bytes) (version 0.1.0 at catalog.json document 2, version 0.2.0 at catalog.json document 3); opm validate refuses this catalog: give each bundle its own name`},
 		{name: "runtime/catalog-json-33MB-object", setup: func(t *testing.T, dir string) []string {
 			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  namespace: greeter-system\n"))
 			write(t, filepath.Join(dir, "catalog", "catalog.json"), []byte(`{"schema": "olm.bundle", "name": "x", "package": "greeter-operator", "properties": [{"type": "olm.csv.metadata", "value": "`+strings.Repeat("x", 33<<20)+`"}]}`))

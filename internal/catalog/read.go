@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
@@ -91,12 +92,12 @@ func (o *object) key() string {
 
 // at names the object inside a message: "catalog.json document 3".
 func (o *object) at() string {
-	return fmt.Sprintf("%s document %d", o.File, o.Doc)
+	return fmt.Sprintf("%s document %d", echo.Short(o.File), o.Doc)
 }
 
 // where names the object for errors.
 func (o *object) where() string {
-	return fmt.Sprintf("catalog file %s: document %d", o.File, o.Doc)
+	return fmt.Sprintf("catalog file %s: document %d", echo.Short(o.File), o.Doc)
 }
 
 // readAll streams every catalog object of fsys to fn, file by file in
@@ -139,7 +140,7 @@ func readAll(ctx context.Context, fsys fs.FS, only string, fn func(*object) erro
 			// A symbolic link is followed (fsys keeps it inside the
 			// catalog); a FIFO or device would block or never end.
 			if fi, err := fs.Stat(fsys, p); err != nil || !fi.Mode().IsRegular() {
-				return fmt.Errorf("catalog file %s is not a regular file: remove it from the catalog directory", p)
+				return fmt.Errorf("catalog file %s is not a regular file: remove it from the catalog directory", echo.Short(p))
 			}
 		}
 		f, err := fsys.Open(p)
@@ -169,7 +170,7 @@ func readFile(ctx context.Context, name string, r io.Reader, only string, fn fun
 				return readYAML(ctx, name, r, only, fn)
 			}
 		}
-		return fmt.Errorf("catalog file %s: %w", name, err)
+		return fmt.Errorf("catalog file %s: %w", echo.Short(name), err)
 	}
 	return readYAML(ctx, name, br, only, fn)
 }
@@ -244,7 +245,7 @@ func readJSON(ctx context.Context, name string, r io.Reader, only string, fn fun
 	dec := json.NewDecoder(br)
 	for doc := 1; ; doc++ {
 		if doc > maxObjectsPerFile {
-			return done, fmt.Errorf("catalog file %s: more than %d objects: not a catalog olm-cmp reads (split it, one file per package as opm writes it)", name, maxObjectsPerFile)
+			return done, fmt.Errorf("catalog file %s: more than %d objects: not a catalog olm-cmp reads (split it, one file per package as opm writes it)", echo.Short(name), maxObjectsPerFile)
 		}
 		if doc%256 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -263,7 +264,7 @@ func readJSON(ctx context.Context, name string, r io.Reader, only string, fn fun
 		case errors.Is(err, io.EOF):
 			return done, nil
 		case errors.Is(err, errObjectTooLarge):
-			return done, fmt.Errorf("catalog file %s: document %d is over %d MiB: not a catalog object olm-cmp reads", name, doc, maxObjectBytes>>20)
+			return done, fmt.Errorf("catalog file %s: document %d is over %d MiB: not a catalog object olm-cmp reads", echo.Short(name), doc, maxObjectBytes>>20)
 		case errors.As(err, &typeErr):
 			// The value was read whole; only a field has the wrong type. It
 			// fails the package it belongs to, not the catalog.
@@ -271,7 +272,7 @@ func readJSON(ctx context.Context, name string, r io.Reader, only string, fn fun
 			if done == 0 && doc == 1 {
 				return 0, fmt.Errorf("not JSON: %w", err)
 			}
-			return done, fmt.Errorf("catalog file %s: document %d: not valid JSON (%v)", name, doc, err)
+			return done, fmt.Errorf("catalog file %s: document %d: not valid JSON (%s)", echo.Short(name), doc, echo.Short(err.Error()))
 		}
 		o := object{Schema: jo.Schema, Name: jo.Name, Package: jo.Package, Image: jo.Image, File: name, Doc: doc}
 		if only != "" && o.key() != only {
@@ -293,9 +294,9 @@ func readJSON(ctx context.Context, name string, r io.Reader, only string, fn fun
 					Release     *string `json:"release"`
 				}
 				if p.Value.large {
-					o.Err = fmt.Sprintf("bundle %q: olm.package property is over %d KiB", o.Name, maxValueBytes>>10)
+					o.Err = fmt.Sprintf("bundle %s: olm.package property is over %d KiB", echo.Quote(o.Name), maxValueBytes>>10)
 				} else if err := json.Unmarshal(p.Value.raw, &v); err != nil {
-					o.Err = fmt.Sprintf("bundle %q: olm.package property: %v", o.Name, err)
+					o.Err = fmt.Sprintf("bundle %s: olm.package property: %s", echo.Quote(o.Name), echo.Short(err.Error()))
 				}
 				o.Versions = append(o.Versions, packageValue(v))
 			}
@@ -355,7 +356,7 @@ func readYAML(ctx context.Context, name string, r io.Reader, only string, fn fun
 		}
 		doc.Write(line)
 		if doc.Len() > maxObjectBytes {
-			return fmt.Errorf("catalog file %s: document %d is over %d MiB: not a catalog object olm-cmp reads", name, n+1, maxObjectBytes>>20)
+			return fmt.Errorf("catalog file %s: document %d is over %d MiB: not a catalog object olm-cmp reads", echo.Short(name), n+1, maxObjectBytes>>20)
 		}
 		if err == io.EOF {
 			return flush()
@@ -382,7 +383,7 @@ func readYAMLDoc(ctx context.Context, name string, n int, data []byte, only stri
 	}
 	docs, err := yamlsafe.Parse(data)
 	if err != nil {
-		return fmt.Errorf("catalog file %s: document %d: %s", name, n, strings.TrimPrefix(err.Error(), "document 1: "))
+		return fmt.Errorf("catalog file %s: document %d: %s", echo.Short(name), n, echo.Short(strings.TrimPrefix(err.Error(), "document 1: ")))
 	}
 	for _, doc := range docs {
 		if doc == nil || doc.Kind != yaml.MappingNode {
@@ -395,7 +396,7 @@ func readYAMLDoc(ctx context.Context, name string, n int, data []byte, only stri
 		}
 		var yo yamlObject
 		if err := doc.Decode(&yo); err != nil {
-			o.Err = strings.TrimPrefix(err.Error(), "yaml: ")
+			o.Err = yamlTypeError(err)
 		} else {
 			o.Image, o.Entries = yo.Image, yo.Entries
 			for _, p := range yo.Properties {
@@ -405,7 +406,7 @@ func readYAMLDoc(ctx context.Context, name string, n int, data []byte, only stri
 				}
 				var v packageValue
 				if err := p.Value.Decode(&v); err != nil {
-					o.Err = fmt.Sprintf("bundle %q: olm.package property: %v", o.Name, err)
+					o.Err = fmt.Sprintf("bundle %s: olm.package property: %s", echo.Quote(o.Name), yamlTypeError(err))
 				}
 				o.Versions = append(o.Versions, v)
 			}
@@ -434,3 +435,15 @@ var knownTypes = func() map[string]string {
 	}
 	return m
 }()
+
+// yamlTypeError says that a YAML catalog object has a field of the wrong
+// type without yaml.v3's Go types ("cannot unmarshal !!int into struct {
+// Type string …}", over several lines). Its line numbers count from the
+// document's "---", so they are left out: the message names the document.
+func yamlTypeError(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return "a field has the wrong type for a file-based catalog object (opm validate refuses it): see the olm.package, olm.channel and olm.bundle schemas"
+	}
+	return echo.Short(strings.TrimPrefix(err.Error(), "yaml: "))
+}

@@ -93,6 +93,10 @@ const (
 )
 
 type indexTable struct {
+	// Catalog is the index file's own name (a cached catalog's digest),
+	// so an intact index of another digest copied under this one's name
+	// (a restored backup, a hand-made cache) is rebuilt, not trusted.
+	Catalog string `json:"catalog"`
 	// Err is the catalog's own error (a file that does not parse), kept so
 	// later choices fail at once with the same message.
 	Err string `json:"err,omitempty"`
@@ -158,7 +162,7 @@ func (c *Catalog) lookup(ctx context.Context, name string, fn func(*object) erro
 // each still returns when its own context ends.
 func (c *Catalog) build(ctx context.Context, bad os.FileInfo) error {
 	ch := builds.DoChan(c.index, func() (any, error) {
-		if fi, err := os.Stat(c.index); err == nil && (bad == nil || !os.SameFile(fi, bad)) {
+		if fi, err := os.Lstat(c.index); err == nil && (bad == nil || !os.SameFile(fi, bad)) {
 			return nil, nil // written while we waited
 		}
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), indexBuildTimeout)
@@ -215,7 +219,7 @@ func writeIndex(ctx context.Context, fsys fs.FS, path string) error {
 		off += int64(len(line))
 		return nil
 	})
-	t := indexTable{Packages: map[string]indexSlice{}}
+	t := indexTable{Catalog: filepath.Base(path), Packages: map[string]indexSlice{}}
 	if readErr != nil {
 		if !persistent(readErr) {
 			return readErr
@@ -313,6 +317,16 @@ func removeStaleTemps(dir string) {
 // (none when the catalog has no such package). An index that is not whole
 // and intact is errBadIndex, with its FileInfo.
 func readIndex(path, name string) (objs []object, bad os.FileInfo, err error) {
+	// Only a regular file is opened: opening a FIFO blocks until a writer
+	// comes, and a symbolic link leads elsewhere. Either is replaced by
+	// the rebuilt index (the rename replaces the link, not its target).
+	lfi, err := os.Lstat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !lfi.Mode().IsRegular() {
+		return nil, lfi, fmt.Errorf("%w: not a regular file", errBadIndex)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -324,6 +338,9 @@ func readIndex(path, name string) (objs []object, bad os.FileInfo, err error) {
 	}
 	invalid := func(why string) ([]object, os.FileInfo, error) {
 		return nil, fi, fmt.Errorf("%w: %s", errBadIndex, why)
+	}
+	if !os.SameFile(fi, lfi) {
+		return invalid("replaced while opened")
 	}
 	size := fi.Size()
 	if size < int64(len(indexMagic))+trailerLen {
@@ -355,6 +372,9 @@ func readIndex(path, name string) (objs []object, bad os.FileInfo, err error) {
 	}
 	if t.Data != tstart-int64(len(indexMagic)) {
 		return invalid("data size mismatch")
+	}
+	if t.Catalog != filepath.Base(path) {
+		return invalid("another catalog's index")
 	}
 	if t.Err != "" {
 		return nil, nil, errors.New(t.Err)

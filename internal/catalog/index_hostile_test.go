@@ -1,0 +1,92 @@
+package catalog
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func writeOneBundle(t *testing.T, dir, image, version string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"schema":"olm.package","name":"p"}
+{"schema":"olm.channel","name":"stable","package":"p","entries":[{"name":"p.v` + version + `"}]}
+{"schema":"olm.bundle","name":"p.v` + version + `","package":"p","image":"` + image + `","properties":[{"type":"olm.package","value":{"packageName":"p","version":"` + version + `"}}]}
+`
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An intact index of another catalog (another digest's, copied or restored
+// from a backup under this digest's name) is not this catalog's: rebuilt,
+// never trusted.
+func TestIndexOfAnotherCatalogRebuilt(t *testing.T) {
+	d := t.TempDir()
+	a, b := filepath.Join(d, "sha256-aaaa"), filepath.Join(d, "sha256-bbbb")
+	writeOneBundle(t, a, "example.com/a@sha256:1", "1.0.0")
+	writeOneBundle(t, b, "example.com/b@sha256:2", "2.0.0")
+	if img, _, err := Choose(Open(os.DirFS(a), a+".index"), Query{Package: "p"}); err != nil || img != "example.com/a@sha256:1" {
+		t.Fatalf("catalog a chose %q, %v", img, err)
+	}
+	data, err := os.ReadFile(a + ".index")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b+".index", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img, v, err := Choose(Open(os.DirFS(b), b+".index"), Query{Package: "p"})
+	if err != nil || img != "example.com/b@sha256:2" || v != "2.0.0" {
+		t.Fatalf("catalog b chose %q %q, %v, want its own bundle 2.0.0", img, v, err)
+	}
+}
+
+// An index path that is not a regular file (a FIFO, a symbolic link to one)
+// would block the open for ever: replaced by a rebuilt index instead.
+func TestIndexNotARegularFileRebuilt(t *testing.T) {
+	for _, link := range []bool{false, true} {
+		d := t.TempDir()
+		a := filepath.Join(d, "sha256-aaaa")
+		writeOneBundle(t, a, "example.com/a@sha256:1", "1.0.0")
+		fifo := a + ".index"
+		if link {
+			fifo = filepath.Join(d, "fifo")
+			if err := os.Symlink(fifo, a+".index"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+			t.Skipf("no FIFOs here: %v", err)
+		}
+		type result struct {
+			img string
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			img, _, err := Choose(Open(os.DirFS(a), a+".index"), Query{Package: "p"})
+			done <- result{img, err}
+		}()
+		select {
+		case r := <-done:
+			if r.err != nil || r.img != "example.com/a@sha256:1" {
+				t.Fatalf("chose %q, %v", r.img, r.err)
+			}
+		case <-time.After(20 * time.Second):
+			// Unblock the open so the test ends; the choice hung.
+			if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+				f.Close()
+			}
+			t.Fatalf("symlink %v: the choice blocked opening a FIFO as its index", link)
+		}
+		fi, err := os.Lstat(a + ".index")
+		if err != nil || !fi.Mode().IsRegular() {
+			t.Fatalf("symlink %v: the index is not rebuilt as a regular file: %v, %v", link, fi, err)
+		}
+	}
+}

@@ -202,6 +202,16 @@ func runtimeCases(t *testing.T) []badCase {
 			write(t, filepath.Join(dir, "catalog", "catalog.json"), []byte(b.String()))
 			return nil
 		}, want: `$DIR/olm-cmp.yaml: line 5: spec.catalog "./catalog": catalog: package "greeter-operator" has two bundles named "` + strings.Repeat("n", 120) + `"… (1048580 bytes) (version 0.1.0 at catalog.json document 2, version 0.2.0 at catalog.json document 3); opm validate refuses this catalog: give each bundle its own name`},
+		{name: "runtime/extra-manifest-name-newline", setup: func(t *testing.T, dir string) []string {
+			// A line break in a file name once ended the error line and
+			// printed a forged one after it.
+			write(t, filepath.Join(dir, "x\x1b[2J\nerror: forged.yaml"), []byte("not: [valid"))
+			return nil
+		}, want: `extra manifest x\x1b[2J\nerror: forged.yaml: document 1: yaml: line 1: did not find expected ',' or ']'`},
+		{name: "runtime/bundle-file-name-newline", setup: func(t *testing.T, dir string) []string {
+			write(t, filepath.Join(dir, "bundle", "manifests", "y\nerror: forged.yaml"), []byte("not: [valid"))
+			return nil
+		}, want: `$DIR/olm-cmp.yaml: line 8: spec.bundle "./bundle": manifests/y\nerror: forged.yaml: the file name holds a line break, an escape or another control or invisible character: rename the file`},
 		{name: "runtime/catalog-json-33MB-object", setup: func(t *testing.T, dir string) []string {
 			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  namespace: greeter-system\n"))
 			write(t, filepath.Join(dir, "catalog", "catalog.json"), []byte(`{"schema": "olm.bundle", "name": "x", "package": "greeter-operator", "properties": [{"type": "olm.csv.metadata", "value": "`+strings.Repeat("x", 33<<20)+`"}]}`))

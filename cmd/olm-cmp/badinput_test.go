@@ -212,6 +212,14 @@ func runtimeCases(t *testing.T) []badCase {
 			write(t, filepath.Join(dir, "bundle", "manifests", "y\nerror: forged.yaml"), []byte("not: [valid"))
 			return nil
 		}, want: `$DIR/olm-cmp.yaml: line 8: spec.bundle "./bundle": manifests/y\nerror: forged.yaml: the file name holds a line break, an escape or another control or invisible character: rename the file`},
+		{name: "runtime/catalog-yaml-hidden-document", setup: func(t *testing.T, dir string) []string {
+			// "---" 64 KiB into a description line is no document start
+			// (opm reads one bundle here): the hidden 9.0.0 was chosen.
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  version: 9.0.0\n  namespace: greeter-system\n"))
+			write(t, filepath.Join(dir, "catalog", "catalog.yaml"), []byte("schema: olm.package\nname: greeter-operator\n---\nschema: olm.bundle\nname: g.v1.0.0\npackage: greeter-operator\nimage: example.com/good\nproperties:\n- type: olm.package\n  value: {packageName: greeter-operator, version: 1.0.0}\n- type: olm.csv.metadata\n  value:\n    description: |\n"+
+				"      "+strings.Repeat("x", 64<<10-6)+"--- {schema: olm.bundle, name: g.v9.0.0, package: greeter-operator, image: example.com/evil, properties: [{type: olm.package, value: {packageName: greeter-operator, version: 9.0.0}}]}\n"))
+			return nil
+		}, want: `$DIR/olm-cmp.yaml: line 5: spec.catalog "./catalog": catalog: no bundle of package "greeter-operator" in any channel matches version range "9.0.0" (versions: 1.0.0)`},
 		{name: "runtime/catalog-json-33MB-object", setup: func(t *testing.T, dir string) []string {
 			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  namespace: greeter-system\n"))
 			write(t, filepath.Join(dir, "catalog", "catalog.json"), []byte(`{"schema": "olm.bundle", "name": "x", "package": "greeter-operator", "properties": [{"type": "olm.csv.metadata", "value": "`+strings.Repeat("x", 33<<20)+`"}]}`))

@@ -342,12 +342,18 @@ func readYAML(ctx context.Context, name string, r io.Reader, only string, fn fun
 		defer doc.Reset()
 		return readYAMLDoc(ctx, name, n, doc.Bytes(), only, fn)
 	}
+	// lineStart: the next slice starts a line. A line longer than the
+	// buffer comes in pieces, and a piece starting with "---" (inside a
+	// long description) starts no document: opm would not split there.
+	lineStart := true
 	for {
 		line, err := br.ReadSlice('\n')
+		atStart := lineStart
+		lineStart = err != bufio.ErrBufferFull
 		if err == bufio.ErrBufferFull {
 			err = nil // a long line: keep reading it
 		}
-		if isDocStart(line) {
+		if atStart && isDocStart(line) {
 			if ferr := flush(); ferr != nil {
 				return ferr
 			}

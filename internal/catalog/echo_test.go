@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -78,5 +79,18 @@ func TestMessagesEchoCatalogValuesBounded(t *testing.T) {
 				t.Errorf("message holds a line break or an escape character: %.300q", msg)
 			}
 		})
+	}
+}
+
+// olm-cmp's own message about a YAML catalog file is kept whole: only the
+// catalog's values are cut.
+func TestYAMLErrorOfACatalogFileKeptWhole(t *testing.T) {
+	bomb := "schema: olm.package\nname: p\nx:\n  l0: &l0 [x, y, z]\n"
+	for i := 1; i <= 16; i++ {
+		bomb += fmt.Sprintf("  l%d: &l%d [*l%d, *l%d]\n", i, i, i-1, i-1)
+	}
+	_, _, err := Choose(fstest.MapFS{"c.yaml": {Data: []byte(bomb)}}, Query{Package: "p"})
+	if err == nil || !strings.HasSuffix(err.Error(), "write the repeated parts out, or share less") {
+		t.Fatalf("got %v, want yamlsafe's alias-bomb message whole", err)
 	}
 }

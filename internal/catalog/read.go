@@ -389,7 +389,7 @@ func readYAMLDoc(ctx context.Context, name string, n int, data []byte, only stri
 	}
 	docs, err := yamlsafe.Parse(data)
 	if err != nil {
-		return fmt.Errorf("catalog file %s: document %d: %s", echo.Short(name), n, echo.Short(strings.TrimPrefix(err.Error(), "document 1: ")))
+		return fmt.Errorf("catalog file %s: document %d: %s", echo.Short(name), n, echo.Text(strings.TrimPrefix(err.Error(), "document 1: ")))
 	}
 	for _, doc := range docs {
 		if doc == nil || doc.Kind != yaml.MappingNode {

@@ -72,11 +72,17 @@ func (c *Catalog) read(ctx context.Context, name string) (*fbcPackage, error) {
 	return p, nil
 }
 
-// Index file layout (version 1): indexMagic, the package slices (each the
+// Index file layout (version 2): indexMagic, the package slices (each the
 // package's objects as JSON lines, in catalog order), the table (JSON
 // indexTable), the table's length (8 bytes, big-endian) and its SHA-256.
 // The table holds each slice's SHA-256, checked on every read.
-const indexMagic = "olm-cmp catalog index 1\n"
+//
+// The index keeps what the reader made of the catalog, errors included, so
+// a change to what the reader keeps or refuses (read.go) must change the
+// version: an index of the old reader would otherwise outlive an upgrade
+// (2: the table names its catalog; YAML documents split at line starts
+// only; flow-style YAML counted).
+const indexMagic = "olm-cmp catalog index 2\n"
 
 const (
 	trailerLen = 8 + sha256.Size
@@ -348,7 +354,7 @@ func readIndex(path, name string) (objs []object, bad os.FileInfo, err error) {
 	}
 	head := make([]byte, len(indexMagic))
 	if _, err := f.ReadAt(head, 0); err != nil || string(head) != indexMagic {
-		return invalid("not a version 1 index")
+		return invalid("not a version 2 index")
 	}
 	var trailer [trailerLen]byte
 	if _, err := f.ReadAt(trailer[:], size-trailerLen); err != nil {

@@ -90,3 +90,29 @@ func TestIndexNotARegularFileRebuilt(t *testing.T) {
 		}
 	}
 }
+
+// An index an older reader wrote (another version in its first line) is
+// rebuilt: it holds what that reader made of the catalog.
+func TestIndexOfAnOlderReaderRebuilt(t *testing.T) {
+	d := t.TempDir()
+	a := filepath.Join(d, "sha256-aaaa")
+	writeOneBundle(t, a, "example.com/a@sha256:1", "1.0.0")
+	if _, _, err := Choose(Open(os.DirFS(a), a+".index"), Query{Package: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(a + ".index")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := append([]byte("olm-cmp catalog index 1\n"), data[len(indexMagic):]...)
+	if err := os.WriteFile(a+".index", old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := indexPasses.Load()
+	if _, _, err := Choose(Open(os.DirFS(a), a+".index"), Query{Package: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := indexPasses.Load() - before; n != 1 {
+		t.Errorf("%d index passes, want the old reader's index rebuilt once", n)
+	}
+}

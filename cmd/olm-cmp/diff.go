@@ -223,7 +223,7 @@ func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, g
 			return nil, fmt.Errorf("checking the upgrade: %w", err)
 		}
 	}
-	report, err := diff.Compare(fromManifests, toRes.Manifests, fromSide.CSV, toRes.CSVName)
+	report, err := diff.CompareContext(ctx, fromManifests, toRes.Manifests, fromSide.CSV, toRes.CSVName)
 	if err != nil {
 		return nil, err
 	}

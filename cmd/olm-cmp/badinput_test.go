@@ -220,6 +220,20 @@ func runtimeCases(t *testing.T) []badCase {
 				"      "+strings.Repeat("x", 64<<10-6)+"--- {schema: olm.bundle, name: g.v9.0.0, package: greeter-operator, image: example.com/evil, properties: [{type: olm.package, value: {packageName: greeter-operator, version: 9.0.0}}]}\n"))
 			return nil
 		}, want: `$DIR/olm-cmp.yaml: line 5: spec.catalog "./catalog": catalog: no bundle of package "greeter-operator" in any channel matches version range "9.0.0" (versions: 1.0.0)`},
+		{name: "runtime/catalog-indexignore-5000-patterns", setup: func(t *testing.T, dir string) []string {
+			// Every catalog file is matched against every pattern.
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  namespace: greeter-system\n"))
+			write(t, filepath.Join(dir, "catalog", ".indexignore"), []byte(strings.Repeat("*a*b\n", 5000)))
+			return nil
+		}, want: `$DIR/olm-cmp.yaml: line 5: spec.catalog "./catalog": catalog file .indexignore: over 1000 patterns: not an .indexignore olm-cmp reads (opm's hold a few patterns)`},
+		{name: "runtime/catalog-indexignore-fifo", setup: func(t *testing.T, dir string) []string {
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  namespace: greeter-system\n"))
+			os.MkdirAll(filepath.Join(dir, "catalog"), 0o755)
+			if err := syscall.Mkfifo(filepath.Join(dir, "catalog", ".indexignore"), 0o644); err != nil {
+				t.Skip(err)
+			}
+			return nil
+		}, want: `$DIR/olm-cmp.yaml: line 5: spec.catalog "./catalog": catalog file .indexignore is not a regular file: remove it from the catalog directory`},
 		{name: "runtime/catalog-json-33MB-object", setup: func(t *testing.T, dir string) []string {
 			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  namespace: greeter-system\n"))
 			write(t, filepath.Join(dir, "catalog", "catalog.json"), []byte(`{"schema": "olm.bundle", "name": "x", "package": "greeter-operator", "properties": [{"type": "olm.csv.metadata", "value": "`+strings.Repeat("x", 33<<20)+`"}]}`))

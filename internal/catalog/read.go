@@ -115,11 +115,12 @@ func readAll(ctx context.Context, fsys fs.FS, only string, fn func(*object) erro
 			return err
 		}
 		if d.IsDir() {
-			data, err := fs.ReadFile(fsys, path.Join(p, ".indexignore"))
-			if err == nil {
-				ignores[p] = parseIgnore(data)
-			} else if !errors.Is(err, fs.ErrNotExist) {
+			patterns, err := readIgnore(fsys, path.Join(p, ".indexignore"))
+			if err != nil {
 				return err
+			}
+			if patterns != nil {
+				ignores[p] = patterns
 			}
 		}
 		if p != "." && ignored(ignores, p, d.IsDir()) {
@@ -150,6 +151,46 @@ func readAll(ctx context.Context, fsys fs.FS, only string, fn func(*object) erro
 		defer f.Close()
 		return readFile(ctx, p, f, only, fn)
 	})
+}
+
+// Bounds of one .indexignore file: every catalog file below its directory
+// is matched against each of its patterns (opm's catalogs hold a handful).
+const (
+	maxIgnoreBytes    = 64 << 10
+	maxIgnorePatterns = 1000
+)
+
+// readIgnore returns the patterns of the .indexignore file at name (nil
+// when there is none), refusing one past the bounds above.
+func readIgnore(fsys fs.FS, name string) ([]string, error) {
+	// Stat first: opening a FIFO blocks until a writer comes.
+	fi, err := fs.Stat(fsys, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("catalog file %s is not a regular file: remove it from the catalog directory", echo.Short(name))
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxIgnoreBytes {
+		return nil, fmt.Errorf("catalog file %s: over %d bytes: not an .indexignore olm-cmp reads (opm's hold a few patterns)", echo.Short(name), maxIgnoreBytes)
+	}
+	patterns := parseIgnore(data)
+	if len(patterns) > maxIgnorePatterns {
+		return nil, fmt.Errorf("catalog file %s: over %d patterns: not an .indexignore olm-cmp reads (opm's hold a few patterns)", echo.Short(name), maxIgnorePatterns)
+	}
+	return patterns, nil
 }
 
 // readFile reads one catalog file: a JSON stream (what opm writes, and what

@@ -28,9 +28,19 @@ func TestIndexIgnoreBounded(t *testing.T) {
 			}
 		})
 	}
+	// Nested directories each with their own: bounded in all.
+	nested := fstest.MapFS{"c.json": {Data: []byte(pkg)}}
+	dir := ""
+	for range 5 {
+		dir += "d/"
+		nested[dir+".indexignore"] = &fstest.MapFile{Data: []byte(strings.Repeat("*a*b\n", 300))}
+	}
+	if _, _, err := Choose(nested, Query{Package: "p"}); err == nil || !strings.Contains(err.Error(), "over 1000 patterns in all") {
+		t.Fatalf("nested: got %v", err)
+	}
 	// Up to the bounds, patterns still apply.
 	fsys := fstest.MapFS{".indexignore": {Data: []byte(strings.Repeat("nothing-*\n", maxIgnorePatterns-1) + "bad.json\n")},
-		"c.json": {Data: []byte(pkg + "\n" + `{"schema":"olm.bundle","name":"p.v1","package":"p","image":"img","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}]}`)},
+		"c.json":   {Data: []byte(pkg + "\n" + `{"schema":"olm.bundle","name":"p.v1","package":"p","image":"img","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}]}`)},
 		"bad.json": {Data: []byte("{not json")}}
 	if img, _, err := Choose(fsys, Query{Package: "p"}); err != nil || img != "img" {
 		t.Fatalf("got %q, %v", img, err)

@@ -107,6 +107,7 @@ func (o *object) where() string {
 // allow. It stops at ctx's end.
 func readAll(ctx context.Context, fsys fs.FS, only string, fn func(*object) error) error {
 	ignores := map[string][]string{} // directory → .indexignore patterns
+	total := 0                       // patterns in all
 	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -120,6 +121,11 @@ func readAll(ctx context.Context, fsys fs.FS, only string, fn func(*object) erro
 				return err
 			}
 			if patterns != nil {
+				// Bounded over the catalog too: a file is matched against
+				// the patterns of every directory above it.
+				if total += len(patterns); total > maxIgnorePatterns {
+					return fmt.Errorf("catalog: its .indexignore files hold over %d patterns in all: not a catalog olm-cmp reads (opm's hold a few patterns)", maxIgnorePatterns)
+				}
 				ignores[p] = patterns
 			}
 		}

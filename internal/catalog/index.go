@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -131,13 +132,8 @@ var indexPasses atomic.Int64
 // it first when it is missing or invalid.
 func (c *Catalog) lookup(ctx context.Context, name string, fn func(*object) error) error {
 	for attempt := 0; ; attempt++ {
-		objs, bad, err := readIndex(c.index, name)
+		bad, err := readIndex(c.index, name, fn)
 		if err == nil {
-			for i := range objs {
-				if err := fn(&objs[i]); err != nil {
-					return err
-				}
-			}
 			return nil
 		}
 		var ie *indexIOError
@@ -319,31 +315,35 @@ func removeStaleTemps(dir string) {
 	}
 }
 
-// readIndex returns the objects of package name from the index at path
-// (none when the catalog has no such package). An index that is not whole
-// and intact is errBadIndex, with its FileInfo.
-func readIndex(path, name string) (objs []object, bad os.FileInfo, err error) {
+// readIndex passes the objects of package name from the index at path to
+// fn (none when the catalog has no such package). An index that is not
+// whole and intact is errBadIndex, with its FileInfo, found before fn is
+// called. The package's slice is checked, then decoded, streaming: memory
+// follows one object, not the slice (a package of a million bundles, which
+// the package's item bound refuses, once took 1.2 GB here), and decoding
+// stops once the package is past that bound.
+func readIndex(path, name string, fn func(*object) error) (bad os.FileInfo, err error) {
 	// Only a regular file is opened: opening a FIFO blocks until a writer
 	// comes, and a symbolic link leads elsewhere. Either is replaced by
 	// the rebuilt index (the rename replaces the link, not its target).
 	lfi, err := os.Lstat(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if !lfi.Mode().IsRegular() {
-		return nil, lfi, fmt.Errorf("%w: not a regular file", errBadIndex)
+		return lfi, fmt.Errorf("%w: not a regular file", errBadIndex)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	invalid := func(why string) ([]object, os.FileInfo, error) {
-		return nil, fi, fmt.Errorf("%w: %s", errBadIndex, why)
+	invalid := func(why string) (os.FileInfo, error) {
+		return fi, fmt.Errorf("%w: %s", errBadIndex, why)
 	}
 	if !os.SameFile(fi, lfi) {
 		return invalid("replaced while opened")
@@ -383,28 +383,43 @@ func readIndex(path, name string) (objs []object, bad os.FileInfo, err error) {
 		return invalid("another catalog's index")
 	}
 	if t.Err != "" {
-		return nil, nil, errors.New(t.Err)
+		return nil, errors.New(t.Err)
 	}
 	s, ok := t.Packages[name]
 	if !ok {
-		return nil, nil, nil
+		return nil, nil
 	}
 	if s.Off < 0 || s.Len < 0 || s.Off+s.Len > t.Data {
 		return invalid("slice out of range")
 	}
-	data := make([]byte, s.Len)
-	if _, err := f.ReadAt(data, int64(len(indexMagic))+s.Off); err != nil {
+	slice := func() *io.SectionReader { return io.NewSectionReader(f, int64(len(indexMagic))+s.Off, s.Len) }
+	h := sha256.New()
+	if _, err := io.Copy(h, slice()); err != nil {
 		return invalid("slice unreadable")
 	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != s.Sum {
+	if hex.EncodeToString(h.Sum(nil)) != s.Sum {
 		return invalid("slice checksum mismatch")
 	}
-	for line := range bytes.Lines(data) {
+	// Checked: from here on, fn hears of objects, and a failure is no
+	// longer one a rebuild could retry unnoticed.
+	br := bufio.NewReaderSize(slice(), 64<<10)
+	for n := 0; ; n++ {
+		if n > maxPackageItems {
+			return nil, nil // past the package's bound: its check has failed it
+		}
+		line, err := br.ReadBytes('\n')
+		if len(line) == 0 && err == io.EOF {
+			return nil, nil
+		}
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("catalog index: %w", err)
+		}
 		var o object
 		if err := json.Unmarshal(line, &o); err != nil {
-			return invalid("object does not decode")
+			return nil, fmt.Errorf("catalog index %s: an object its checksum vouches for does not decode (%v): delete the file", filepath.Base(path), err)
 		}
-		objs = append(objs, o)
+		if err := fn(&o); err != nil {
+			return nil, err
+		}
 	}
-	return objs, nil, nil
 }

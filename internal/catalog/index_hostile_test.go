@@ -1,8 +1,10 @@
 package catalog
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -114,5 +116,36 @@ func TestIndexOfAnOlderReaderRebuilt(t *testing.T) {
 	}
 	if n := indexPasses.Load() - before; n != 1 {
 		t.Errorf("%d index passes, want the old reader's index rebuilt once", n)
+	}
+}
+
+// A package past the item bound is not read whole from the index: its
+// objects are decoded one at a time and decoding stops past the bound (a
+// package of a million bundles once made a choice hold 1.2 GB), and the
+// choice fails as the streaming read does.
+func TestIndexStopsPastThePackageBound(t *testing.T) {
+	d := t.TempDir()
+	a := filepath.Join(d, "sha256-aaaa")
+	if err := os.MkdirAll(a, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString(`{"schema":"olm.package","name":"p"}` + "\n")
+	for i := range maxPackageItems + 100 {
+		fmt.Fprintf(&b, `{"schema":"olm.channel","name":"c%d","package":"p"}`+"\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(a, "catalog.json"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := Choose(Open(os.DirFS(a), a+".index"), Query{Package: "p"})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("has over %d bundles, properties and channel entries", maxPackageItems)) {
+		t.Fatalf("got %v, want the package's bound", err)
+	}
+	n := 0
+	if _, err := readIndex(a+".index", "p", func(*object) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n > maxPackageItems+1 {
+		t.Errorf("%d objects decoded, want at most %d", n, maxPackageItems+1)
 	}
 }

@@ -90,6 +90,12 @@ const (
 	// maxIndexObjects bounds the objects one catalog may index (a 50,000
 	// bundle catalog has about 52,500); the pass keeps 16 bytes for each.
 	maxIndexObjects = 1 << 21
+	// maxIndexPackages bounds the packages of one catalog (vendor indexes
+	// hold a few hundred): the pass keeps each one's spans and the table an
+	// entry each, and a million one-object packages (a 42 MB catalog) made
+	// the pass hold 890 MB and a table past maxTableBytes, so every choice
+	// rebuilt it.
+	maxIndexPackages = 1 << 15
 	maxTableBytes   = 64 << 20
 	// indexBuildTimeout bounds one shared index pass, which outlives the
 	// request that started it, like an image pull.
@@ -208,6 +214,9 @@ func writeIndex(ctx context.Context, fsys fs.FS, path string) error {
 		}
 		if objects++; objects > maxIndexObjects {
 			return fmt.Errorf("catalog: over %d objects: not a catalog olm-cmp reads", maxIndexObjects)
+		}
+		if _, ok := spans[k]; !ok && len(spans) >= maxIndexPackages {
+			return fmt.Errorf("catalog: over %d packages: not a catalog olm-cmp reads", maxIndexPackages)
 		}
 		line, err := json.Marshal(o)
 		if err != nil {

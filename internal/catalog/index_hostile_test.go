@@ -149,3 +149,33 @@ func TestIndexStopsPastThePackageBound(t *testing.T) {
 		t.Errorf("%d objects decoded, want at most %d", n, maxPackageItems+1)
 	}
 }
+
+// The index pass keeps an entry for each package: a catalog of more
+// packages than any vendor's is refused once, and the refusal kept (a
+// million one-object packages made the pass hold 890 MB, and its table,
+// too large to read back, was rebuilt on every choice).
+func TestIndexRefusesTooManyPackages(t *testing.T) {
+	d := t.TempDir()
+	a := filepath.Join(d, "sha256-aaaa")
+	if err := os.MkdirAll(a, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := range maxIndexPackages + 1 {
+		fmt.Fprintf(&b, `{"schema":"olm.package","name":"p%d"}`+"\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(a, "catalog.json"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("catalog: over %d packages: not a catalog olm-cmp reads", maxIndexPackages)
+	for i := range 2 {
+		before := indexPasses.Load()
+		_, _, err := Choose(Open(os.DirFS(a), a+".index"), Query{Package: "p1"})
+		if err == nil || err.Error() != want {
+			t.Fatalf("choice %d: got %v, want %q", i, err, want)
+		}
+		if n, wantPasses := indexPasses.Load()-before, int64(1-i); n != wantPasses {
+			t.Errorf("choice %d: %d index passes, want %d", i, n, wantPasses)
+		}
+	}
+}

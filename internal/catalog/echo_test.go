@@ -94,3 +94,19 @@ func TestYAMLErrorOfACatalogFileKeptWhole(t *testing.T) {
 		t.Fatalf("got %v, want yamlsafe's alias-bomb message whole", err)
 	}
 }
+
+// What a package keeps of its objects (names, images, entries) is bounded
+// in bytes, not only in items: eight bundles with 30 MB image references
+// made a 240 MB catalog cost 373 MB to choose from.
+func TestPackageKeptBytesBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"schema":"olm.package","name":"p"}` + "\n")
+	img := strings.Repeat("a", 8<<20)
+	for i := range 9 {
+		fmt.Fprintf(&b, `{"schema":"olm.bundle","name":"b%d","package":"p","image":"%s","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.%d.0"}}]}`+"\n", i, img, i)
+	}
+	_, _, err := Choose(fstest.MapFS{"c.json": {Data: []byte(b.String())}}, Query{Package: "p"})
+	if err == nil || !strings.Contains(err.Error(), `package "p" keeps over 64 MiB of names, images and channel entries`) {
+		t.Fatalf("got %.300v", err)
+	}
+}

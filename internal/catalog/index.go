@@ -96,7 +96,7 @@ const (
 	// the pass hold 890 MB and a table past maxTableBytes, so every choice
 	// rebuilt it.
 	maxIndexPackages = 1 << 15
-	maxTableBytes   = 64 << 20
+	maxTableBytes    = 64 << 20
 	// indexBuildTimeout bounds one shared index pass, which outlives the
 	// request that started it, like an image pull.
 	indexBuildTimeout = 10 * time.Minute

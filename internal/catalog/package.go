@@ -34,6 +34,7 @@ type fbcPackage struct {
 	channelAt  map[string]string  // channel → where it is declared
 	deprecated map[string]bool    // bundle names
 	items      int
+	kept       int // bytes of the strings kept (object.size)
 	// err is the first object of the package that could not be read; it
 	// fails a choice from this package only.
 	err error
@@ -59,6 +60,9 @@ func (c *fbcPackage) addObject(o *object) error {
 	}
 	if c.items += 1 + len(o.Entries) + len(o.Types); c.items > maxPackageItems {
 		return fmt.Errorf("package %s has over %d bundles, properties and channel entries: not a catalog olm-cmp reads", echo.Quote(c.name), maxPackageItems)
+	}
+	if c.kept += o.size(); c.kept > maxPackageBytes {
+		return fmt.Errorf("package %s keeps over %d MiB of names, images and channel entries: not a catalog olm-cmp reads", echo.Quote(c.name), maxPackageBytes>>20)
 	}
 	switch o.Schema {
 	case "olm.package":

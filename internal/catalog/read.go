@@ -34,6 +34,10 @@ const (
 	// property types, and its channel and deprecation entries. Real
 	// packages hold a few thousand.
 	maxPackageItems = 1 << 17
+	// maxPackageBytes caps the bytes of the strings one package keeps
+	// (object.size): items alone leave each one's size to the catalog.
+	// Real packages keep a few MB.
+	maxPackageBytes = 64 << 20
 	// maxValueBytes caps a property value kept for choosing (olm.package's
 	// {packageName, version, release}); other values are skipped unread.
 	maxValueBytes = 64 << 10
@@ -77,6 +81,30 @@ type packageValue struct {
 	PackageName string  `json:"p,omitempty" yaml:"packageName"`
 	Version     string  `json:"v" yaml:"version"`
 	Release     *string `json:"r,omitempty" yaml:"release"`
+}
+
+// size is the bytes of the strings o keeps.
+func (o *object) size() int {
+	n := len(o.Schema) + len(o.Name) + len(o.Package) + len(o.Image) + len(o.File)
+	for _, e := range o.Entries {
+		n += len(e.Name) + len(e.Replaces) + len(e.SkipRange)
+		for _, s := range e.Skips {
+			n += len(s)
+		}
+		if e.Reference != nil {
+			n += len(e.Reference.Schema) + len(e.Reference.Name)
+		}
+	}
+	for _, t := range o.Types {
+		n += len(t)
+	}
+	for _, v := range o.Versions {
+		n += len(v.PackageName) + len(v.Version)
+		if v.Release != nil {
+			n += len(*v.Release)
+		}
+	}
+	return n
 }
 
 // key is the package an object belongs to ("" for objects choosing ignores).

@@ -327,10 +327,10 @@ func removeStaleTemps(dir string) {
 // readIndex passes the objects of package name from the index at path to
 // fn (none when the catalog has no such package). An index that is not
 // whole and intact is errBadIndex, with its FileInfo, found before fn is
-// called. The package's slice is checked, then decoded, streaming: memory
-// follows one object, not the slice (a package of a million bundles, which
-// the package's item bound refuses, once took 1.2 GB here), and decoding
-// stops once the package is past that bound.
+// called. The package's slice is read streaming and decoded only up to the
+// package's bounds (items, kept bytes), past which the package fails
+// anyway: memory follows those bounds, not the slice (a package of a
+// million bundles once took 1.2 GB here).
 func readIndex(path, name string, fn func(*object) error) (bad os.FileInfo, err error) {
 	// Only a regular file is opened: opening a FIFO blocks until a writer
 	// comes, and a symbolic link leads elsewhere. Either is replaced by
@@ -401,34 +401,41 @@ func readIndex(path, name string, fn func(*object) error) (bad os.FileInfo, err 
 	if s.Off < 0 || s.Len < 0 || s.Off+s.Len > t.Data {
 		return invalid("slice out of range")
 	}
-	slice := func() *io.SectionReader { return io.NewSectionReader(f, int64(len(indexMagic))+s.Off, s.Len) }
+	// One pass over the slice: hashed whole, decoded until the package is
+	// past a bound its check refuses (so nothing it would keep is lost),
+	// and handed to fn only once the checksum holds. One pass, because a
+	// file written in place between two would pass the check and then
+	// decode something else.
 	h := sha256.New()
-	if _, err := io.Copy(h, slice()); err != nil {
-		return invalid("slice unreadable")
+	br := bufio.NewReaderSize(io.NewSectionReader(f, int64(len(indexMagic))+s.Off, s.Len), 64<<10)
+	var objs []object
+	kept, past := 0, false
+	for {
+		line, err := br.ReadBytes('\n')
+		h.Write(line)
+		if len(line) > 0 && !past {
+			var o object
+			if err := json.Unmarshal(line, &o); err != nil {
+				return invalid("object does not decode")
+			}
+			objs = append(objs, o)
+			kept += o.size()
+			past = len(objs) > maxPackageItems || kept > maxPackageBytes
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return invalid("slice unreadable")
+		}
 	}
 	if hex.EncodeToString(h.Sum(nil)) != s.Sum {
 		return invalid("slice checksum mismatch")
 	}
-	// Checked: from here on, fn hears of objects, and a failure is no
-	// longer one a rebuild could retry unnoticed.
-	br := bufio.NewReaderSize(slice(), 64<<10)
-	for n := 0; ; n++ {
-		if n > maxPackageItems {
-			return nil, nil // past the package's bound: its check has failed it
-		}
-		line, err := br.ReadBytes('\n')
-		if len(line) == 0 && err == io.EOF {
-			return nil, nil
-		}
-		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("catalog index: %w", err)
-		}
-		var o object
-		if err := json.Unmarshal(line, &o); err != nil {
-			return nil, fmt.Errorf("catalog index %s: an object its checksum vouches for does not decode (%v): delete the file", filepath.Base(path), err)
-		}
-		if err := fn(&o); err != nil {
+	for i := range objs {
+		if err := fn(&objs[i]); err != nil {
 			return nil, err
 		}
 	}
+	return nil, nil
 }

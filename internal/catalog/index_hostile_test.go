@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -177,5 +178,61 @@ func TestIndexRefusesTooManyPackages(t *testing.T) {
 		if n, wantPasses := indexPasses.Load()-before, int64(1-i); n != wantPasses {
 			t.Errorf("choice %d: %d index passes, want %d", i, n, wantPasses)
 		}
+	}
+}
+
+// An index damaged while choices read it (truncated, rewritten in place,
+// removed) never yields a wrong answer or an error: each choice reads one
+// consistent view, checked, or rebuilds. Checking the slice and decoding it
+// in two passes once let an in-place rewrite between them through.
+func TestIndexDamagedWhileChoosing(t *testing.T) {
+	d := t.TempDir()
+	a := filepath.Join(d, "sha256-aaaa")
+	writeOneBundle(t, a, "example.com/a@sha256:1", "1.0.0")
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			switch i % 3 {
+			case 0:
+				os.Truncate(a+".index", 50)
+			case 1:
+				os.WriteFile(a+".index", []byte("olm-cmp catalog index 2\ngarbage"), 0o644)
+			case 2:
+				os.Remove(a + ".index")
+			}
+		}
+	}()
+	errs := make(chan string, 1000)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				img, v, err := Choose(Open(os.DirFS(a), a+".index"), Query{Package: "p"})
+				if err != nil || img != "example.com/a@sha256:1" || v != "1.0.0" {
+					select {
+					case errs <- img + " " + v + " " + func() string {
+						if err != nil {
+							return err.Error()
+						}
+						return ""
+					}():
+					default:
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	close(errs)
+	for e := range errs {
+		t.Errorf("a choice from a damaged index: %s", e)
 	}
 }

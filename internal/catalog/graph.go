@@ -205,6 +205,7 @@ func (cg *channelGraph) reaches(ctx context.Context, versions map[string]bsemver
 	if r := cg.rank[start]; r >= 0 {
 		next[r] = r + 1
 	}
+	checks := 0
 	for steps := 0; len(queue) > 0; steps++ {
 		if steps&1023 == 1023 {
 			if err := ctx.Err(); err != nil {
@@ -227,6 +228,14 @@ func (cg *channelGraph) reaches(ctx context.Context, versions map[string]bsemver
 		if sr != nil {
 			for _, sp := range sr.candidates(cg, versions) {
 				for r := find(sp[0]); r < sp[1]; r = find(r + 1) {
+					// Entries a range holds in its intervals but excludes
+					// (!=) stay unvisited and are checked again on each
+					// visit: the context is checked by range checks too.
+					if checks++; checks&1023 == 1023 {
+						if err := ctx.Err(); err != nil {
+							return false, fmt.Errorf("searching the upgrade graph: %w", err)
+						}
+					}
 					i := cg.byVersion[r]
 					if sr.match(versions[cg.entries[i].Name]) {
 						visit(i)

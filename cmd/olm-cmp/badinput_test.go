@@ -175,6 +175,65 @@ func runtimeCases(t *testing.T) []badCase {
 			write(t, filepath.Join(dir, "many.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\nbinaryData:\n  x:\n"+strings.Repeat("  - 1\n", 600000)))
 			return nil
 		}, contains: []string{"extra manifest many.yaml", "YAML items"}},
+		{name: "runtime/json-style-items", setup: func(t *testing.T, dir string) []string {
+			// JSON is YAML: flow mappings with no ": " and no line break
+			// (600,000 nodes in 1.8 MB) once went past the item count.
+			write(t, filepath.Join(dir, "many.yaml"), []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m"},"x":[`+strings.Repeat(`{"t":{"a":{"b":{"c":{"d":{"e":{"f":"1"}}}}}}},`, 40000)+`1]}`))
+			return nil
+		}, contains: []string{"extra manifest many.yaml", "YAML items"}},
+		{name: "runtime/catalog-json-falls-back-to-yaml", setup: func(t *testing.T, dir string) []string {
+			// Not JSON (a single-quoted key), so read as YAML: the item
+			// count must catch JSON-style flow mappings (a 19 MB file of
+			// them cost 1.1 GB).
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  namespace: greeter-system\n"))
+			write(t, filepath.Join(dir, "catalog", "catalog.json"), []byte(`{"schema":"olm.bundle","name":"b","package":"greeter-operator","properties":[`+strings.Repeat(`{"t":{"a":{"b":{"c":{"d":{"e":{"f":"1"}}}}}}},`, 40000)+`1], 'k': 1}`))
+			return nil
+		}, contains: []string{"catalog file catalog.json: document 1", "YAML items"}},
+		{name: "runtime/catalog-bundle-name-1MB", setup: func(t *testing.T, dir string) []string {
+			// Names a catalog repeats in a message are escaped and capped:
+			// two bundles named alike once echoed 2 MB.
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  namespace: greeter-system\n"))
+			name := strings.Repeat("n", 1<<20) + `\u001b[2J` // JSON's escape of ESC
+			var b strings.Builder
+			b.WriteString(`{"schema": "olm.package", "name": "greeter-operator"}` + "\n")
+			for _, v := range []string{"0.1.0", "0.2.0"} {
+				fmt.Fprintf(&b, `{"schema": "olm.bundle", "name": "%s", "package": "greeter-operator", "image": "example.com/b", "properties": [{"type": "olm.package", "value": {"packageName": "greeter-operator", "version": %q}}]}`+"\n", name, v)
+			}
+			write(t, filepath.Join(dir, "catalog", "catalog.json"), []byte(b.String()))
+			return nil
+		}, want: `$DIR/olm-cmp.yaml: line 5: spec.catalog "./catalog": catalog: package "greeter-operator" has two bundles named "` + strings.Repeat("n", 120) + `"… (1048580 bytes) (version 0.1.0 at catalog.json document 2, version 0.2.0 at catalog.json document 3); opm validate refuses this catalog: give each bundle its own name`},
+		{name: "runtime/extra-manifest-name-newline", setup: func(t *testing.T, dir string) []string {
+			// A line break in a file name once ended the error line and
+			// printed a forged one after it.
+			write(t, filepath.Join(dir, "x\x1b[2J\nerror: forged.yaml"), []byte("not: [valid"))
+			return nil
+		}, want: `extra manifest x\x1b[2J\nerror: forged.yaml: document 1: yaml: line 1: did not find expected ',' or ']'`},
+		{name: "runtime/bundle-file-name-newline", setup: func(t *testing.T, dir string) []string {
+			write(t, filepath.Join(dir, "bundle", "manifests", "y\nerror: forged.yaml"), []byte("not: [valid"))
+			return nil
+		}, want: `$DIR/olm-cmp.yaml: line 8: spec.bundle "./bundle": manifests/y\nerror: forged.yaml: the file name holds a line break, an escape or another control or invisible character: rename the file`},
+		{name: "runtime/catalog-yaml-hidden-document", setup: func(t *testing.T, dir string) []string {
+			// "---" 64 KiB into a description line is no document start
+			// (opm reads one bundle here): the hidden 9.0.0 was chosen.
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  version: 9.0.0\n  namespace: greeter-system\n"))
+			write(t, filepath.Join(dir, "catalog", "catalog.yaml"), []byte("schema: olm.package\nname: greeter-operator\n---\nschema: olm.bundle\nname: g.v1.0.0\npackage: greeter-operator\nimage: example.com/good\nproperties:\n- type: olm.package\n  value: {packageName: greeter-operator, version: 1.0.0}\n- type: olm.csv.metadata\n  value:\n    description: |\n"+
+				"      "+strings.Repeat("x", 64<<10-6)+"--- {schema: olm.bundle, name: g.v9.0.0, package: greeter-operator, image: example.com/evil, properties: [{type: olm.package, value: {packageName: greeter-operator, version: 9.0.0}}]}\n"))
+			return nil
+		}, want: `$DIR/olm-cmp.yaml: line 5: spec.catalog "./catalog": catalog: no bundle of package "greeter-operator" in any channel matches version range "9.0.0" (versions: 1.0.0)`},
+		{name: "runtime/catalog-indexignore-5000-patterns", setup: func(t *testing.T, dir string) []string {
+			// Every catalog file is matched against every pattern.
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  namespace: greeter-system\n"))
+			write(t, filepath.Join(dir, "catalog", ".indexignore"), []byte(strings.Repeat("*a*b\n", 5000)))
+			return nil
+		}, want: `$DIR/olm-cmp.yaml: line 5: spec.catalog "./catalog": catalog file .indexignore: over 1000 patterns: not an .indexignore olm-cmp reads (opm's hold a few patterns)`},
+		{name: "runtime/catalog-indexignore-fifo", setup: func(t *testing.T, dir string) []string {
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  namespace: greeter-system\n"))
+			os.MkdirAll(filepath.Join(dir, "catalog"), 0o755)
+			if err := syscall.Mkfifo(filepath.Join(dir, "catalog", ".indexignore"), 0o644); err != nil {
+				t.Skip(err)
+			}
+			return nil
+		}, want: `$DIR/olm-cmp.yaml: line 5: spec.catalog "./catalog": catalog file .indexignore is not a regular file: remove it from the catalog directory`},
 		{name: "runtime/catalog-json-33MB-object", setup: func(t *testing.T, dir string) []string {
 			write(t, filepath.Join(dir, "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  catalog: ./catalog\n  package: greeter-operator\n  namespace: greeter-system\n"))
 			write(t, filepath.Join(dir, "catalog", "catalog.json"), []byte(`{"schema": "olm.bundle", "name": "x", "package": "greeter-operator", "properties": [{"type": "olm.csv.metadata", "value": "`+strings.Repeat("x", 33<<20)+`"}]}`))

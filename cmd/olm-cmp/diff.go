@@ -227,7 +227,7 @@ func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, g
 		}
 		printWarnings(cmd.ErrOrStderr(), unmatched)
 	}
-	report, err := diff.Compare(fromManifests, toRes.Manifests, fromSide.CSV, toRes.CSVName)
+	report, err := diff.CompareContext(ctx, fromManifests, toRes.Manifests, fromSide.CSV, toRes.CSVName)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
 
 // DefaultMaxBytes caps the uncompressed size of an image's layers. The largest
@@ -523,14 +525,15 @@ func memoryFS(dir string) (fs.FS, error) {
 func (l *ImageLoader) parse(ref string) (name.Reference, error) {
 	r, err := name.ParseReference(ref)
 	if err != nil {
-		return nil, fmt.Errorf("image reference %q: %w", ref, err)
+		// ref may be a catalog's value and the parser's error repeats it.
+		return nil, fmt.Errorf("image reference %s: %s", echo.Quote(ref), echo.Short(err.Error()))
 	}
 	if err := l.checkAllowed(ref, r); err != nil {
 		return nil, err
 	}
 	if l.insecure(r.Context().RegistryStr()) {
 		if r, err = name.ParseReference(ref, name.Insecure); err != nil {
-			return nil, fmt.Errorf("image reference %q: %w", ref, err)
+			return nil, fmt.Errorf("image reference %s: %s", echo.Quote(ref), echo.Short(err.Error()))
 		}
 	}
 	return r, nil

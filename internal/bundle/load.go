@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
@@ -235,6 +236,11 @@ func readManifests(fsys fs.FS, read map[string][]byte) ([]*manifestFile, error) 
 			continue
 		}
 		name := path.Join(ManifestsDir, e.Name())
+		if echo.Text(name) != name {
+			// Every message naming the file would carry it: a line break
+			// ends the error line CI prints and forges the next.
+			return nil, fmt.Errorf("%s: the file name holds a line break, an escape or another control or invisible character: rename the file", echo.Short(name))
+		}
 		if e.IsDir() {
 			return nil, fmt.Errorf("%s: subdirectories are not allowed in %s/ of a registry+v1 bundle", name, ManifestsDir)
 		}

@@ -83,9 +83,9 @@ func Choose(fsys fs.FS, q Query) (image string, version string, err error) {
 			where = "channel " + strings.Join(channels, ", ")
 		}
 		if versionRange == "" {
-			return "", "", fmt.Errorf("catalog: package %q has no bundles in %s", pkg, where)
+			return "", "", fmt.Errorf("catalog: package %s has no bundles in %s", echo.Quote(pkg), echo.Short(where))
 		}
-		return "", "", fmt.Errorf("catalog: no bundle of package %s in %s matches version range %s (versions: %s)", echo.Quote(pkg), where, echo.Quote(versionRange), echo.Short(strings.Join(all, ", ")))
+		return "", "", fmt.Errorf("catalog: no bundle of package %s in %s matches version range %s (versions: %s)", echo.Quote(pkg), echo.Short(where), echo.Quote(versionRange), echo.Short(strings.Join(all, ", ")))
 	}
 	slices.SortStableFunc(candidates, func(a, b fbcBundle) int {
 		if da, db := cat.deprecated[a.name], cat.deprecated[b.name]; da != db {
@@ -103,11 +103,11 @@ func Choose(fsys fs.FS, q Query) (image string, version string, err error) {
 	for _, p := range best.properties {
 		switch p {
 		case "olm.package.required", "olm.gvk.required", "olm.constraint":
-			return "", "", fmt.Errorf("catalog: bundle %q declares a dependency (property %s), which OLM v1 and olm-cmp do not install; install the dependency separately and pin another version", best.name, p)
+			return "", "", fmt.Errorf("catalog: bundle %s declares a dependency (property %s), which OLM v1 and olm-cmp do not install; install the dependency separately and pin another version", echo.Quote(best.name), p)
 		}
 	}
 	if best.image == "" {
-		return "", "", fmt.Errorf("catalog: bundle %q has no image", best.name)
+		return "", "", fmt.Errorf("catalog: bundle %s has no image", echo.Quote(best.name))
 	}
 	return best.image, best.versionStr, nil
 }
@@ -121,7 +121,7 @@ func (c *fbcPackage) namedChannels(pkg, channel string) ([]string, error) {
 			continue
 		}
 		if _, ok := c.channels[n]; !ok {
-			return nil, fmt.Errorf("catalog: package %q has no channel %q (channels: %s)", pkg, n, strings.Join(slices.Sorted(maps.Keys(c.channels)), ", "))
+			return nil, fmt.Errorf("catalog: package %s has no channel %s (channels: %s)", echo.Quote(pkg), echo.Quote(n), echo.Short(strings.Join(slices.Sorted(maps.Keys(c.channels)), ", ")))
 		}
 		names = append(names, n)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -204,6 +205,7 @@ func (cg *channelGraph) reaches(ctx context.Context, versions map[string]bsemver
 	if r := cg.rank[start]; r >= 0 {
 		next[r] = r + 1
 	}
+	checks := 0
 	for steps := 0; len(queue) > 0; steps++ {
 		if steps&1023 == 1023 {
 			if err := ctx.Err(); err != nil {
@@ -226,6 +228,14 @@ func (cg *channelGraph) reaches(ctx context.Context, versions map[string]bsemver
 		if sr != nil {
 			for _, sp := range sr.candidates(cg, versions) {
 				for r := find(sp[0]); r < sp[1]; r = find(r + 1) {
+					// Entries a range holds in its intervals but excludes
+					// (!=) stay unvisited and are checked again on each
+					// visit: the context is checked by range checks too.
+					if checks++; checks&1023 == 1023 {
+						if err := ctx.Err(); err != nil {
+							return false, fmt.Errorf("searching the upgrade graph: %w", err)
+						}
+					}
 					i := cg.byVersion[r]
 					if sr.match(versions[cg.entries[i].Name]) {
 						visit(i)
@@ -283,44 +293,144 @@ func searchRank(n int, ok func(int) bool) int {
 }
 
 // parseSpans reads a blang range ("a b || c") into the intervals that hold
-// every version it accepts; nil (any version) when a part is not a plain
-// comparison of a full version, which then checks every entry.
+// every version it accepts, read as blang reads it (rangeParts: a space
+// after an operator, wildcards such as 1.2.x); nil (any version) only when
+// it cannot. A range read as any version makes every visit of its entry
+// scan all the entries not yet visited, which is quadratic over a channel.
 func parseSpans(s string) []interval {
+	ors, ok := rangeParts(s)
+	if !ok {
+		return nil
+	}
 	var out []interval
-	for _, part := range strings.Split(s, "||") {
+	for _, part := range ors {
 		iv := interval{}
-		fields := strings.Fields(part)
-		if len(fields) == 0 {
-			return nil
-		}
-		for _, f := range fields {
-			op := ""
-			for _, o := range []string{">=", "<=", "!=", "==", ">", "<", "="} {
-				if strings.HasPrefix(f, o) {
-					op = o
-					break
-				}
-			}
-			v, err := bsemver.Parse(f[len(op):])
+		for _, c := range part {
+			v, err := bsemver.Parse(c.version)
 			if err != nil {
 				return nil
 			}
-			switch op {
+			switch c.op {
 			case ">=", ">":
-				if iv.lo == nil || v.Compare(*iv.lo) > 0 || (v.Equals(*iv.lo) && op == ">") {
-					iv.lo, iv.loIn = &v, op == ">="
+				if iv.lo == nil || v.Compare(*iv.lo) > 0 || (v.Equals(*iv.lo) && c.op == ">") {
+					iv.lo, iv.loIn = &v, c.op == ">="
 				}
 			case "<=", "<":
-				if iv.hi == nil || v.Compare(*iv.hi) < 0 || (v.Equals(*iv.hi) && op == "<") {
-					iv.hi, iv.hiIn = &v, op == "<="
+				if iv.hi == nil || v.Compare(*iv.hi) < 0 || (v.Equals(*iv.hi) && c.op == "<") {
+					iv.hi, iv.hiIn = &v, c.op == "<="
 				}
 			case "", "=", "==":
 				iv.lo, iv.hi, iv.loIn, iv.hiIn = &v, &v, true, true
-			case "!=":
-				// Excludes one version: the interval still holds all others.
+			case "!=", "!":
+				// Excludes versions: the interval still holds all others.
+			default:
+				return nil
 			}
 		}
 		out = append(out, iv)
 	}
 	return out
+}
+
+// comparison is one operator and version of a range.
+type comparison struct{ op, version string }
+
+// rangeParts splits a blang range into its || alternatives, each a list of
+// comparisons that must all hold, as blang's ParseRange does before it
+// builds its functions (github.com/blang/semver/v4 range.go, MIT licence:
+// splitAndTrim, splitORParts, expandWildcardVersion): a space after an
+// operator belongs to it, and an x in a version is a wildcard, expanded to
+// the comparisons it stands for. ok is false for what blang would refuse.
+func rangeParts(s string) (ors [][]comparison, ok bool) {
+	// splitAndTrim: split at spaces, except those after '>', '<' or '='.
+	var fields []string
+	last, lastChar := 0, byte(0)
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' && lastChar != '>' && lastChar != '<' && lastChar != '=' {
+			if last < i-1 {
+				fields = append(fields, s[last:i])
+			}
+			last = i + 1
+		} else if s[i] != ' ' {
+			lastChar = s[i]
+		}
+	}
+	if last < len(s)-1 {
+		fields = append(fields, s[last:])
+	}
+	var part []comparison
+	for i, f := range fields {
+		f = strings.ReplaceAll(f, " ", "")
+		if f == "||" {
+			if i == 0 || i == len(fields)-1 {
+				return nil, false
+			}
+			ors, part = append(ors, part), nil
+			continue
+		}
+		d := strings.IndexFunc(f, func(r rune) bool { return r >= '0' && r <= '9' })
+		if d < 0 {
+			return nil, false
+		}
+		op, v := f[:d], f[d:]
+		if !strings.Contains(f, "x") {
+			part = append(part, comparison{op, v})
+			continue
+		}
+		cs, ok := expandWildcard(op, v)
+		if !ok {
+			return nil, false
+		}
+		part = append(part, cs...)
+	}
+	return append(ors, part), len(fields) > 0
+}
+
+// expandWildcard is blang's expansion of a version with a wildcard: 1.2.x
+// is >=1.2.0 <1.3.0, >1.2.x is >=1.3.0, <=1.x is <2.0.0, and so on.
+func expandWildcard(op, v string) ([]comparison, bool) {
+	parts := strings.Split(v, ".")
+	wildcard := 0 // the part a trailing x stands in: 2 minor, 3 patch
+	if parts[len(parts)-1] == "x" && (len(parts) == 2 || len(parts) == 3) {
+		wildcard = len(parts)
+	}
+	flat := strings.Replace(strings.Replace(v, ".x.x", ".x", 1), ".x", ".0", 1)
+	if len(strings.Split(flat, ".")) == 2 {
+		flat += ".0"
+	}
+	next := func() (string, bool) {
+		fp := strings.Split(flat, ".")
+		i := 0 // minor wildcard: the major version goes up
+		switch wildcard {
+		case 3:
+			i = 1
+		case 0:
+			return "", false // blang builds an empty version and refuses it
+		}
+		n, err := strconv.Atoi(fp[i])
+		if err != nil {
+			return "", false
+		}
+		fp[i] = strconv.Itoa(n + 1)
+		return strings.Join(fp, "."), true
+	}
+	switch op {
+	case ">=":
+		return []comparison{{">=", flat}}, true
+	case "<":
+		return []comparison{{"<", flat}}, true
+	case ">":
+		n, ok := next()
+		return []comparison{{">=", n}}, ok
+	case "<=":
+		n, ok := next()
+		return []comparison{{"<", n}}, ok
+	case "", "=", "==":
+		n, ok := next()
+		return []comparison{{">=", flat}, {"<", n}}, ok
+	case "!=", "!":
+		n, ok := next()
+		return []comparison{{"<", flat}, {">=", n}}, ok
+	}
+	return nil, false
 }

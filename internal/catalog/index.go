@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -72,18 +73,30 @@ func (c *Catalog) read(ctx context.Context, name string) (*fbcPackage, error) {
 	return p, nil
 }
 
-// Index file layout (version 1): indexMagic, the package slices (each the
+// Index file layout (version 2): indexMagic, the package slices (each the
 // package's objects as JSON lines, in catalog order), the table (JSON
 // indexTable), the table's length (8 bytes, big-endian) and its SHA-256.
 // The table holds each slice's SHA-256, checked on every read.
-const indexMagic = "olm-cmp catalog index 1\n"
+//
+// The index keeps what the reader made of the catalog, errors included, so
+// a change to what the reader keeps or refuses (read.go) must change the
+// version: an index of the old reader would otherwise outlive an upgrade
+// (2: the table names its catalog; YAML documents split at line starts
+// only; flow-style YAML counted).
+const indexMagic = "olm-cmp catalog index 2\n"
 
 const (
 	trailerLen = 8 + sha256.Size
 	// maxIndexObjects bounds the objects one catalog may index (a 50,000
 	// bundle catalog has about 52,500); the pass keeps 16 bytes for each.
 	maxIndexObjects = 1 << 21
-	maxTableBytes   = 64 << 20
+	// maxIndexPackages bounds the packages of one catalog (vendor indexes
+	// hold a few hundred): the pass keeps each one's spans and the table an
+	// entry each, and a million one-object packages (a 42 MB catalog) made
+	// the pass hold 890 MB and a table past maxTableBytes, so every choice
+	// rebuilt it.
+	maxIndexPackages = 1 << 15
+	maxTableBytes    = 64 << 20
 	// indexBuildTimeout bounds one shared index pass, which outlives the
 	// request that started it, like an image pull.
 	indexBuildTimeout = 10 * time.Minute
@@ -93,6 +106,10 @@ const (
 )
 
 type indexTable struct {
+	// Catalog is the index file's own name (a cached catalog's digest),
+	// so an intact index of another digest copied under this one's name
+	// (a restored backup, a hand-made cache) is rebuilt, not trusted.
+	Catalog string `json:"catalog"`
 	// Err is the catalog's own error (a file that does not parse), kept so
 	// later choices fail at once with the same message.
 	Err string `json:"err,omitempty"`
@@ -121,13 +138,8 @@ var indexPasses atomic.Int64
 // it first when it is missing or invalid.
 func (c *Catalog) lookup(ctx context.Context, name string, fn func(*object) error) error {
 	for attempt := 0; ; attempt++ {
-		objs, bad, err := readIndex(c.index, name)
+		bad, err := readIndex(c.index, name, fn)
 		if err == nil {
-			for i := range objs {
-				if err := fn(&objs[i]); err != nil {
-					return err
-				}
-			}
 			return nil
 		}
 		var ie *indexIOError
@@ -158,7 +170,7 @@ func (c *Catalog) lookup(ctx context.Context, name string, fn func(*object) erro
 // each still returns when its own context ends.
 func (c *Catalog) build(ctx context.Context, bad os.FileInfo) error {
 	ch := builds.DoChan(c.index, func() (any, error) {
-		if fi, err := os.Stat(c.index); err == nil && (bad == nil || !os.SameFile(fi, bad)) {
+		if fi, err := os.Lstat(c.index); err == nil && (bad == nil || !os.SameFile(fi, bad)) {
 			return nil, nil // written while we waited
 		}
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), indexBuildTimeout)
@@ -203,6 +215,9 @@ func writeIndex(ctx context.Context, fsys fs.FS, path string) error {
 		if objects++; objects > maxIndexObjects {
 			return fmt.Errorf("catalog: over %d objects: not a catalog olm-cmp reads", maxIndexObjects)
 		}
+		if _, ok := spans[k]; !ok && len(spans) >= maxIndexPackages {
+			return fmt.Errorf("catalog: over %d packages: not a catalog olm-cmp reads", maxIndexPackages)
+		}
 		line, err := json.Marshal(o)
 		if err != nil {
 			return err
@@ -215,7 +230,7 @@ func writeIndex(ctx context.Context, fsys fs.FS, path string) error {
 		off += int64(len(line))
 		return nil
 	})
-	t := indexTable{Packages: map[string]indexSlice{}}
+	t := indexTable{Catalog: filepath.Base(path), Packages: map[string]indexSlice{}}
 	if readErr != nil {
 		if !persistent(readErr) {
 			return readErr
@@ -309,21 +324,38 @@ func removeStaleTemps(dir string) {
 	}
 }
 
-// readIndex returns the objects of package name from the index at path
-// (none when the catalog has no such package). An index that is not whole
-// and intact is errBadIndex, with its FileInfo.
-func readIndex(path, name string) (objs []object, bad os.FileInfo, err error) {
+// readIndex passes the objects of package name from the index at path to
+// fn (none when the catalog has no such package). An index that is not
+// whole and intact is errBadIndex, with its FileInfo, found before fn is
+// called. The package's slice is read streaming and decoded only up to the
+// package's bounds (items, kept bytes), past which the package fails
+// anyway: memory follows those bounds, not the slice (a package of a
+// million bundles once took 1.2 GB here).
+func readIndex(path, name string, fn func(*object) error) (bad os.FileInfo, err error) {
+	// Only a regular file is opened: opening a FIFO blocks until a writer
+	// comes, and a symbolic link leads elsewhere. Either is replaced by
+	// the rebuilt index (the rename replaces the link, not its target).
+	lfi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !lfi.Mode().IsRegular() {
+		return lfi, fmt.Errorf("%w: not a regular file", errBadIndex)
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	invalid := func(why string) ([]object, os.FileInfo, error) {
-		return nil, fi, fmt.Errorf("%w: %s", errBadIndex, why)
+	invalid := func(why string) (os.FileInfo, error) {
+		return fi, fmt.Errorf("%w: %s", errBadIndex, why)
+	}
+	if !os.SameFile(fi, lfi) {
+		return invalid("replaced while opened")
 	}
 	size := fi.Size()
 	if size < int64(len(indexMagic))+trailerLen {
@@ -331,7 +363,7 @@ func readIndex(path, name string) (objs []object, bad os.FileInfo, err error) {
 	}
 	head := make([]byte, len(indexMagic))
 	if _, err := f.ReadAt(head, 0); err != nil || string(head) != indexMagic {
-		return invalid("not a version 1 index")
+		return invalid("not a version 2 index")
 	}
 	var trailer [trailerLen]byte
 	if _, err := f.ReadAt(trailer[:], size-trailerLen); err != nil {
@@ -356,29 +388,54 @@ func readIndex(path, name string) (objs []object, bad os.FileInfo, err error) {
 	if t.Data != tstart-int64(len(indexMagic)) {
 		return invalid("data size mismatch")
 	}
+	if t.Catalog != filepath.Base(path) {
+		return invalid("another catalog's index")
+	}
 	if t.Err != "" {
-		return nil, nil, errors.New(t.Err)
+		return nil, errors.New(t.Err)
 	}
 	s, ok := t.Packages[name]
 	if !ok {
-		return nil, nil, nil
+		return nil, nil
 	}
 	if s.Off < 0 || s.Len < 0 || s.Off+s.Len > t.Data {
 		return invalid("slice out of range")
 	}
-	data := make([]byte, s.Len)
-	if _, err := f.ReadAt(data, int64(len(indexMagic))+s.Off); err != nil {
-		return invalid("slice unreadable")
+	// One pass over the slice: hashed whole, decoded until the package is
+	// past a bound its check refuses (so nothing it would keep is lost),
+	// and handed to fn only once the checksum holds. One pass, because a
+	// file written in place between two would pass the check and then
+	// decode something else.
+	h := sha256.New()
+	br := bufio.NewReaderSize(io.NewSectionReader(f, int64(len(indexMagic))+s.Off, s.Len), 64<<10)
+	var objs []object
+	kept, past := 0, false
+	for {
+		line, err := br.ReadBytes('\n')
+		h.Write(line)
+		if len(line) > 0 && !past {
+			var o object
+			if err := json.Unmarshal(line, &o); err != nil {
+				return invalid("object does not decode")
+			}
+			objs = append(objs, o)
+			kept += o.size()
+			past = len(objs) > maxPackageItems || kept > maxPackageBytes
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return invalid("slice unreadable")
+		}
 	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != s.Sum {
+	if hex.EncodeToString(h.Sum(nil)) != s.Sum {
 		return invalid("slice checksum mismatch")
 	}
-	for line := range bytes.Lines(data) {
-		var o object
-		if err := json.Unmarshal(line, &o); err != nil {
-			return invalid("object does not decode")
+	for i := range objs {
+		if err := fn(&objs[i]); err != nil {
+			return nil, err
 		}
-		objs = append(objs, o)
 	}
-	return objs, nil, nil
+	return nil, nil
 }

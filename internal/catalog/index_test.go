@@ -113,7 +113,7 @@ func TestIndexRebuiltWhenDamaged(t *testing.T) {
 			if err := os.WriteFile(index, tc.damage(append([]byte(nil), good...)), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := readIndex(index, "widget"); err == nil {
+			if _, err := readIndex(index, "widget", func(*object) error { return nil }); err == nil {
 				t.Fatal("the damaged index was read without complaint")
 			}
 			before := indexPasses.Load()

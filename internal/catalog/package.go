@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
+
 	mmsemver "github.com/Masterminds/semver/v3"
 	bsemver "github.com/blang/semver/v4"
 )
@@ -32,6 +34,7 @@ type fbcPackage struct {
 	channelAt  map[string]string  // channel → where it is declared
 	deprecated map[string]bool    // bundle names
 	items      int
+	kept       int // bytes of the strings kept (object.size)
 	// err is the first object of the package that could not be read; it
 	// fails a choice from this package only.
 	err error
@@ -56,7 +59,10 @@ func (c *fbcPackage) addObject(o *object) error {
 		return fmt.Errorf("%s", o.Err)
 	}
 	if c.items += 1 + len(o.Entries) + len(o.Types); c.items > maxPackageItems {
-		return fmt.Errorf("package %q has over %d bundles, properties and channel entries: not a catalog olm-cmp reads", c.name, maxPackageItems)
+		return fmt.Errorf("package %s has over %d bundles, properties and channel entries: not a catalog olm-cmp reads", echo.Quote(c.name), maxPackageItems)
+	}
+	if c.kept += o.size(); c.kept > maxPackageBytes {
+		return fmt.Errorf("package %s keeps over %d MiB of names, images and channel entries: not a catalog olm-cmp reads", echo.Quote(c.name), maxPackageBytes>>20)
 	}
 	switch o.Schema {
 	case "olm.package":
@@ -64,7 +70,7 @@ func (c *fbcPackage) addObject(o *object) error {
 		c.declared = append(c.declared, o.at())
 	case "olm.channel":
 		if at, ok := c.channelAt[o.Name]; ok {
-			return fmt.Errorf("package %q declares channel %q twice (first at %s); opm validate refuses this catalog: merge the two olm.channel objects", c.name, o.Name, at)
+			return fmt.Errorf("package %s declares channel %s twice (first at %s); opm validate refuses this catalog: merge the two olm.channel objects", echo.Quote(c.name), echo.Quote(o.Name), at)
 		}
 		c.channelAt[o.Name] = o.at()
 		entries := []Entry{}
@@ -82,18 +88,18 @@ func (c *fbcPackage) addObject(o *object) error {
 		b := fbcBundle{name: o.Name, image: o.Image, properties: o.Types, where: o.at()}
 		switch len(o.Versions) {
 		case 0:
-			return fmt.Errorf("bundle %q has no olm.package property with its version", o.Name)
+			return fmt.Errorf("bundle %s has no olm.package property with its version", echo.Quote(o.Name))
 		case 1:
 		default:
-			return fmt.Errorf("bundle %q has %d olm.package properties; opm validate refuses this catalog: a bundle has exactly one", o.Name, len(o.Versions))
+			return fmt.Errorf("bundle %s has %d olm.package properties; opm validate refuses this catalog: a bundle has exactly one", echo.Quote(o.Name), len(o.Versions))
 		}
 		v := o.Versions[0]
 		if v.PackageName != "" && v.PackageName != o.Package {
-			return fmt.Errorf("bundle %q of package %q has an olm.package property naming package %q; opm validate refuses this catalog: make them equal", o.Name, o.Package, v.PackageName)
+			return fmt.Errorf("bundle %s of package %s has an olm.package property naming package %s; opm validate refuses this catalog: make them equal", echo.Quote(o.Name), echo.Quote(o.Package), echo.Quote(v.PackageName))
 		}
 		ver, err := bsemver.Parse(v.Version)
 		if err != nil {
-			return fmt.Errorf("bundle %q: olm.package version %q: %w", o.Name, v.Version, err)
+			return fmt.Errorf("bundle %s: olm.package version %s: %s", echo.Quote(o.Name), echo.Quote(v.Version), echo.Short(err.Error()))
 		}
 		b.version, b.versionStr, b.constrained = ver, v.Version, masterminds(ver)
 		if v.Release != nil {
@@ -115,22 +121,33 @@ func (c *fbcPackage) validate() error {
 		return c.err
 	}
 	if len(c.declared) > 1 {
-		return fmt.Errorf("catalog: package %q is declared %d times (olm.package at %s); opm validate refuses this catalog: keep one", c.name, len(c.declared), strings.Join(c.declared, " and "))
+		return fmt.Errorf("catalog: package %s is declared %d times (olm.package at %s); opm validate refuses this catalog: keep one", echo.Quote(c.name), len(c.declared), listed(c.declared, " and "))
 	}
 	byName := make(map[string]*fbcBundle, len(c.bundles))
 	for i := range c.bundles {
 		b := &c.bundles[i]
 		if first, ok := byName[b.name]; ok {
-			return fmt.Errorf("catalog: package %q has two bundles named %q (version %s at %s, version %s at %s); opm validate refuses this catalog: give each bundle its own name", c.name, b.name, first.versionStr, first.where, b.versionStr, b.where)
+			return fmt.Errorf("catalog: package %s has two bundles named %s (version %s at %s, version %s at %s); opm validate refuses this catalog: give each bundle its own name", echo.Quote(c.name), echo.Quote(b.name), first.versionStr, first.where, b.versionStr, b.where)
 		}
 		byName[b.name] = b
 	}
 	for _, ch := range slices.Sorted(maps.Keys(c.channels)) {
 		for _, e := range c.channels[ch] {
 			if _, ok := byName[e.Name]; !ok {
-				return fmt.Errorf("catalog: package %q channel %q lists bundle %q, which the package does not have (channel at %s); opm validate refuses this catalog: add the olm.bundle or remove the entry", c.name, ch, e.Name, c.channelAt[ch])
+				return fmt.Errorf("catalog: package %s channel %s lists bundle %s, which the package does not have (channel at %s); opm validate refuses this catalog: add the olm.bundle or remove the entry", echo.Quote(c.name), echo.Quote(ch), echo.Quote(e.Name), c.channelAt[ch])
 			}
 		}
 	}
 	return nil
+}
+
+// listed joins the first few of items (each already escaped and short:
+// object.at) with sep, and says how many it left out: a catalog can repeat
+// an object thousands of times.
+func listed(items []string, sep string) string {
+	const shown = 3
+	if len(items) <= shown {
+		return strings.Join(items, sep)
+	}
+	return fmt.Sprintf("%s%s%d more", strings.Join(items[:shown], sep), sep, len(items)-shown)
 }

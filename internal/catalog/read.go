@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
@@ -33,6 +34,10 @@ const (
 	// property types, and its channel and deprecation entries. Real
 	// packages hold a few thousand.
 	maxPackageItems = 1 << 17
+	// maxPackageBytes caps the bytes of the strings one package keeps
+	// (object.size): items alone leave each one's size to the catalog.
+	// Real packages keep a few MB.
+	maxPackageBytes = 64 << 20
 	// maxValueBytes caps a property value kept for choosing (olm.package's
 	// {packageName, version, release}); other values are skipped unread.
 	maxValueBytes = 64 << 10
@@ -78,6 +83,30 @@ type packageValue struct {
 	Release     *string `json:"r,omitempty" yaml:"release"`
 }
 
+// size is the bytes of the strings o keeps.
+func (o *object) size() int {
+	n := len(o.Schema) + len(o.Name) + len(o.Package) + len(o.Image) + len(o.File)
+	for _, e := range o.Entries {
+		n += len(e.Name) + len(e.Replaces) + len(e.SkipRange)
+		for _, s := range e.Skips {
+			n += len(s)
+		}
+		if e.Reference != nil {
+			n += len(e.Reference.Schema) + len(e.Reference.Name)
+		}
+	}
+	for _, t := range o.Types {
+		n += len(t)
+	}
+	for _, v := range o.Versions {
+		n += len(v.PackageName) + len(v.Version)
+		if v.Release != nil {
+			n += len(*v.Release)
+		}
+	}
+	return n
+}
+
 // key is the package an object belongs to ("" for objects choosing ignores).
 func (o *object) key() string {
 	switch o.Schema {
@@ -91,12 +120,12 @@ func (o *object) key() string {
 
 // at names the object inside a message: "catalog.json document 3".
 func (o *object) at() string {
-	return fmt.Sprintf("%s document %d", o.File, o.Doc)
+	return fmt.Sprintf("%s document %d", echo.Short(o.File), o.Doc)
 }
 
 // where names the object for errors.
 func (o *object) where() string {
-	return fmt.Sprintf("catalog file %s: document %d", o.File, o.Doc)
+	return fmt.Sprintf("catalog file %s: document %d", echo.Short(o.File), o.Doc)
 }
 
 // readAll streams every catalog object of fsys to fn, file by file in
@@ -106,6 +135,7 @@ func (o *object) where() string {
 // allow. It stops at ctx's end.
 func readAll(ctx context.Context, fsys fs.FS, only string, fn func(*object) error) error {
 	ignores := map[string][]string{} // directory → .indexignore patterns
+	total := 0                       // patterns in all
 	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -114,11 +144,17 @@ func readAll(ctx context.Context, fsys fs.FS, only string, fn func(*object) erro
 			return err
 		}
 		if d.IsDir() {
-			data, err := fs.ReadFile(fsys, path.Join(p, ".indexignore"))
-			if err == nil {
-				ignores[p] = parseIgnore(data)
-			} else if !errors.Is(err, fs.ErrNotExist) {
+			patterns, err := readIgnore(fsys, path.Join(p, ".indexignore"))
+			if err != nil {
 				return err
+			}
+			if patterns != nil {
+				// Bounded over the catalog too: a file is matched against
+				// the patterns of every directory above it.
+				if total += len(patterns); total > maxIgnorePatterns {
+					return fmt.Errorf("catalog: its .indexignore files hold over %d patterns in all: not a catalog olm-cmp reads (opm's hold a few patterns)", maxIgnorePatterns)
+				}
+				ignores[p] = patterns
 			}
 		}
 		if p != "." && ignored(ignores, p, d.IsDir()) {
@@ -139,7 +175,7 @@ func readAll(ctx context.Context, fsys fs.FS, only string, fn func(*object) erro
 			// A symbolic link is followed (fsys keeps it inside the
 			// catalog); a FIFO or device would block or never end.
 			if fi, err := fs.Stat(fsys, p); err != nil || !fi.Mode().IsRegular() {
-				return fmt.Errorf("catalog file %s is not a regular file: remove it from the catalog directory", p)
+				return fmt.Errorf("catalog file %s is not a regular file: remove it from the catalog directory", echo.Short(p))
 			}
 		}
 		f, err := fsys.Open(p)
@@ -149,6 +185,46 @@ func readAll(ctx context.Context, fsys fs.FS, only string, fn func(*object) erro
 		defer f.Close()
 		return readFile(ctx, p, f, only, fn)
 	})
+}
+
+// Bounds of one .indexignore file: every catalog file below its directory
+// is matched against each of its patterns (opm's catalogs hold a handful).
+const (
+	maxIgnoreBytes    = 64 << 10
+	maxIgnorePatterns = 1000
+)
+
+// readIgnore returns the patterns of the .indexignore file at name (nil
+// when there is none), refusing one past the bounds above.
+func readIgnore(fsys fs.FS, name string) ([]string, error) {
+	// Stat first: opening a FIFO blocks until a writer comes.
+	fi, err := fs.Stat(fsys, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("catalog file %s is not a regular file: remove it from the catalog directory", echo.Short(name))
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxIgnoreBytes {
+		return nil, fmt.Errorf("catalog file %s: over %d bytes: not an .indexignore olm-cmp reads (opm's hold a few patterns)", echo.Short(name), maxIgnoreBytes)
+	}
+	patterns := parseIgnore(data)
+	if len(patterns) > maxIgnorePatterns {
+		return nil, fmt.Errorf("catalog file %s: over %d patterns: not an .indexignore olm-cmp reads (opm's hold a few patterns)", echo.Short(name), maxIgnorePatterns)
+	}
+	return patterns, nil
 }
 
 // readFile reads one catalog file: a JSON stream (what opm writes, and what
@@ -169,7 +245,7 @@ func readFile(ctx context.Context, name string, r io.Reader, only string, fn fun
 				return readYAML(ctx, name, r, only, fn)
 			}
 		}
-		return fmt.Errorf("catalog file %s: %w", name, err)
+		return fmt.Errorf("catalog file %s: %w", echo.Short(name), err)
 	}
 	return readYAML(ctx, name, br, only, fn)
 }
@@ -244,7 +320,7 @@ func readJSON(ctx context.Context, name string, r io.Reader, only string, fn fun
 	dec := json.NewDecoder(br)
 	for doc := 1; ; doc++ {
 		if doc > maxObjectsPerFile {
-			return done, fmt.Errorf("catalog file %s: more than %d objects: not a catalog olm-cmp reads (split it, one file per package as opm writes it)", name, maxObjectsPerFile)
+			return done, fmt.Errorf("catalog file %s: more than %d objects: not a catalog olm-cmp reads (split it, one file per package as opm writes it)", echo.Short(name), maxObjectsPerFile)
 		}
 		if doc%256 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -263,7 +339,7 @@ func readJSON(ctx context.Context, name string, r io.Reader, only string, fn fun
 		case errors.Is(err, io.EOF):
 			return done, nil
 		case errors.Is(err, errObjectTooLarge):
-			return done, fmt.Errorf("catalog file %s: document %d is over %d MiB: not a catalog object olm-cmp reads", name, doc, maxObjectBytes>>20)
+			return done, fmt.Errorf("catalog file %s: document %d is over %d MiB: not a catalog object olm-cmp reads", echo.Short(name), doc, maxObjectBytes>>20)
 		case errors.As(err, &typeErr):
 			// The value was read whole; only a field has the wrong type. It
 			// fails the package it belongs to, not the catalog.
@@ -271,7 +347,7 @@ func readJSON(ctx context.Context, name string, r io.Reader, only string, fn fun
 			if done == 0 && doc == 1 {
 				return 0, fmt.Errorf("not JSON: %w", err)
 			}
-			return done, fmt.Errorf("catalog file %s: document %d: not valid JSON (%v)", name, doc, err)
+			return done, fmt.Errorf("catalog file %s: document %d: not valid JSON (%s)", echo.Short(name), doc, echo.Short(err.Error()))
 		}
 		o := object{Schema: jo.Schema, Name: jo.Name, Package: jo.Package, Image: jo.Image, File: name, Doc: doc}
 		if only != "" && o.key() != only {
@@ -293,9 +369,9 @@ func readJSON(ctx context.Context, name string, r io.Reader, only string, fn fun
 					Release     *string `json:"release"`
 				}
 				if p.Value.large {
-					o.Err = fmt.Sprintf("bundle %q: olm.package property is over %d KiB", o.Name, maxValueBytes>>10)
+					o.Err = fmt.Sprintf("bundle %s: olm.package property is over %d KiB", echo.Quote(o.Name), maxValueBytes>>10)
 				} else if err := json.Unmarshal(p.Value.raw, &v); err != nil {
-					o.Err = fmt.Sprintf("bundle %q: olm.package property: %v", o.Name, err)
+					o.Err = fmt.Sprintf("bundle %s: olm.package property: %s", echo.Quote(o.Name), echo.Short(err.Error()))
 				}
 				o.Versions = append(o.Versions, packageValue(v))
 			}
@@ -341,12 +417,18 @@ func readYAML(ctx context.Context, name string, r io.Reader, only string, fn fun
 		defer doc.Reset()
 		return readYAMLDoc(ctx, name, n, doc.Bytes(), only, fn)
 	}
+	// lineStart: the next slice starts a line. A line longer than the
+	// buffer comes in pieces, and a piece starting with "---" (inside a
+	// long description) starts no document: opm would not split there.
+	lineStart := true
 	for {
 		line, err := br.ReadSlice('\n')
+		atStart := lineStart
+		lineStart = err != bufio.ErrBufferFull
 		if err == bufio.ErrBufferFull {
 			err = nil // a long line: keep reading it
 		}
-		if isDocStart(line) {
+		if atStart && isDocStart(line) {
 			if ferr := flush(); ferr != nil {
 				return ferr
 			}
@@ -355,7 +437,7 @@ func readYAML(ctx context.Context, name string, r io.Reader, only string, fn fun
 		}
 		doc.Write(line)
 		if doc.Len() > maxObjectBytes {
-			return fmt.Errorf("catalog file %s: document %d is over %d MiB: not a catalog object olm-cmp reads", name, n+1, maxObjectBytes>>20)
+			return fmt.Errorf("catalog file %s: document %d is over %d MiB: not a catalog object olm-cmp reads", echo.Short(name), n+1, maxObjectBytes>>20)
 		}
 		if err == io.EOF {
 			return flush()
@@ -382,7 +464,7 @@ func readYAMLDoc(ctx context.Context, name string, n int, data []byte, only stri
 	}
 	docs, err := yamlsafe.Parse(data)
 	if err != nil {
-		return fmt.Errorf("catalog file %s: document %d: %s", name, n, strings.TrimPrefix(err.Error(), "document 1: "))
+		return fmt.Errorf("catalog file %s: document %d: %s", echo.Short(name), n, echo.Text(strings.TrimPrefix(err.Error(), "document 1: ")))
 	}
 	for _, doc := range docs {
 		if doc == nil || doc.Kind != yaml.MappingNode {
@@ -395,7 +477,7 @@ func readYAMLDoc(ctx context.Context, name string, n int, data []byte, only stri
 		}
 		var yo yamlObject
 		if err := doc.Decode(&yo); err != nil {
-			o.Err = strings.TrimPrefix(err.Error(), "yaml: ")
+			o.Err = yamlTypeError(err)
 		} else {
 			o.Image, o.Entries = yo.Image, yo.Entries
 			for _, p := range yo.Properties {
@@ -405,7 +487,7 @@ func readYAMLDoc(ctx context.Context, name string, n int, data []byte, only stri
 				}
 				var v packageValue
 				if err := p.Value.Decode(&v); err != nil {
-					o.Err = fmt.Sprintf("bundle %q: olm.package property: %v", o.Name, err)
+					o.Err = fmt.Sprintf("bundle %s: olm.package property: %s", echo.Quote(o.Name), yamlTypeError(err))
 				}
 				o.Versions = append(o.Versions, v)
 			}
@@ -434,3 +516,15 @@ var knownTypes = func() map[string]string {
 	}
 	return m
 }()
+
+// yamlTypeError says that a YAML catalog object has a field of the wrong
+// type without yaml.v3's Go types ("cannot unmarshal !!int into struct {
+// Type string …}", over several lines). Its line numbers count from the
+// document's "---", so they are left out: the message names the document.
+func yamlTypeError(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return "a field has the wrong type for a file-based catalog object (opm validate refuses it): see the olm.package, olm.channel and olm.bundle schemas"
+	}
+	return echo.Short(strings.TrimPrefix(err.Error(), "yaml: "))
+}

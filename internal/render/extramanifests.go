@@ -37,8 +37,11 @@ func (p *pipeline) readExtraManifests() ([]*yaml.RNode, error) {
 	}
 	names := p.selectExtraManifests(all)
 	var out []*yaml.RNode
-	for _, n := range names {
-		nodes, err := readManifestFile(filepath.Join(dir, n))
+	for _, file := range names {
+		// Messages name the file escaped: a line break in a file name
+		// would end the error line CI prints and forge the next.
+		n := echo.Text(file)
+		nodes, err := readManifestFile(filepath.Join(dir, file))
 		if err != nil {
 			return nil, fmt.Errorf("extra manifest %s: %w", n, err)
 		}
@@ -94,9 +97,9 @@ func candidates(all []string) string {
 	case len(all) == 0:
 		return "there are none"
 	case len(all) > 8:
-		return fmt.Sprintf("there are %s, and %d more", strings.Join(all[:8], ", "), len(all)-8)
+		return fmt.Sprintf("there are %s, and %d more", echo.Text(strings.Join(all[:8], ", ")), len(all)-8)
 	}
-	return "there are " + strings.Join(all, ", ")
+	return "there are " + echo.Text(strings.Join(all, ", "))
 }
 
 // ownAnnotation returns an annotation olm-cmp writes, if n carries one.

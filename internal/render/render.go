@@ -229,7 +229,8 @@ func chooseBundle(req Request, cat *openedCatalog) (*catalog.Choice, error) {
 
 // chosen names the bundle a catalog chose, for errors.
 func chosen(c *catalog.Choice) string {
-	return fmt.Sprintf("bundle %s (%s %s from spec.catalog %q)", c.Bundle, c.Package, c.Version, c.Ref)
+	// The image and version are the catalog's: escaped and capped.
+	return fmt.Sprintf("bundle %s (%s %s from spec.catalog %s)", echo.Short(c.Bundle), echo.Short(c.Package), echo.Short(c.Version), echo.Quote(c.Ref))
 }
 
 // Load reads the bundle of a resolved request. Directories go through the

@@ -15,6 +15,9 @@ func TestParseRefusesWhatWouldNotEnd(t *testing.T) {
 		{"alias bomb", "a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\n", "aliases expand to more than"},
 		{"too deep", strings.Repeat("[", 300) + strings.Repeat("]", 300), "nested more than 256 levels"},
 		{"too many items", strings.Repeat("- 1\n", 600000), "YAML items"},
+		// JSON written as YAML: flow mappings with no space after the colon
+		// and no line breaks, 15 nodes for each comma.
+		{"too many items in JSON style", "[" + strings.Repeat(`{"t":{"a":{"b":{"c":{"d":{"e":{"f":"1"}}}}}}},`, 40000) + "1]", "YAML items"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse([]byte(c.doc))

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"context"
 	"testing"
 )
 
@@ -41,7 +42,7 @@ func TestStripProvenance(t *testing.T) {
 
 func TestMetadataOnly(t *testing.T) {
 	parse := func(doc string) item {
-		items, err := parseAll([]string{doc})
+		items, err := parseAll(context.Background(), []string{doc})
 		if err != nil {
 			t.Fatal(err)
 		}

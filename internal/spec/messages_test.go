@@ -124,3 +124,48 @@ func TestLocate(t *testing.T) {
 		t.Errorf("an overridden field got a line: %v", got)
 	}
 }
+
+// A strict render's entries that match nothing (exclude, images, accept,
+// config.selector, spec.excludeFiles, a patch's deletion) name the line of
+// the entry, as the spec's other errors do; the requirement summary names
+// no field and stays as it is.
+func TestLocateStrictEntries(t *testing.T) {
+	f, err := Parse("f", []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./b\n  namespace: ok\n"+
+		"  exclude:\n  - Deployment\n  - Deploymnet\n"+
+		"  images: {\"quay.io/olmcmp/\": \"x.io/\"}\n"+
+		"  accept:\n  - api:foo.io\n"+
+		"  config:\n    selector: {matchLabels: {a: b}}\n"+
+		"  excludeFiles: [manifests/nope.yaml]\n"+
+		"  patches:\n  - path: p.yaml\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := errors.New(strings.Join([]string{
+		`strict: exclude "Deploymnet" matched no object; did you mean Deployment?`,
+		`strict: images "quay.io/olmcmp/" matched no image; images rendered: quay.io/olm-cmp/x:v1`,
+		`strict: accept "api:foo.io" matched no finding; the report has no findings`,
+		`strict: config.selector selects nothing: OLM applies config to every Deployment of the bundle; remove it`,
+		`strict: spec.excludeFiles: manifests/nope.yaml: no such file in the bundle's manifests/`,
+		`strict: patches[0]: apps/Deployment ns/x: $patch: delete of spec.template.spec.volumes[name=v] deletes nothing`,
+		"strict: 1 requirement(s) not met; fix each:\n  requirement api:x.io (from ClusterRole/x rules): not served",
+	}, "\n"))
+	want := strings.Join([]string{
+		`f: line 8: strict: exclude "Deploymnet" matched no object; did you mean Deployment?`,
+		`f: line 9: strict: images "quay.io/olmcmp/" matched no image; images rendered: quay.io/olm-cmp/x:v1`,
+		`f: line 11: strict: accept "api:foo.io" matched no finding; the report has no findings`,
+		`f: line 13: strict: config.selector selects nothing: OLM applies config to every Deployment of the bundle; remove it`,
+		`f: line 14: strict: spec.excludeFiles: manifests/nope.yaml: no such file in the bundle's manifests/`,
+		`f: line 16: strict: patches[0]: apps/Deployment ns/x: $patch: delete of spec.template.spec.volumes[name=v] deletes nothing`,
+		"strict: 1 requirement(s) not met; fix each:\n  requirement api:x.io (from ClusterRole/x rules): not served",
+	}, "\n")
+	if got := f.Locate(base, &f.Spec); got.Error() != want {
+		t.Errorf("want\n%s\ngot\n%v", want, got)
+	}
+	// An entry a flag replaced (--exclude) has no line in the file.
+	s := f.Spec
+	s.Exclude = []string{"Deploymnet"}
+	one := `strict: exclude "Deploymnet" matched no object`
+	if got := f.Locate(errors.New(one), &s); got.Error() != one {
+		t.Errorf("an overridden entry got a line: %v", got)
+	}
+}

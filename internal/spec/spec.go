@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	mmsemver "github.com/Masterminds/semver/v3"
@@ -487,10 +488,7 @@ func (f *File) Locate(err error, s *Spec) error {
 	lines := strings.Split(err.Error(), "\n")
 	changed := false
 	for i, l := range lines {
-		m := l
-		if strings.HasPrefix(l, "patches[") {
-			m = "spec." + l
-		}
+		m := entryPath(l, s)
 		if out := f.at(m, s); out != m {
 			lines[i] = strings.TrimSuffix(out, m) + l
 			changed = true
@@ -500,6 +498,43 @@ func (f *File) Locate(err error, s *Spec) error {
 		return err
 	}
 	return &locatedError{msg: strings.Join(lines, "\n"), err: err}
+}
+
+// entryPath rewrites l, one line of a render's error, so that its first
+// word is the spec path of the field it is about, for at to find the line:
+// "patches[0]: ..." is about spec.patches[0], and strict's entries that
+// matched nothing name theirs in the steps' words ("strict: exclude "X"
+// matched no object" is about the spec.exclude item "X").
+func entryPath(l string, s *Spec) string {
+	l = strings.TrimPrefix(l, "strict: ")
+	word, rest, _ := strings.Cut(l, " ")
+	switch {
+	case strings.HasPrefix(l, "patches["), strings.HasPrefix(l, "config."):
+		return "spec." + l
+	case word == "exclude", word == "images", word == "accept":
+		v, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			return l
+		}
+		v, _ = strconv.Unquote(v)
+		path := "spec." + word
+		switch word {
+		case "exclude":
+			if i := slices.Index(s.Exclude, v); i >= 0 {
+				path = fmt.Sprintf("%s[%d]", path, i)
+			}
+		case "accept":
+			if i := slices.Index(s.Accept, v); i >= 0 {
+				path = fmt.Sprintf("%s[%d]", path, i)
+			}
+		case "images":
+			if _, ok := s.Images[v]; ok {
+				path = keyPath(path, v)
+			}
+		}
+		return path + " " + rest
+	}
+	return l
 }
 
 // locatedError is an error with file and line prefixes added to its text.

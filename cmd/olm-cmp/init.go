@@ -51,6 +51,9 @@ replaced without --force; init writes nothing else, and writes atomically.`,
 				return err
 			}
 			if len(args) == 1 {
+				if err := checkRefArg("", args[0]); err != nil {
+					return err
+				}
 				req.Ref, req.RefIsDir = args[0], isDir(args[0])
 			}
 			loader, err := rf.loader()

@@ -127,7 +127,7 @@ finding is not accepted.`,
 				return fmt.Errorf("--package, --channel and --version need --catalog")
 			case len(args) == 0:
 				b, err = loadAny(cmd.Context(), loader, bundleRef)
-			case hasSpecFile(args[0]):
+			case hasSpecFile(args[0]) || namesSpec(args[0]):
 				var sf *specFlags
 				if cmd.Flags().Changed("bundle") {
 					sf = &specFlags{bundle: bundleRef}
@@ -194,6 +194,22 @@ func (s *summary) write(out io.Writer, output string) error {
 func hasSpecFile(dir string) bool {
 	fi, err := os.Stat(filepath.Join(dir, spec.FileName))
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// namesSpec reports whether arg is a spec file (DIR/olm-cmp.yaml, as
+// render takes it) or names one render would refuse with its fix (an
+// olm-cmp.yml, or a directory holding one and no bundle): not a bundle.
+func namesSpec(arg string) bool {
+	regular := func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.Mode().IsRegular()
+	}
+	switch filepath.Base(arg) {
+	case spec.FileName, "olm-cmp.yml":
+		return regular(arg)
+	}
+	_, err := os.Stat(filepath.Join(arg, "metadata"))
+	return regular(filepath.Join(arg, "olm-cmp.yml")) && err != nil
 }
 
 // loadSpecDir resolves and loads the bundle DIR/olm-cmp.yaml names, as
@@ -263,6 +279,9 @@ func loadFromCatalog(ctx context.Context, loader render.Loader, ref, pkg, channe
 
 // loadAny loads a directory (an explicit path, or one that exists) or an image.
 func loadAny(ctx context.Context, loader render.Loader, ref string) (*bundle.Bundle, error) {
+	if err := checkRefArg("", ref); err != nil {
+		return nil, err
+	}
 	if isDir(ref) {
 		abs, err := filepath.Abs(ref)
 		if err != nil {

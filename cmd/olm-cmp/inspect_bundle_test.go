@@ -35,3 +35,42 @@ func TestInspectBundleOverride(t *testing.T) {
 		t.Errorf("want %s, got %v", want, err)
 	}
 }
+
+// A bundle argument that is neither a directory nor an image with a
+// registry (a mistyped path) is refused with the fix before any registry
+// is asked, in every command that takes one; inspect takes the spec file
+// as render does, and names an olm-cmp.yml with the rename.
+func TestBundleArgumentMistakes(t *testing.T) {
+	const fix = "examples/demo/bundl: no such directory, and not an image reference (it names no registry): give the bundle directory relative to the working directory, or the image with its registry (quay.io/org/bundl, docker.io/org/bundl for Docker Hub)"
+	for _, args := range [][]string{
+		{"inspect", "examples/demo/bundl"},
+		{"init", "examples/demo/bundl", "-d", t.TempDir()},
+		{"render", "--bundle", "examples/demo/bundl", "-n", "x"},
+		{"diff", "../../examples/demo", "--to-bundle", "examples/demo/bundl"},
+	} {
+		_, _, err := run(t, args...)
+		flag := ""
+		if strings.HasPrefix(args[1], "--") {
+			flag = args[1] + " "
+		} else if args[0] == "diff" {
+			flag = "--to-bundle "
+		}
+		if want := flag + fix; err == nil || err.Error() != want {
+			t.Errorf("%s:\nwant %s\ngot  %v", strings.Join(args, " "), want, err)
+		}
+	}
+
+	out, _, err := run(t, "inspect", "../../examples/demo/olm-cmp.yaml")
+	if err != nil || !strings.Contains(out, "Package:          greeter-operator\n") {
+		t.Errorf("inspect DIR/olm-cmp.yaml: %v\n%s", err, out)
+	}
+	app := t.TempDir()
+	doc := "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./bundle\n  namespace: x\n"
+	if err := os.WriteFile(filepath.Join(app, "olm-cmp.yml"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = run(t, "inspect", app)
+	if want := "olm-cmp.yaml not found in " + app + ", but olm-cmp.yml is there: rename it to olm-cmp.yaml (olm-cmp and its Argo CD plugin look for that name only)"; err == nil || err.Error() != want {
+		t.Errorf("inspect DIR with olm-cmp.yml:\nwant %s\ngot  %v", want, err)
+	}
+}

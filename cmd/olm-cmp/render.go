@@ -147,6 +147,9 @@ func (f *specFlags) anyChanged(fs *pflag.FlagSet) bool {
 // directory, where a shell completed it, not to olm-cmp.yaml; it must exist,
 // and it clears spec.version, which only an image reference takes.
 func setBundle(s *spec.Spec, flag, ref string) error {
+	if err := checkRefArg(flag, ref); err != nil {
+		return err
+	}
 	if isDir(ref) {
 		fi, err := os.Stat(ref)
 		switch {

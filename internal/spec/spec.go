@@ -793,9 +793,18 @@ func checkClusterAPI(a string) string {
 		return "use group/version (cert-manager.io/v1) or a group alone"
 	case dns1123Subdomain(group) != "":
 		return "not an API group: use group/version, e.g. monitoring.coreos.com/v1"
+	case !strings.Contains(group, ".") && !slices.Contains(dotlessGroups, group):
+		// A project's name ("cert-manager"), not its group: no CRD can
+		// define a group without a dot, so the entry would declare nothing.
+		return "not an API group: a CRD's group holds a dot (cert-manager.io, monitoring.coreos.com): use group/version, e.g. cert-manager.io/v1"
 	}
 	return ""
 }
+
+// dotlessGroups are Kubernetes' own API groups without a dot (and "v1",
+// the core group as kubectl api-versions lists it): the only groups
+// without one a cluster serves, since a CRD's group must hold a dot.
+var dotlessGroups = []string{"v1", "core", "apps", "autoscaling", "batch", "policy", "extensions"}
 
 // acceptCategories are the requirements report's categories (package
 // requirements), which spec.accept entries name.

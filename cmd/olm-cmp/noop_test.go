@@ -54,3 +54,26 @@ func TestRenderStrictEntryNamesItsLine(t *testing.T) {
 		t.Errorf("want %s\ngot %v", want, err)
 	}
 }
+
+// Without --strict, the same entry is a warning, and names its line too.
+func TestRenderWarningNamesItsLine(t *testing.T) {
+	dir := demoCopy(t)
+	path := dir + "/olm-cmp.yaml"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, "  exclude:\n  - Deploymnet\n"...)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Count(string(b), "\n")
+	_, stderr, err := run(t, "render", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("warning: %s: line %d: exclude \"Deploymnet\" matched no object; did you mean Deployment?\n", path, line)
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %s:\n%s", want, stderr)
+	}
+}

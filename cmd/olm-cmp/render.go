@@ -184,6 +184,31 @@ func locate(req render.Request, err error) error {
 	return f.Locate(err, &req.Spec)
 }
 
+// locateWarnings names the file and line of the spec entry each of res's
+// warnings is about (an exclude selector, an images prefix or an accept
+// entry that matched nothing), as the same entry's error under --strict
+// does. A requirement finding is about the bundle, not a line: its text is
+// kept, so that Notes still finds it.
+func locateWarnings(req render.Request, res *render.Result) {
+	findings := map[string]bool{}
+	for _, f := range res.Requirements {
+		findings[f.Line()] = true
+	}
+	var f *spec.File
+	for i, w := range res.Warnings {
+		if findings[w] || req.SourceDir == "" {
+			continue
+		}
+		if f == nil {
+			var err error
+			if f, err = spec.Load(req.SourceDir); err != nil {
+				return
+			}
+		}
+		res.Warnings[i] = f.Locate(errors.New(w), &req.Spec).Error()
+	}
+}
+
 // loadRequest reads DIR/olm-cmp.yaml (DIR as the command line gave it: see sourceDir) and
 // applies the flags (none when f is nil). Without a spec file, --bundle (or --catalog and
 // --package) and --namespace alone are enough (no extra manifests then).
@@ -276,6 +301,7 @@ per finding category instead; olm-cmp inspect DIR lists the findings.`,
 				return err
 			}
 			stderr := cmd.ErrOrStderr()
+			locateWarnings(req, res)
 			printNotes(stderr, res, out.quiet, inspectArgs(req, firstArg(args)))
 			if out.quiet {
 				return nil

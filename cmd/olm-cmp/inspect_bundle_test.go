@@ -74,3 +74,25 @@ func TestBundleArgumentMistakes(t *testing.T) {
 		t.Errorf("inspect DIR with olm-cmp.yml:\nwant %s\ngot  %v", want, err)
 	}
 }
+
+// A value a flag gave is named by its flag, not by the spec field it
+// replaced (the file does not hold it); without a spec file, the missing
+// namespace names -n.
+func TestFlagValueErrorsNameTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"render", "../../examples/demo", "-n", "Flux"},
+			`--namespace: spec.namespace "Flux": not a valid namespace name: use lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters, e.g. "flux"`},
+		{[]string{"render", "../../examples/demo", "--certificate-provider", "certmanager"},
+			`--certificate-provider: spec.certificateProvider "certmanager": must be one of cert-manager, service-ca, none`},
+		{[]string{"render", "--bundle", "../../examples/demo/bundle"},
+			`spec.namespace is required: the namespace the operator is installed in; without an olm-cmp.yaml, give it with -n NS`},
+	} {
+		_, _, err := run(t, tc.args...)
+		if err == nil || strings.Split(err.Error(), "\n")[0] != tc.want {
+			t.Errorf("%s:\nwant %s\ngot  %v", strings.Join(tc.args, " "), tc.want, err)
+		}
+	}
+}

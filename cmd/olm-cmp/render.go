@@ -245,14 +245,60 @@ func loadRequest(cmd *cobra.Command, arg string, f *specFlags) (render.Request, 
 		}
 		printWarnings(cmd.ErrOrStderr(), notes)
 	}
-	if file != nil {
-		// Checked here, where the file's lines are known, so that a bad
-		// value names its line; the render checks the same again.
-		if err := file.Validate(&req.Spec); err != nil {
-			return req, err
-		}
+	// Checked here, where the file's lines and the flags are known, so that
+	// a bad value names its line or its flag; the render checks the same
+	// again.
+	if err := file.Validate(&req.Spec); err != nil {
+		return req, nameFlags(cmd.Flags(), file == nil, err)
 	}
 	return req, nil
+}
+
+// flagFields are the spec fields each spec flag replaces (-n moves a
+// watched namespace too).
+var flagFields = map[string][]string{
+	"bundle": {"spec.bundle"}, "catalog": {"spec.catalog"}, "package": {"spec.package"},
+	"channel": {"spec.channel"}, "version": {"spec.version"},
+	"namespace":       {"spec.namespace", "spec.watchNamespaces"},
+	"watch-namespace": {"spec.watchNamespaces"}, "image-pull-secret": {"spec.imagePullSecrets"},
+	"exclude": {"spec.exclude"}, "certificate-provider": {"spec.certificateProvider"},
+}
+
+// nameFlags leads each line of err, the spec's validation, that is about a
+// value a flag gave with that flag: the file does not hold the value, so
+// no line of it can be named. Without a spec file, the missing namespace
+// names -n.
+func nameFlags(fs *pflag.FlagSet, noFile bool, err error) error {
+	lines := strings.Split(err.Error(), "\n")
+	changed := false
+	for i, l := range lines {
+		if noFile && strings.HasPrefix(l, "spec.namespace is required") {
+			lines[i], changed = l+"; without an olm-cmp.yaml, give it with -n NS", true
+			continue
+		}
+		for flag, fields := range flagFields {
+			if !fs.Changed(flag) || !slices.ContainsFunc(fields, func(f string) bool {
+				return strings.HasPrefix(l, f+" ") || strings.HasPrefix(l, f+"[") || strings.HasPrefix(l, f+":")
+			}) || !slices.ContainsFunc(flagValues(fs, flag), func(v string) bool { return strings.Contains(l, echo.Quote(v)) }) {
+				continue
+			}
+			lines[i], changed = "--"+flag+": "+l, true
+			break
+		}
+	}
+	if !changed {
+		return err
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+// flagValues are the values given to flag, one or several.
+func flagValues(fs *pflag.FlagSet, flag string) []string {
+	v := fs.Lookup(flag).Value
+	if s, ok := v.(pflag.SliceValue); ok {
+		return s.GetSlice()
+	}
+	return []string{v.String()}
 }
 
 func newRenderCmd() *cobra.Command {

@@ -56,6 +56,14 @@ replaced without --force; init writes nothing else, and writes atomically.`,
 				}
 				req.Ref, req.RefIsDir = args[0], isDir(args[0])
 			}
+			if req.Catalog != "" {
+				if err := dirOrImage("--catalog", "catalog", req.Catalog); err != nil {
+					return err
+				}
+				if !render.IsDirRef(req.Catalog) && isDir(req.Catalog) {
+					req.Catalog = "./" + req.Catalog // a directory that exists, as the shell completed it
+				}
+			}
 			loader, err := rf.loader()
 			if err != nil {
 				return err

@@ -262,6 +262,10 @@ func (s *summary) addRequirements(ctx context.Context, rv render.Resolved, b *bu
 // through the same Resolve and Load; a ./directory is relative to the
 // working directory.
 func loadFromCatalog(ctx context.Context, loader render.Loader, ref, pkg, channel, versions string) (*bundle.Bundle, *catalogSummary, error) {
+	ref, err := catalogArg(ref)
+	if err != nil {
+		return nil, nil, err
+	}
 	// Resolve validates the catalog fields as a spec's; the namespace it
 	// also requires plays no part in choosing.
 	r := &render.Renderer{Loader: loader}

@@ -96,3 +96,31 @@ func TestFlagValueErrorsNameTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// A --catalog directory is relative to the working directory, with or
+// without ./ (as a --bundle directory is), and one that does not exist,
+// without a registry, is refused with the fix.
+func TestCatalogArgument(t *testing.T) {
+	t.Run("without ./", func(t *testing.T) {
+		t.Chdir("../..")
+		_, _, err := run(t, "inspect", "--catalog", "internal/render/testdata/catalog", "--package", "greeter-operatr")
+		if want := `catalog: package "greeter-operatr" not found`; err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("inspect --catalog DIR without ./: want ...%s, got %v", want, err)
+		}
+	})
+	_, _, err := run(t, "inspect", "--catalog", "../../internal/render/testdata/catalog", "--package", "greeter-operatr")
+	if want := `catalog: package "greeter-operatr" not found`; err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("inspect --catalog ../DIR: want ...%s, got %v", want, err)
+	}
+	for _, args := range [][]string{
+		{"inspect", "--catalog", "testdata/catlog", "--package", "p"},
+		{"render", "../../examples/demo", "--catalog", "testdata/catlog", "--package", "p"},
+		{"init", "--catalog", "testdata/catlog", "--package", "p", "-d", t.TempDir()},
+	} {
+		_, _, err := run(t, args...)
+		want := "--catalog testdata/catlog: no such directory, and not an image reference (it names no registry): give the catalog directory relative to the working directory, or the image with its registry (quay.io/org/catlog, docker.io/org/catlog for Docker Hub)"
+		if err == nil || err.Error() != want {
+			t.Errorf("%s:\nwant %s\ngot  %v", strings.Join(args, " "), want, err)
+		}
+	}
+}

@@ -151,6 +151,11 @@ func isDir(ref string) bool {
 // (spec.bundle's rule, worded for the command line, where a path is
 // relative to the working directory).
 func checkRefArg(flag, ref string) error {
+	return dirOrImage(flag, "bundle", ref)
+}
+
+// dirOrImage is checkRefArg's rule for a bundle or catalog (what).
+func dirOrImage(flag, what, ref string) error {
 	if isDir(ref) || render.HasRegistry(ref) {
 		return nil
 	}
@@ -158,8 +163,25 @@ func checkRefArg(flag, ref string) error {
 		flag += " "
 	}
 	last := ref[strings.LastIndexByte(ref, '/')+1:]
-	return fmt.Errorf("%s%s: no such directory, and not an image reference (it names no registry): give the bundle directory relative to the working directory, or the image with its registry (quay.io/org/%s, docker.io/org/%s for Docker Hub)",
-		flag, echo.Short(ref), echo.Short(last), echo.Short(last))
+	return fmt.Errorf("%s%s: no such directory, and not an image reference (it names no registry): give the %s directory relative to the working directory, or the image with its registry (quay.io/org/%s, docker.io/org/%s for Docker Hub)",
+		flag, echo.Short(ref), what, echo.Short(last), echo.Short(last))
+}
+
+// catalogArg is a --catalog value as the spec takes it: a directory that
+// exists (with or without ./; on the command line a path is relative to
+// the working directory, as --bundle's is) made absolute, or an image
+// reference that names its registry.
+func catalogArg(ref string) (string, error) {
+	if err := dirOrImage("--catalog", "catalog", ref); err != nil {
+		return "", err
+	}
+	if !isDir(ref) {
+		return ref, nil
+	}
+	if fi, err := os.Stat(ref); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("--catalog %s: no such directory (a path is relative to the working directory)", echo.Short(ref))
+	}
+	return filepath.Abs(ref)
 }
 
 // sourceDir returns the source directory that a command's argument names:

@@ -95,7 +95,9 @@ func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) (notes []string, err 
 		if f.catalog != s.Catalog {
 			unpin("--catalog", f.catalog)
 		}
-		s.Catalog = f.catalog
+		if s.Catalog, err = catalogArg(f.catalog); err != nil {
+			return notes, err
+		}
 	}
 	set("package", func() { s.Package = f.pkg })
 	set("channel", func() { s.Channel = f.channel })

@@ -124,3 +124,15 @@ func TestCatalogArgument(t *testing.T) {
 		}
 	}
 }
+
+// A bundle directory given where a source directory is expected says what
+// to run instead: init writes its spec, --bundle renders it alone.
+func TestBundleDirWhereSpecDirExpected(t *testing.T) {
+	const b = "../../examples/demo/bundle"
+	want := "olm-cmp.yaml not found in " + b + ": it is a bundle directory (it has metadata/annotations.yaml), not a source directory: write a spec for it with olm-cmp init " + b + " -d DIR, or render it alone with olm-cmp render --bundle " + b + " -n NAMESPACE"
+	for _, args := range [][]string{{"render", b}, {"health-checks", b}, {"resolve", b}} {
+		if _, _, err := run(t, args...); err == nil || err.Error() != want {
+			t.Errorf("%s:\nwant %s\ngot  %v", strings.Join(args, " "), want, err)
+		}
+	}
+}

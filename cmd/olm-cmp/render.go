@@ -237,6 +237,9 @@ func loadRequest(cmd *cobra.Command, arg string, f *specFlags) (render.Request, 
 		// No spec file: no extra manifests either, and a ./bundle or
 		// ./catalog path is relative to the working directory.
 		req.SourceDir = ""
+	case errors.Is(err, os.ErrNotExist) && isBundleDir(dir):
+		return req, fmt.Errorf("%s not found in %s: it is a bundle directory (it has metadata/annotations.yaml), not a source directory: write a spec for it with olm-cmp init %s -d DIR, or render it alone with olm-cmp render --bundle %s -n NAMESPACE",
+			spec.FileName, dir, dir, dir)
 	default:
 		return req, err
 	}
@@ -254,6 +257,14 @@ func loadRequest(cmd *cobra.Command, arg string, f *specFlags) (render.Request, 
 		return req, nameFlags(cmd.Flags(), file == nil, err)
 	}
 	return req, nil
+}
+
+// isBundleDir reports whether dir looks like a registry+v1 bundle (the
+// file that names its package), for a bundle given where a source directory
+// belongs.
+func isBundleDir(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, "metadata", "annotations.yaml"))
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // flagFields are the spec fields each spec flag replaces (-n moves a

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -39,6 +40,9 @@ func (p *pipeline) readExtraManifests() ([]*yaml.RNode, error) {
 	var out []*yaml.RNode
 	for _, n := range names {
 		nodes, err := readManifestFile(filepath.Join(dir, n))
+		if errors.Is(err, errNotObject) {
+			return nil, fmt.Errorf("extra manifest %s: %w: if it is not meant as a manifest (another tool's file), leave it out with spec.extraManifests: {exclude: [%s]}", n, err, n)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("extra manifest %s: %w", n, err)
 		}

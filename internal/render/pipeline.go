@@ -338,6 +338,11 @@ func ExtraManifestFiles(dir string) ([]string, error) {
 	return names, nil
 }
 
+// errNotObject marks a file whose YAML is no Kubernetes object (a values
+// file, a kustomization.yaml): its text adds nothing, the caller says what
+// to do with the file.
+var errNotObject = errors.New("")
+
 func readManifestFile(path string) ([]*yaml.RNode, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -364,10 +369,10 @@ func readManifestFile(path string) ([]*yaml.RNode, error) {
 	}
 	for i, n := range nodes {
 		if n.GetApiVersion() == "" || n.GetKind() == "" {
-			return nil, fmt.Errorf("document %d has no apiVersion or kind", i+1)
+			return nil, fmt.Errorf("document %d has no apiVersion or kind%w", i+1, errNotObject)
 		}
 		if n.GetName() == "" {
-			return nil, fmt.Errorf("document %d (%s) has no metadata.name", i+1, n.GetKind())
+			return nil, fmt.Errorf("document %d (%s) has no metadata.name%w", i+1, n.GetKind(), errNotObject)
 		}
 	}
 	return nodes, nil

@@ -19,6 +19,17 @@ import (
 // it renders (AnnotationBundle and the others).
 const ownAnnotationPrefix = "olm-cmp.dev/"
 
+// NotObjectError is an extra manifest whose YAML is no Kubernetes object
+// (another tool's file beside the spec), File its name in the source
+// directory: init, which has no spec to leave it out with yet, says what to
+// do instead.
+type NotObjectError struct {
+	File string
+	msg  string
+}
+
+func (e *NotObjectError) Error() string { return e.msg }
+
 // readExtraManifests reads the extra manifests spec.extraManifests selects
 // among ExtraManifestFiles, in file-name order, and records the file each
 // object came from (for checkUnique). A file that is olm-cmp's own output
@@ -41,7 +52,7 @@ func (p *pipeline) readExtraManifests() ([]*yaml.RNode, error) {
 	for _, n := range names {
 		nodes, err := readManifestFile(filepath.Join(dir, n))
 		if errors.Is(err, errNotObject) {
-			return nil, fmt.Errorf("extra manifest %s: %w: if it is not meant as a manifest (another tool's file), leave it out with spec.extraManifests: {exclude: [%s]}", n, err, n)
+			return nil, &NotObjectError{File: n, msg: fmt.Sprintf("extra manifest %s: %v: if it is not meant as a manifest (another tool's file), leave it out with spec.extraManifests: {exclude: [%s]}", n, err, n)}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("extra manifest %s: %w", n, err)

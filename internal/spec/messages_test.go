@@ -169,3 +169,32 @@ func TestLocateStrictEntries(t *testing.T) {
 		t.Errorf("an overridden entry got a line: %v", got)
 	}
 }
+
+// An images prefix and its replacement that disagree on the trailing '/'
+// would glue names together (mirror/olm-cmpgreeter) or double the slash: the
+// spec names the line and the fix. A list item over-indented under another
+// one is read by YAML as part of the value before it: the version is then
+// no version.
+func TestImagesSlashAndAPIVersion(t *testing.T) {
+	const head = "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./bundle\n  namespace: x\n"
+	for _, tc := range []struct{ name, doc, want string }{
+		{"to lacks /", head + "  images:\n    quay.io/olm-cmp/: mirror.example.com/olm-cmp\n",
+			`f: line 7: spec.images["quay.io/olm-cmp/"]: the prefix ends with '/' and its replacement "mirror.example.com/olm-cmp" does not, so quay.io/olm-cmp/NAME would become mirror.example.com/olm-cmpNAME: end both with '/' or neither`},
+		{"from lacks /", head + "  images:\n    quay.io/olm-cmp: mirror.example.com/olm-cmp/\n",
+			`f: line 7: spec.images["quay.io/olm-cmp"]: the replacement "mirror.example.com/olm-cmp/" ends with '/' and the prefix does not, so quay.io/olm-cmp/NAME would become mirror.example.com/olm-cmp//NAME: end both with '/' or neither`},
+		{"list item under another", head + "  clusterAPIs:\n  - cert-manager.io/v1\n   - x.io\n",
+			`f: line 7: spec.clusterAPIs[0] "cert-manager.io/v1 - x.io": not an API version: use group/version (cert-manager.io/v1) or a group alone; a list item indented deeper than the one above it is read as part of its value`},
+	} {
+		f, err := Parse("f", []byte(tc.doc))
+		if err == nil {
+			err = f.Validate(&f.Spec)
+		}
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s:\ngot  %v\nwant %s", tc.name, err, tc.want)
+		}
+	}
+	ok := head + "  images:\n    quay.io/olm-cmp/: mirror.example.com/olm-cmp/\n    quay.io/a/b: mirror.example.com/b\n  clusterAPIs: [cert-manager.io/v1beta1, monitoring.coreos.com]\n"
+	if f, err := Parse("f", []byte(ok)); err != nil || f.Validate(&f.Spec) != nil {
+		t.Errorf("valid entries refused: %v", err)
+	}
+}

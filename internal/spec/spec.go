@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -713,9 +714,20 @@ func (s *Spec) Validate() error {
 			}
 		}
 	}
-	for from, to := range s.Images {
-		if from == "" || to == "" {
+	for _, from := range slices.Sorted(maps.Keys(s.Images)) {
+		to := s.Images[from]
+		switch {
+		case from == "" || to == "":
 			add("spec.images: %s -> %s: both the prefix and its replacement must be non-empty", echo.Quote(from), echo.Quote(to))
+		// The rest of the image after the prefix is appended to the
+		// replacement as it is: a '/' on one side only glues two names
+		// together or doubles the slash, and the image still parses.
+		case strings.HasSuffix(from, "/") && !strings.HasSuffix(to, "/"):
+			add("%s: the prefix ends with '/' and its replacement %s does not, so %sNAME would become %sNAME: end both with '/' or neither",
+				keyPath("spec.images", from), echo.Quote(to), echo.Short(from), echo.Short(to))
+		case !strings.HasSuffix(from, "/") && strings.HasSuffix(to, "/"):
+			add("%s: the replacement %s ends with '/' and the prefix does not, so %s/NAME would become %s/NAME: end both with '/' or neither",
+				keyPath("spec.images", from), echo.Quote(to), echo.Short(from), echo.Short(to))
 		}
 	}
 	for i, p := range s.Patches {
@@ -791,6 +803,8 @@ func checkClusterAPI(a string) string {
 		return "empty or padded: use group/version (cert-manager.io/v1) or a group (cert-manager.io)"
 	case found && (version == "" || strings.Contains(version, "/")):
 		return "use group/version (cert-manager.io/v1) or a group alone"
+	case found && dns1123Label(version) != "":
+		return "not an API version: use group/version (cert-manager.io/v1) or a group alone; a list item indented deeper than the one above it is read as part of its value"
 	case dns1123Subdomain(group) != "":
 		return "not an API group: use group/version, e.g. monitoring.coreos.com/v1"
 	case !strings.Contains(group, ".") && !slices.Contains(dotlessGroups, group):

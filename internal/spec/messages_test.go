@@ -198,3 +198,22 @@ func TestImagesSlashAndAPIVersion(t *testing.T) {
 		t.Errorf("valid entries refused: %v", err)
 	}
 }
+
+// An unclosed quote or flow list gets plain words, the line it opened on
+// and the fix, not the parser's "unexpected end of stream".
+func TestUnclosedSyntax(t *testing.T) {
+	const head = "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./bundle\n"
+	for _, tc := range []struct{ name, doc, want string }{
+		{"unclosed double quote", head + "  namespace: \"demo\n",
+			`f: not valid YAML: line 5: the quoted value that starts here has no closing '"': add it at the end of the value`},
+		{"unclosed single quote", head + "  namespace: 'demo\n  createNamespace: true\n",
+			`f: not valid YAML: line 5: the quoted value that starts here has no closing "'": add it at the end of the value`},
+		{"unclosed flow list", head + "  namespace: demo\n  clusterAPIs: [cert-manager.io/v1\n",
+			`f: not valid YAML: line 6: the list that starts with '[' here has no closing ']': add it after the last item`},
+	} {
+		_, err := Parse("f", []byte(tc.doc))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s:\ngot  %v\nwant %s", tc.name, err, tc.want)
+		}
+	}
+}

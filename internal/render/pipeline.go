@@ -124,6 +124,10 @@ func (p *pipeline) convert(_ []*yaml.RNode) ([]*yaml.RNode, error) {
 		CertProvider:     certProvider(s, p.b),
 		DeploymentConfig: s.Config,
 	})
+	if te := (*convert.TargetNamespacesError)(nil); errors.As(err, &te) {
+		// Led by the field, so that the file's line can be named.
+		return nil, fmt.Errorf("spec.watchNamespaces: bundle %s: %w", p.b.CSV.Name, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", p.b.CSV.Name, err)
 	}

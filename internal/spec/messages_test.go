@@ -217,3 +217,16 @@ func TestUnclosedSyntax(t *testing.T) {
 		}
 	}
 }
+
+// The render's install-mode error about spec.watchNamespaces leads with the
+// field (render adds it), so it gets the line like the others.
+func TestLocateWatchNamespaces(t *testing.T) {
+	f, err := Parse("f", []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./b\n  namespace: ok\n  watchNamespaces: [a, b]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := "spec.watchNamespaces: bundle op.v1: invalid target namespaces a, b: not supported"
+	if got := f.Locate(errors.New(msg), &f.Spec); got.Error() != "f: line 6: "+msg {
+		t.Errorf("got %v", got)
+	}
+}

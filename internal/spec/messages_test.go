@@ -230,3 +230,17 @@ func TestLocateWatchNamespaces(t *testing.T) {
 		t.Errorf("got %v", got)
 	}
 }
+
+// An empty spec file (or one of comments only) says so and how to start
+// one, not that "" is the wrong kind; a kind one letter off is named.
+func TestEmptyAndMisspeltKind(t *testing.T) {
+	for _, tc := range []struct{ name, doc, want string }{
+		{"empty", "", `f: the file is empty: an olm-cmp spec starts with apiVersion: olm-cmp.dev/v1alpha1 and kind: OperatorBundle, then spec (docs/spec.md); olm-cmp init writes a first one`},
+		{"comments only", "# todo\n", `f: the file is empty: an olm-cmp spec starts with apiVersion: olm-cmp.dev/v1alpha1 and kind: OperatorBundle, then spec (docs/spec.md); olm-cmp init writes a first one`},
+	} {
+		_, err := Parse("f", []byte(tc.doc))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s:\ngot  %v\nwant %s", tc.name, err, tc.want)
+		}
+	}
+}

@@ -245,7 +245,7 @@ func Parse(name string, data []byte) (*File, error) {
 		// Not an olm-cmp.yaml at all: its spec's problems would be noise.
 		fe.wrongKind = true
 		fe.problems = slices.DeleteFunc(fe.problems, func(p problem) bool { return p.specField() != "" })
-		fe.problems = append(fe.problems, kindProblem(&f, lines))
+		fe.problems = append(fe.problems, kindProblem(&f, lines, len(problems) == 0 && blank(data)))
 	}
 	if len(fe.problems) == 0 {
 		return &f, nil
@@ -434,9 +434,23 @@ func (e *FileError) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// kindProblem says that f is not an olm-cmp.yaml, at the line of its kind
+// blank reports whether data holds nothing but blank lines and comments.
+func blank(data []byte) bool {
+	for l := range strings.SplitSeq(string(data), "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") && t != "---" {
+			return false
+		}
+	}
+	return true
+}
+
+// kindProblem says that f is not an olm-cmp.yaml (empty, when the file
+// holds nothing), at the line of its kind
 // (or apiVersion), with what to write; an OLM object's kind is told apart.
-func kindProblem(f *File, lines map[string]int) problem {
+func kindProblem(f *File, lines map[string]int, empty bool) problem {
+	if empty {
+		return problem{msg: fmt.Sprintf("the file is empty: an olm-cmp spec starts with apiVersion: %s and kind: %s, then spec (docs/spec.md); olm-cmp init writes a first one", APIVersion, Kind)}
+	}
 	line, field := lines["kind"], "kind"
 	if f.Kind == Kind || line == 0 {
 		line, field = lines["apiVersion"], "apiVersion"

@@ -104,12 +104,12 @@ func TestCatalogArgument(t *testing.T) {
 	t.Run("without ./", func(t *testing.T) {
 		t.Chdir("../..")
 		_, _, err := run(t, "inspect", "--catalog", "internal/render/testdata/catalog", "--package", "greeter-operatr")
-		if want := `catalog: package "greeter-operatr" not found`; err == nil || !strings.HasSuffix(err.Error(), want) {
+		if want := `catalog: package "greeter-operatr" not found; the catalog's packages: evil, greeter-operator`; err == nil || !strings.HasSuffix(err.Error(), want) {
 			t.Errorf("inspect --catalog DIR without ./: want ...%s, got %v", want, err)
 		}
 	})
 	_, _, err := run(t, "inspect", "--catalog", "../../internal/render/testdata/catalog", "--package", "greeter-operatr")
-	if want := `catalog: package "greeter-operatr" not found`; err == nil || !strings.HasSuffix(err.Error(), want) {
+	if want := `catalog: package "greeter-operatr" not found; the catalog's packages: evil, greeter-operator`; err == nil || !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("inspect --catalog ../DIR: want ...%s, got %v", want, err)
 	}
 	for _, args := range [][]string{

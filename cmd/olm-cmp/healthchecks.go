@@ -84,6 +84,9 @@ check, Argo CD has a built-in one, or the CSV marks the kind internal).
 			for _, o := range rep.Outcomes {
 				fmt.Fprintln(stderr, echo.Text(o.Line()))
 			}
+			if len(rep.Checks) == 0 && len(rep.Outcomes) == 0 {
+				return fmt.Errorf("no health check to print: the bundles own no CustomResourceDefinition")
+			}
 			if len(rep.Checks) == 0 {
 				return fmt.Errorf("no health check to print: every kind the bundles own is listed above as skipped or cannot judge")
 			}

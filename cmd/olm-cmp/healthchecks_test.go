@@ -125,3 +125,24 @@ func TestHealthChecksBadInternalObjects(t *testing.T) {
 		t.Errorf("got %v (stdout %q), want %q", err, out, want)
 	}
 }
+
+// A bundle that owns no CRD (windows-machine-config-operator) has nothing
+// to check, and says so rather than pointing at an empty list above.
+func TestHealthChecksNoCRDs(t *testing.T) {
+	b, err := filepath.Abs("../../../shared/bundles/community-windows-machine-config-operator-8.0.0")
+	if err == nil {
+		_, err = os.Stat(b)
+	}
+	if err != nil {
+		t.Skipf("../shared/bundles is absent (reference data outside the repository): %v", err)
+	}
+	app := t.TempDir()
+	doc := "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: " + b + "\n  namespace: wmco\n"
+	if err := os.WriteFile(filepath.Join(app, "olm-cmp.yaml"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := run(t, "health-checks", app)
+	if want := "no health check to print: the bundles own no CustomResourceDefinition"; err == nil || err.Error() != want {
+		t.Errorf("want %s\ngot %v\n%s", want, err, stderr)
+	}
+}

@@ -51,7 +51,18 @@ replaced without --force; init writes nothing else, and writes atomically.`,
 				return err
 			}
 			if len(args) == 1 {
+				if err := checkRefArg("", args[0]); err != nil {
+					return err
+				}
 				req.Ref, req.RefIsDir = args[0], isDir(args[0])
+			}
+			if req.Catalog != "" {
+				if err := dirOrImage("--catalog", "catalog", req.Catalog); err != nil {
+					return err
+				}
+				if !render.IsDirRef(req.Catalog) && isDir(req.Catalog) {
+					req.Catalog = "./" + req.Catalog // a directory that exists, as the shell completed it
+				}
 			}
 			loader, err := rf.loader()
 			if err != nil {

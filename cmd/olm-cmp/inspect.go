@@ -127,7 +127,7 @@ finding is not accepted.`,
 				return fmt.Errorf("--package, --channel and --version need --catalog")
 			case len(args) == 0:
 				b, err = loadAny(cmd.Context(), loader, bundleRef)
-			case hasSpecFile(args[0]):
+			case hasSpecFile(args[0]) || namesSpec(args[0]):
 				var sf *specFlags
 				if cmd.Flags().Changed("bundle") {
 					sf = &specFlags{bundle: bundleRef}
@@ -196,6 +196,22 @@ func hasSpecFile(dir string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
+// namesSpec reports whether arg is a spec file (DIR/olm-cmp.yaml, as
+// render takes it) or names one render would refuse with its fix (an
+// olm-cmp.yml, or a directory holding one and no bundle): not a bundle.
+func namesSpec(arg string) bool {
+	regular := func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.Mode().IsRegular()
+	}
+	switch filepath.Base(arg) {
+	case spec.FileName, "olm-cmp.yml":
+		return regular(arg)
+	}
+	_, err := os.Stat(filepath.Join(arg, "metadata"))
+	return regular(filepath.Join(arg, "olm-cmp.yml")) && err != nil
+}
+
 // loadSpecDir resolves and loads the bundle DIR/olm-cmp.yaml names, as
 // render would.
 // Only the flags sf holds that were given apply (nil: none).
@@ -246,6 +262,10 @@ func (s *summary) addRequirements(ctx context.Context, rv render.Resolved, b *bu
 // through the same Resolve and Load; a ./directory is relative to the
 // working directory.
 func loadFromCatalog(ctx context.Context, loader render.Loader, ref, pkg, channel, versions string) (*bundle.Bundle, *catalogSummary, error) {
+	ref, err := catalogArg(ref)
+	if err != nil {
+		return nil, nil, err
+	}
 	// Resolve validates the catalog fields as a spec's; the namespace it
 	// also requires plays no part in choosing.
 	r := &render.Renderer{Loader: loader}
@@ -263,6 +283,9 @@ func loadFromCatalog(ctx context.Context, loader render.Loader, ref, pkg, channe
 
 // loadAny loads a directory (an explicit path, or one that exists) or an image.
 func loadAny(ctx context.Context, loader render.Loader, ref string) (*bundle.Bundle, error) {
+	if err := checkRefArg("", ref); err != nil {
+		return nil, err
+	}
 	if isDir(ref) {
 		abs, err := filepath.Abs(ref)
 		if err != nil {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -29,5 +31,49 @@ func TestRenderWarnsOfEntriesMatchingNothing(t *testing.T) {
 	}
 	if first := strings.Split(err.Error(), "\n")[0]; first != `strict: exclude "Deploymnet" matched no object; did you mean Deployment?` {
 		t.Errorf("error:\n%v", err)
+	}
+}
+
+// An entry the file wrote names its file and line under --strict, as the
+// spec's other errors do (the one above came from a flag: no line).
+func TestRenderStrictEntryNamesItsLine(t *testing.T) {
+	dir := demoCopy(t)
+	path := dir + "/olm-cmp.yaml"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, "  exclude:\n  - Deploymnet\n"...)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Count(string(b), "\n")
+	_, _, err = run(t, "render", dir, "--strict")
+	want := fmt.Sprintf(`%s: line %d: strict: exclude "Deploymnet" matched no object; did you mean Deployment?`, path, line)
+	if err == nil || strings.Split(err.Error(), "\n")[0] != want {
+		t.Errorf("want %s\ngot %v", want, err)
+	}
+}
+
+// Without --strict, the same entry is a warning, and names its line too.
+func TestRenderWarningNamesItsLine(t *testing.T) {
+	dir := demoCopy(t)
+	path := dir + "/olm-cmp.yaml"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, "  exclude:\n  - Deploymnet\n"...)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Count(string(b), "\n")
+	_, stderr, err := run(t, "render", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("warning: %s: line %d: exclude \"Deploymnet\" matched no object; did you mean Deployment?\n", path, line)
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %s:\n%s", want, stderr)
 	}
 }

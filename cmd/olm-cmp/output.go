@@ -174,6 +174,9 @@ func replaceable(dir string) error {
 		return nil
 	case err != nil:
 		return fmt.Errorf("--output-dir %s: %w", dir, errors.Unwrap(err))
+	case fi.Mode()&fs.ModeSymlink != 0:
+		// The swap renames the link, not what it points to.
+		return fmt.Errorf("--output-dir %s: a symbolic link: give the directory itself (or a new or empty directory)", dir)
 	case !fi.IsDir():
 		return fmt.Errorf("--output-dir %s: exists and is not a directory: give a new or empty directory", dir)
 	}

@@ -178,6 +178,13 @@ func TestRenderOutputDir(t *testing.T) {
 	if _, _, err := run(t, "render", app, "--output-dir", file); err == nil || !strings.Contains(err.Error(), "exists and is not a directory") {
 		t.Errorf("a file as --output-dir: %v", err)
 	}
+	// A symbolic link to a directory: refused (the swap would replace the
+	// link, not the directory), naming the directory to give instead.
+	link := filepath.Join(t.TempDir(), "link")
+	os.Symlink(empty0(t), link)
+	if _, _, err := run(t, "render", app, "--output-dir", link); err == nil || !strings.Contains(err.Error(), "--output-dir "+link+": a symbolic link: give the directory itself") {
+		t.Errorf("a symbolic link as --output-dir: %v", err)
+	}
 	if _, _, err := run(t, "render", app, "--output-dir", filepath.Join(mine, "no", "out")); err == nil || !strings.Contains(err.Error(), "its parent directory "+filepath.Join(mine, "no")+" does not exist: create it first") {
 		t.Errorf("a missing parent: %v", err)
 	}
@@ -383,4 +390,14 @@ func TestReplaceDirWithoutExchange(t *testing.T) {
 	if all, _ := os.ReadDir(parent); len(all) != 1 {
 		t.Errorf("left behind beside out: %v", all)
 	}
+}
+
+// empty0 is a new empty directory.
+func empty0(t *testing.T) string {
+	t.Helper()
+	d := filepath.Join(t.TempDir(), "d")
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -95,15 +95,9 @@ func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) (notes []string, err 
 		if f.catalog != s.Catalog {
 			unpin("--catalog", f.catalog)
 		}
-		catalog := f.catalog
-		if isDir(catalog) {
-			abs, err := flagDir("--catalog", catalog)
-			if err != nil {
-				return notes, err
-			}
-			catalog = abs
+		if s.Catalog, err = catalogArg(f.catalog); err != nil {
+			return notes, err
 		}
-		s.Catalog = catalog
 	}
 	set("package", func() { s.Package = f.pkg })
 	set("channel", func() { s.Channel = f.channel })
@@ -155,6 +149,9 @@ func (f *specFlags) anyChanged(fs *pflag.FlagSet) bool {
 // directory, where a shell completed it, not to olm-cmp.yaml; it must exist,
 // and it clears spec.version, which only an image reference takes.
 func setBundle(s *spec.Spec, flag, ref string) error {
+	if err := checkRefArg(flag, ref); err != nil {
+		return err
+	}
 	if isDir(ref) {
 		abs, err := flagDir(flag, ref)
 		if err != nil {
@@ -190,6 +187,31 @@ func flagDir(flag, ref string) (string, error) {
 	return abs, nil
 }
 
+// locateWarnings names the file and line of the spec entry each of res's
+// warnings is about (an exclude selector, an images prefix or an accept
+// entry that matched nothing), as the same entry's error under --strict
+// does. A requirement finding is about the bundle, not a line: its text is
+// kept, so that Notes still finds it.
+func locateWarnings(req render.Request, res *render.Result) {
+	findings := map[string]bool{}
+	for _, f := range res.Requirements {
+		findings[f.Line()] = true
+	}
+	var f *spec.File
+	for i, w := range res.Warnings {
+		if findings[w] || req.SourceDir == "" {
+			continue
+		}
+		if f == nil {
+			var err error
+			if f, err = spec.Load(req.SourceDir); err != nil {
+				return
+			}
+		}
+		res.Warnings[i] = f.Locate(errors.New(w), &req.Spec).Error()
+	}
+}
+
 // loadRequest reads DIR/olm-cmp.yaml (DIR as the command line gave it: see sourceDir) and
 // applies the flags (none when f is nil). Without a spec file, --bundle (or --catalog and
 // --package) and --namespace alone are enough (no extra manifests then).
@@ -216,6 +238,9 @@ func loadRequest(cmd *cobra.Command, arg string, f *specFlags) (render.Request, 
 		// No spec file: no extra manifests either, and a ./bundle or
 		// ./catalog path is relative to the working directory.
 		req.SourceDir = ""
+	case errors.Is(err, os.ErrNotExist) && isBundleDir(dir):
+		return req, fmt.Errorf("%s not found in %s: it is a bundle directory (it has metadata/annotations.yaml), not a source directory: write a spec for it with olm-cmp init %s -d DIR, or render it alone with olm-cmp render --bundle %s -n NAMESPACE",
+			spec.FileName, dir, dir, dir)
 	default:
 		return req, err
 	}
@@ -226,14 +251,68 @@ func loadRequest(cmd *cobra.Command, arg string, f *specFlags) (render.Request, 
 		}
 		printWarnings(cmd.ErrOrStderr(), notes)
 	}
-	if file != nil {
-		// Checked here, where the file's lines are known, so that a bad
-		// value names its line; the render checks the same again.
-		if err := file.Validate(&req.Spec); err != nil {
-			return req, err
-		}
+	// Checked here, where the file's lines and the flags are known, so that
+	// a bad value names its line or its flag; the render checks the same
+	// again.
+	if err := file.Validate(&req.Spec); err != nil {
+		return req, nameFlags(cmd.Flags(), file == nil, err)
 	}
 	return req, nil
+}
+
+// isBundleDir reports whether dir looks like a registry+v1 bundle (the
+// file that names its package), for a bundle given where a source directory
+// belongs.
+func isBundleDir(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, "metadata", "annotations.yaml"))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// flagFields are the spec fields each spec flag replaces (-n moves a
+// watched namespace too).
+var flagFields = map[string][]string{
+	"bundle": {"spec.bundle"}, "catalog": {"spec.catalog"}, "package": {"spec.package"},
+	"channel": {"spec.channel"}, "version": {"spec.version"},
+	"namespace":       {"spec.namespace", "spec.watchNamespaces"},
+	"watch-namespace": {"spec.watchNamespaces"}, "image-pull-secret": {"spec.imagePullSecrets"},
+	"exclude": {"spec.exclude"}, "certificate-provider": {"spec.certificateProvider"},
+}
+
+// nameFlags leads each line of err, the spec's validation, that is about a
+// value a flag gave with that flag: the file does not hold the value, so
+// no line of it can be named. Without a spec file, the missing namespace
+// names -n.
+func nameFlags(fs *pflag.FlagSet, noFile bool, err error) error {
+	lines := strings.Split(err.Error(), "\n")
+	changed := false
+	for i, l := range lines {
+		if noFile && strings.HasPrefix(l, "spec.namespace is required") {
+			lines[i], changed = l+"; without an olm-cmp.yaml, give it with -n NS", true
+			continue
+		}
+		for flag, fields := range flagFields {
+			if !fs.Changed(flag) || !slices.ContainsFunc(fields, func(f string) bool {
+				return strings.HasPrefix(l, f+" ") || strings.HasPrefix(l, f+"[") || strings.HasPrefix(l, f+":")
+			}) || !slices.ContainsFunc(flagValues(fs, flag), func(v string) bool { return strings.Contains(l, echo.Quote(v)) }) {
+				continue
+			}
+			lines[i], changed = "--"+flag+": "+l, true
+			break
+		}
+	}
+	if !changed {
+		return err
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+// flagValues are the values given to flag, one or several.
+func flagValues(fs *pflag.FlagSet, flag string) []string {
+	v := fs.Lookup(flag).Value
+	if s, ok := v.(pflag.SliceValue); ok {
+		return s.GetSlice()
+	}
+	return []string{v.String()}
 }
 
 func newRenderCmd() *cobra.Command {
@@ -282,6 +361,7 @@ per finding category instead; olm-cmp inspect DIR lists the findings.`,
 				return err
 			}
 			stderr := cmd.ErrOrStderr()
+			locateWarnings(req, res)
 			printNotes(stderr, res, out.quiet, inspectArgs(req, firstArg(args)))
 			if out.quiet {
 				return nil

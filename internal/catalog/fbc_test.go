@@ -59,7 +59,7 @@ func TestChooseErrors(t *testing.T) {
 		pkg, rng, channel string
 		wants             []string
 	}{
-		{"nope", "", "", []string{`package "nope" not found`}},
+		{"nope", "", "", []string{`package "nope" not found; the catalog's packages: gadget, widget`}},
 		{"widget", "", "beta", []string{`no channel "beta"`, "fast, stable"}},
 		{"widget", ">=3", "stable", []string{`matches version range ">=3"`, "1.0.0, 1.1.0, 1.2.0"}},
 		{"widget", "not a range", "", []string{`version range "not a range" is invalid`}},

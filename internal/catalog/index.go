@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
 
 // Catalog is a file-based catalog opened for choosing. Without an index
@@ -61,16 +63,57 @@ func (c *Catalog) read(ctx context.Context, name string) (*fbcPackage, error) {
 	} else {
 		err = readAll(ctx, c.FS, name, add)
 	}
+	if nf := (*notIndexed)(nil); errors.As(err, &nf) {
+		return nil, fmt.Errorf("catalog: package %q not found%s", name, packageList(nf.names))
+	}
 	if err != nil {
 		return nil, err
 	}
 	if !p.found && p.err == nil {
-		return nil, fmt.Errorf("catalog: package %q not found", name)
+		return nil, fmt.Errorf("catalog: package %q not found%s", name, packageList(streamedNames(ctx, c.FS)))
 	}
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// notIndexed is readIndex's answer for a package the index does not hold,
+// with the names it does.
+type notIndexed struct{ names []string }
+
+func (e *notIndexed) Error() string { return "package not in the index" }
+
+// streamedNames are the packages a catalog read without an index names: a
+// second pass, paid only by a package that is not there; nil when the
+// catalog cannot be read.
+func streamedNames(ctx context.Context, fsys fs.FS) []string {
+	var names []string
+	err := readAll(ctx, fsys, "", func(o *object) error {
+		names = append(names, o.key())
+		return nil
+	})
+	if err != nil {
+		return nil
+	}
+	return names
+}
+
+// packageList names the catalog's packages for a package name that is not
+// there (a typo, or the wrong catalog); "" when there are none.
+func packageList(names []string) string {
+	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "" })
+	if len(names) == 0 {
+		return ""
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	const shown = 20
+	more := ""
+	if len(names) > shown {
+		names, more = names[:shown], fmt.Sprintf(" (and %d more)", len(names)-shown)
+	}
+	return "; the catalog's packages: " + echo.Text(strings.Join(names, ", ")) + more
 }
 
 // Index file layout (version 2): indexMagic, the package slices (each the
@@ -396,7 +439,7 @@ func readIndex(path, name string, fn func(*object) error) (bad os.FileInfo, err 
 	}
 	s, ok := t.Packages[name]
 	if !ok {
-		return nil, nil
+		return nil, &notIndexed{names: slices.Collect(maps.Keys(t.Packages))}
 	}
 	if s.Off < 0 || s.Len < 0 || s.Off+s.Len > t.Data {
 		return invalid("slice out of range")

@@ -173,11 +173,18 @@ func ResolveOptions(b *bundle.Bundle, o Options) (Options, error) {
 	}
 	targets, err := TargetNamespaces(b.CSV, o.InstallNamespace, o.TargetNamespaces)
 	if err != nil {
-		return o, err
+		return o, &TargetNamespacesError{err}
 	}
 	o.TargetNamespaces = targets
 	return o, nil
 }
+
+// TargetNamespacesError is Options.TargetNamespaces refused by the CSV's
+// install modes: the caller knows which field of its own input that is.
+type TargetNamespacesError struct{ Err error }
+
+func (e *TargetNamespacesError) Error() string { return e.Err.Error() }
+func (e *TargetNamespacesError) Unwrap() error { return e.Err }
 
 // bundleName names a bundle in messages: the CSV name, else the package.
 func bundleName(b *bundle.Bundle) string {

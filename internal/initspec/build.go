@@ -87,6 +87,9 @@ func Build(ctx context.Context, r *render.Renderer, req Request) (*Result, error
 		return r.RenderLoaded(ctx, rv, b)
 	}
 	res, err := report()
+	if ne := (*render.NotObjectError)(nil); errors.As(err, &ne) {
+		return nil, fmt.Errorf("%w; with init, which has no spec yet: move %s out of %s, run init, then move it back and add that line to the spec", err, ne.File, req.Dir)
+	}
 	if err != nil {
 		return nil, err
 	}

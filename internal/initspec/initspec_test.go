@@ -371,3 +371,16 @@ func TestLongSubject(t *testing.T) {
 		t.Errorf("the spec does not validate: %v", err)
 	}
 }
+
+// Another tool's file in DIR (no Kubernetes object) would be an extra
+// manifest of the spec init writes: the error says what to do with init,
+// which has no spec to add the exclude to yet.
+func TestBuildOtherToolsFile(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "values.yaml"), []byte("replicaCount: 2\n"), 0o644)
+	_, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, RefIsDir: true, Dir: dir, Namespace: "demo"})
+	want := "extra manifest values.yaml: document 1 has no apiVersion or kind: if it is not meant as a manifest (another tool's file), leave it out with spec.extraManifests: {exclude: [values.yaml]}; with init, which has no spec yet: move values.yaml out of " + dir + ", run init, then move it back and add that line to the spec"
+	if err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+}

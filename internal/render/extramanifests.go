@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -17,6 +18,17 @@ import (
 // ownAnnotationPrefix marks the annotations olm-cmp writes on every object
 // it renders (AnnotationBundle and the others).
 const ownAnnotationPrefix = "olm-cmp.dev/"
+
+// NotObjectError is an extra manifest whose YAML is no Kubernetes object
+// (another tool's file beside the spec), File its name in the source
+// directory: init, which has no spec to leave it out with yet, says what to
+// do instead.
+type NotObjectError struct {
+	File string
+	msg  string
+}
+
+func (e *NotObjectError) Error() string { return e.msg }
 
 // readExtraManifests reads the extra manifests spec.extraManifests selects
 // among ExtraManifestFiles, in file-name order, and records the file each
@@ -42,6 +54,9 @@ func (p *pipeline) readExtraManifests() ([]*yaml.RNode, error) {
 		// would end the error line CI prints and forge the next.
 		n := echo.Text(file)
 		nodes, err := readManifestFile(filepath.Join(dir, file))
+		if errors.Is(err, errNotObject) {
+			return nil, &NotObjectError{File: file, msg: fmt.Sprintf("extra manifest %s: %v: if it is not meant as a manifest (another tool's file), leave it out with spec.extraManifests: {exclude: [%s]}", n, err, n)}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("extra manifest %s: %w", n, err)
 		}

@@ -166,3 +166,22 @@ func TestRenderedTwiceExample(t *testing.T) {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}
 }
+
+// Another tool's YAML beside the spec (a kustomization.yaml, a Helm values
+// file) is no manifest: the error says how to leave the file out.
+func TestOtherToolsYAMLNamesTheFix(t *testing.T) {
+	for name, body := range map[string]string{
+		"kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [x.yaml]\n",
+		"values.yaml":        "replicaCount: 2\n",
+	} {
+		req := demoRequest(t)
+		req.SourceDir = extraDir(t, map[string]string{name: body})
+		_, err := (&Renderer{}).Render(context.Background(), req)
+		fix := ": if it is not meant as a manifest (another tool's file), leave it out with spec.extraManifests: {exclude: [" + name + "]}"
+		if err == nil || !strings.HasPrefix(err.Error(), "extra manifest "+name+": document 1 ") || !strings.HasSuffix(err.Error(), fix) {
+			t.Errorf("%s: got %v, want the fix%s", name, err, fix)
+		}
+		req.Spec.ExtraManifests = &spec.ExtraManifests{Exclude: []string{name}}
+		mustRender(t, req)
+	}
+}

@@ -125,6 +125,10 @@ func (p *pipeline) convert(_ []*yaml.RNode) ([]*yaml.RNode, error) {
 		CertProvider:     certProvider(s, p.b),
 		DeploymentConfig: s.Config,
 	})
+	if te := (*convert.TargetNamespacesError)(nil); errors.As(err, &te) {
+		// Led by the field, so that the file's line can be named.
+		return nil, fmt.Errorf("spec.watchNamespaces: bundle %s: %w", p.b.CSV.Name, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", p.b.CSV.Name, err)
 	}
@@ -318,6 +322,11 @@ func ExtraManifestFiles(dir string) ([]string, error) {
 	return names, nil
 }
 
+// errNotObject marks a file whose YAML is no Kubernetes object (a values
+// file, a kustomization.yaml): its text adds nothing, the caller says what
+// to do with the file.
+var errNotObject = errors.New("")
+
 func readManifestFile(path string) ([]*yaml.RNode, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -344,10 +353,10 @@ func readManifestFile(path string) ([]*yaml.RNode, error) {
 	}
 	for i, n := range nodes {
 		if n.GetApiVersion() == "" || n.GetKind() == "" {
-			return nil, fmt.Errorf("document %d has no apiVersion or kind", i+1)
+			return nil, fmt.Errorf("document %d has no apiVersion or kind%w", i+1, errNotObject)
 		}
 		if n.GetName() == "" {
-			return nil, fmt.Errorf("document %d (%s) has no metadata.name", i+1, n.GetKind())
+			return nil, fmt.Errorf("document %d (%s) has no metadata.name%w", i+1, n.GetKind(), errNotObject)
 		}
 	}
 	return nodes, nil

@@ -60,16 +60,17 @@ func notLocal(req Request, field, ref string) error {
 	if bareDir(req.SourceDir, ref) {
 		return fmt.Errorf("%s %s names a local directory: write it as ./%s (relative to olm-cmp.yaml)", field, echo.Quote(ref), echo.Short(ref))
 	}
-	if !hasRegistry(ref) {
+	if !HasRegistry(ref) {
 		return fmt.Errorf("%s %s is not a directory beside olm-cmp.yaml and names no registry: write ./%s for a directory, or the image with its registry (quay.io/org/%s, docker.io/org/%s for Docker Hub)", field, echo.Quote(ref), echo.Short(ref), echo.Short(lastPart(ref)), echo.Short(lastPart(ref)))
 	}
 	return nil
 }
 
-// hasRegistry reports whether an image reference starts with a registry
+// HasRegistry reports whether an image reference starts with a registry
 // host, by the rule Docker uses: the first path component holds a '.' or a
-// ':', or is localhost. A reference with no '/' has none.
-func hasRegistry(ref string) bool {
+// ':', or is localhost. A reference with no '/' has none. The commands
+// apply it to their bundle arguments too (a mistyped path has none).
+func HasRegistry(ref string) bool {
 	first, _, found := strings.Cut(ref, "/")
 	return found && (strings.ContainsAny(first, ".:") || first == "localhost")
 }

@@ -124,3 +124,123 @@ func TestLocate(t *testing.T) {
 		t.Errorf("an overridden field got a line: %v", got)
 	}
 }
+
+// A strict render's entries that match nothing (exclude, images, accept,
+// config.selector, spec.excludeFiles, a patch's deletion) name the line of
+// the entry, as the spec's other errors do; the requirement summary names
+// no field and stays as it is.
+func TestLocateStrictEntries(t *testing.T) {
+	f, err := Parse("f", []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./b\n  namespace: ok\n"+
+		"  exclude:\n  - Deployment\n  - Deploymnet\n"+
+		"  images: {\"quay.io/olmcmp/\": \"x.io/\"}\n"+
+		"  accept:\n  - api:foo.io\n"+
+		"  config:\n    selector: {matchLabels: {a: b}}\n"+
+		"  excludeFiles: [manifests/nope.yaml]\n"+
+		"  patches:\n  - path: p.yaml\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := errors.New(strings.Join([]string{
+		`strict: exclude "Deploymnet" matched no object; did you mean Deployment?`,
+		`strict: images "quay.io/olmcmp/" matched no image; images rendered: quay.io/olm-cmp/x:v1`,
+		`strict: accept "api:foo.io" matched no finding; the report has no findings`,
+		`strict: config.selector selects nothing: OLM applies config to every Deployment of the bundle; remove it`,
+		`strict: spec.excludeFiles: manifests/nope.yaml: no such file in the bundle's manifests/`,
+		`strict: patches[0]: apps/Deployment ns/x: $patch: delete of spec.template.spec.volumes[name=v] deletes nothing`,
+		"strict: 1 requirement(s) not met; fix each:\n  requirement api:x.io (from ClusterRole/x rules): not served",
+	}, "\n"))
+	want := strings.Join([]string{
+		`f: line 8: strict: exclude "Deploymnet" matched no object; did you mean Deployment?`,
+		`f: line 9: strict: images "quay.io/olmcmp/" matched no image; images rendered: quay.io/olm-cmp/x:v1`,
+		`f: line 11: strict: accept "api:foo.io" matched no finding; the report has no findings`,
+		`f: line 13: strict: config.selector selects nothing: OLM applies config to every Deployment of the bundle; remove it`,
+		`f: line 14: strict: spec.excludeFiles: manifests/nope.yaml: no such file in the bundle's manifests/`,
+		`f: line 16: strict: patches[0]: apps/Deployment ns/x: $patch: delete of spec.template.spec.volumes[name=v] deletes nothing`,
+		"strict: 1 requirement(s) not met; fix each:\n  requirement api:x.io (from ClusterRole/x rules): not served",
+	}, "\n")
+	if got := f.Locate(base, &f.Spec); got.Error() != want {
+		t.Errorf("want\n%s\ngot\n%v", want, got)
+	}
+	// An entry a flag replaced (--exclude) has no line in the file.
+	s := f.Spec
+	s.Exclude = []string{"Deploymnet"}
+	one := `strict: exclude "Deploymnet" matched no object`
+	if got := f.Locate(errors.New(one), &s); got.Error() != one {
+		t.Errorf("an overridden entry got a line: %v", got)
+	}
+}
+
+// An images prefix and its replacement that disagree on the trailing '/'
+// would glue names together (mirror/olm-cmpgreeter) or double the slash: the
+// spec names the line and the fix. A list item over-indented under another
+// one is read by YAML as part of the value before it: the version is then
+// no version.
+func TestImagesSlashAndAPIVersion(t *testing.T) {
+	const head = "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./bundle\n  namespace: x\n"
+	for _, tc := range []struct{ name, doc, want string }{
+		{"to lacks /", head + "  images:\n    quay.io/olm-cmp/: mirror.example.com/olm-cmp\n",
+			`f: line 7: spec.images["quay.io/olm-cmp/"]: the prefix ends with '/' and its replacement "mirror.example.com/olm-cmp" does not, so quay.io/olm-cmp/NAME would become mirror.example.com/olm-cmpNAME: end both with '/' or neither`},
+		{"from lacks /", head + "  images:\n    quay.io/olm-cmp: mirror.example.com/olm-cmp/\n",
+			`f: line 7: spec.images["quay.io/olm-cmp"]: the replacement "mirror.example.com/olm-cmp/" ends with '/' and the prefix does not, so quay.io/olm-cmp/NAME would become mirror.example.com/olm-cmp//NAME: end both with '/' or neither`},
+		{"list item under another", head + "  clusterAPIs:\n  - cert-manager.io/v1\n   - x.io\n",
+			`f: line 7: spec.clusterAPIs[0] "cert-manager.io/v1 - x.io": not an API version: use group/version (cert-manager.io/v1) or a group alone; a list item indented deeper than the one above it is read as part of its value`},
+	} {
+		f, err := Parse("f", []byte(tc.doc))
+		if err == nil {
+			err = f.Validate(&f.Spec)
+		}
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s:\ngot  %v\nwant %s", tc.name, err, tc.want)
+		}
+	}
+	ok := head + "  images:\n    quay.io/olm-cmp/: mirror.example.com/olm-cmp/\n    quay.io/a/b: mirror.example.com/b\n  clusterAPIs: [cert-manager.io/v1beta1, monitoring.coreos.com]\n"
+	if f, err := Parse("f", []byte(ok)); err != nil || f.Validate(&f.Spec) != nil {
+		t.Errorf("valid entries refused: %v", err)
+	}
+}
+
+// An unclosed quote or flow list gets plain words, the line it opened on
+// and the fix, not the parser's "unexpected end of stream".
+func TestUnclosedSyntax(t *testing.T) {
+	const head = "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./bundle\n"
+	for _, tc := range []struct{ name, doc, want string }{
+		{"unclosed double quote", head + "  namespace: \"demo\n",
+			`f: not valid YAML: line 5: the quoted value that starts here has no closing '"': add it at the end of the value`},
+		{"unclosed single quote", head + "  namespace: 'demo\n  createNamespace: true\n",
+			`f: not valid YAML: line 5: the quoted value that starts here has no closing "'": add it at the end of the value`},
+		{"unclosed flow list", head + "  namespace: demo\n  clusterAPIs: [cert-manager.io/v1\n",
+			`f: not valid YAML: line 6: the list that starts with '[' here has no closing ']': add it after the last item`},
+	} {
+		_, err := Parse("f", []byte(tc.doc))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s:\ngot  %v\nwant %s", tc.name, err, tc.want)
+		}
+	}
+}
+
+// The render's install-mode error about spec.watchNamespaces leads with the
+// field (render adds it), so it gets the line like the others.
+func TestLocateWatchNamespaces(t *testing.T) {
+	f, err := Parse("f", []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./b\n  namespace: ok\n  watchNamespaces: [a, b]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := "spec.watchNamespaces: bundle op.v1: invalid target namespaces a, b: not supported"
+	if got := f.Locate(errors.New(msg), &f.Spec); got.Error() != "f: line 6: "+msg {
+		t.Errorf("got %v", got)
+	}
+}
+
+// An empty spec file (or one of comments only) says so and how to start
+// one, not that "" is the wrong kind; a kind one letter off is named.
+func TestEmptyAndMisspeltKind(t *testing.T) {
+	for _, tc := range []struct{ name, doc, want string }{
+		{"empty", "", `f: the file is empty: an olm-cmp spec starts with apiVersion: olm-cmp.dev/v1alpha1 and kind: OperatorBundle, then spec (docs/spec.md); olm-cmp init writes a first one`},
+		{"comments only", "# todo\n", `f: the file is empty: an olm-cmp spec starts with apiVersion: olm-cmp.dev/v1alpha1 and kind: OperatorBundle, then spec (docs/spec.md); olm-cmp init writes a first one`},
+	} {
+		_, err := Parse("f", []byte(tc.doc))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s:\ngot  %v\nwant %s", tc.name, err, tc.want)
+		}
+	}
+}

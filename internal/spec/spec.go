@@ -9,11 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -272,7 +274,7 @@ func Parse(name string, data []byte) (*File, error) {
 		// Not an olm-cmp.yaml at all: its spec's problems would be noise.
 		fe.wrongKind = true
 		fe.problems = slices.DeleteFunc(fe.problems, func(p problem) bool { return p.specField() != "" })
-		fe.problems = append(fe.problems, kindProblem(&f, lines))
+		fe.problems = append(fe.problems, kindProblem(&f, lines, len(problems) == 0 && blank(data)))
 	}
 	if len(fe.problems) == 0 {
 		return &f, nil
@@ -461,9 +463,23 @@ func (e *FileError) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// kindProblem says that f is not an olm-cmp.yaml, at the line of its kind
+// blank reports whether data holds nothing but blank lines and comments.
+func blank(data []byte) bool {
+	for l := range strings.SplitSeq(string(data), "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") && t != "---" {
+			return false
+		}
+	}
+	return true
+}
+
+// kindProblem says that f is not an olm-cmp.yaml (empty, when the file
+// holds nothing), at the line of its kind
 // (or apiVersion), with what to write; an OLM object's kind is told apart.
-func kindProblem(f *File, lines map[string]int) problem {
+func kindProblem(f *File, lines map[string]int, empty bool) problem {
+	if empty {
+		return problem{msg: fmt.Sprintf("the file is empty: an olm-cmp spec starts with apiVersion: %s and kind: %s, then spec (docs/spec.md); olm-cmp init writes a first one", APIVersion, Kind)}
+	}
 	line, field := lines["kind"], "kind"
 	if f.Kind == Kind || line == 0 {
 		line, field = lines["apiVersion"], "apiVersion"
@@ -516,10 +532,7 @@ func (f *File) Locate(err error, s *Spec) error {
 	lines := strings.Split(err.Error(), "\n")
 	changed := false
 	for i, l := range lines {
-		m := l
-		if strings.HasPrefix(l, "patches[") {
-			m = "spec." + l
-		}
+		m := entryPath(l, s)
 		if out := f.at(m, s); out != m {
 			lines[i] = strings.TrimSuffix(out, m) + l
 			changed = true
@@ -529,6 +542,43 @@ func (f *File) Locate(err error, s *Spec) error {
 		return err
 	}
 	return &locatedError{msg: strings.Join(lines, "\n"), err: err}
+}
+
+// entryPath rewrites l, one line of a render's error, so that its first
+// word is the spec path of the field it is about, for at to find the line:
+// "patches[0]: ..." is about spec.patches[0], and strict's entries that
+// matched nothing name theirs in the steps' words ("strict: exclude "X"
+// matched no object" is about the spec.exclude item "X").
+func entryPath(l string, s *Spec) string {
+	l = strings.TrimPrefix(l, "strict: ")
+	word, rest, _ := strings.Cut(l, " ")
+	switch {
+	case strings.HasPrefix(l, "patches["), strings.HasPrefix(l, "config."):
+		return "spec." + l
+	case word == "exclude", word == "images", word == "accept":
+		v, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			return l
+		}
+		v, _ = strconv.Unquote(v)
+		path := "spec." + word
+		switch word {
+		case "exclude":
+			if i := slices.Index(s.Exclude, v); i >= 0 {
+				path = fmt.Sprintf("%s[%d]", path, i)
+			}
+		case "accept":
+			if i := slices.Index(s.Accept, v); i >= 0 {
+				path = fmt.Sprintf("%s[%d]", path, i)
+			}
+		case "images":
+			if _, ok := s.Images[v]; ok {
+				path = keyPath(path, v)
+			}
+		}
+		return path + " " + rest
+	}
+	return l
 }
 
 // locatedError is an error with file and line prefixes added to its text.
@@ -707,9 +757,20 @@ func (s *Spec) Validate() error {
 			}
 		}
 	}
-	for from, to := range s.Images {
-		if from == "" || to == "" {
+	for _, from := range slices.Sorted(maps.Keys(s.Images)) {
+		to := s.Images[from]
+		switch {
+		case from == "" || to == "":
 			add("spec.images: %s -> %s: both the prefix and its replacement must be non-empty", echo.Quote(from), echo.Quote(to))
+		// The rest of the image after the prefix is appended to the
+		// replacement as it is: a '/' on one side only glues two names
+		// together or doubles the slash, and the image still parses.
+		case strings.HasSuffix(from, "/") && !strings.HasSuffix(to, "/"):
+			add("%s: the prefix ends with '/' and its replacement %s does not, so %sNAME would become %sNAME: end both with '/' or neither",
+				keyPath("spec.images", from), echo.Quote(to), echo.Short(from), echo.Short(to))
+		case !strings.HasSuffix(from, "/") && strings.HasSuffix(to, "/"):
+			add("%s: the replacement %s ends with '/' and the prefix does not, so %s/NAME would become %s/NAME: end both with '/' or neither",
+				keyPath("spec.images", from), echo.Quote(to), echo.Short(from), echo.Short(to))
 		}
 	}
 	for i, p := range s.Patches {
@@ -794,11 +855,22 @@ func checkClusterAPI(a string) string {
 		return "empty or padded: use group/version (cert-manager.io/v1) or a group (cert-manager.io)"
 	case found && (version == "" || strings.Contains(version, "/")):
 		return "use group/version (cert-manager.io/v1) or a group alone"
+	case found && dns1123Label(version) != "":
+		return "not an API version: use group/version (cert-manager.io/v1) or a group alone; a list item indented deeper than the one above it is read as part of its value"
 	case dns1123Subdomain(group) != "":
 		return "not an API group: use group/version, e.g. monitoring.coreos.com/v1"
+	case !strings.Contains(group, ".") && !slices.Contains(dotlessGroups, group):
+		// A project's name ("cert-manager"), not its group: no CRD can
+		// define a group without a dot, so the entry would declare nothing.
+		return "not an API group: a CRD's group holds a dot (cert-manager.io, monitoring.coreos.com): use group/version, e.g. cert-manager.io/v1"
 	}
 	return ""
 }
+
+// dotlessGroups are Kubernetes' own API groups without a dot (and "v1",
+// the core group as kubectl api-versions lists it): the only groups
+// without one a cluster serves, since a CRD's group must hold a dot.
+var dotlessGroups = []string{"v1", "core", "apps", "autoscaling", "batch", "policy", "extensions"}
 
 // acceptCategories are the requirements report's categories (package
 // requirements), which spec.accept entries name.

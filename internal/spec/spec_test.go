@@ -391,6 +391,11 @@ func TestValidateClusterAPIsAndAccept(t *testing.T) {
 		{Spec{ClusterAPIs: []string{"cert-manager.io/v1", "monitoring.coreos.com"}, Accept: []string{"api:route.openshift.io", "image:*", "openshift"}}, ""},
 		{Spec{ClusterAPIs: []string{"cert-manager.io/"}}, `spec.clusterAPIs[0] "cert-manager.io/"`},
 		{Spec{ClusterAPIs: []string{"Not A Group/v1"}}, `spec.clusterAPIs[0] "Not A Group/v1": not an API group`},
+		// A group without a dot is none a CRD can define: the name of a
+		// project, not its API group.
+		{Spec{ClusterAPIs: []string{"cert-manager"}}, `spec.clusterAPIs[0] "cert-manager": not an API group: a CRD's group holds a dot (cert-manager.io, monitoring.coreos.com): use group/version, e.g. cert-manager.io/v1`},
+		{Spec{ClusterAPIs: []string{"monitoring/v1"}}, `spec.clusterAPIs[0] "monitoring/v1": not an API group: a CRD's group holds a dot`},
+		{Spec{ClusterAPIs: []string{"apps/v1", "batch", "policy/v1"}}, ""},
 		{Spec{Accept: []string{"apis:route.openshift.io"}}, `spec.accept[0] "apis:route.openshift.io": use category:subject`},
 		{Spec{Accept: []string{"api:"}}, `spec.accept[0] "api:": empty subject`},
 		{Spec{Accept: []string{"api:" + strings.Repeat("*", 1_040_000)}}, "spec.accept[0]: 1040004 characters, at most 256: shorten it with * globs"},

@@ -59,10 +59,72 @@ func plainSyntax(data []byte, msg string) string {
 		return fmt.Sprintf("line %d: the indentation does not match the lines above (%s): indent each key of a map by the same number of spaces", n, words)
 	case strings.HasPrefix(words, "could not find expected ':'"):
 		return fmt.Sprintf("line %d: a line without \"key: value\" (%s): add the ':' after the key, or indent the line as a continuation", n, words)
+	case strings.HasPrefix(words, "found unexpected end of stream"),
+		strings.HasPrefix(words, "did not find expected ',' or ']'"),
+		strings.HasPrefix(words, "did not find expected ',' or '}'"):
+		// The file ends inside a quoted value or a [ ] / { } that a line
+		// above opened: name that line.
+		if i, open, ok := unclosed(lines, n); ok {
+			switch open {
+			case '"', '\'':
+				return fmt.Sprintf("line %d: the quoted value that starts here has no closing %s: add it at the end of the value", i+1, map[byte]string{'"': `'"'`, '\'': `"'"`}[open])
+			case '[':
+				return fmt.Sprintf("line %d: the list that starts with '[' here has no closing ']': add it after the last item", i+1)
+			case '{':
+				return fmt.Sprintf("line %d: the map that starts with '{' here has no closing '}': add it after the last entry", i+1)
+			}
+		}
 	case strings.HasPrefix(words, "found character that cannot start any token"):
 		return fmt.Sprintf("line %d: a value starts with a character YAML reserves (%s): put the value in quotes", n, words)
 	}
 	return msg
+}
+
+// unclosed finds the last line up to n (1-based) whose value opens a quote,
+// a [ or a { that the line does not close, and what it opens.
+func unclosed(lines []string, n int) (int, byte, bool) {
+	for i := min(n, len(lines)) - 1; i >= 0; i-- {
+		t := strings.TrimSpace(lines[i])
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		v := strings.TrimPrefix(t, "- ")
+		if _, after, found := strings.Cut(v, ": "); found {
+			v = strings.TrimSpace(after)
+		}
+		if v == "" {
+			continue
+		}
+		switch open := v[0]; open {
+		case '"':
+			if !closedQuote(v[1:], '"') {
+				return i, open, true
+			}
+		case '\'':
+			if !strings.Contains(v[1:], "'") {
+				return i, open, true
+			}
+		case '[', '{':
+			closer := map[byte]string{'[': "]", '{': "}"}[open]
+			if strings.Count(v, string(open)) > strings.Count(v, closer) {
+				return i, open, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// closedQuote reports whether s holds an unescaped q.
+func closedQuote(s string, q byte) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case q:
+			return true
+		}
+	}
+	return false
 }
 
 // previousLine returns the index of the last line before i that holds

@@ -198,6 +198,28 @@ func sameKind(nodes []*yaml.RNode, sr *kustomizetypes.SelectorRegex) string {
 	return "; objects of that kind: " + listSome(names)
 }
 
+// sameKindNamed names the objects of gvk's kind, for a patch identified by
+// its own apiVersion, kind and name that matched none (a misspelt name, or
+// another version), with their apiVersion when it is not the patch's; ""
+// when there are none.
+func sameKindNamed(nodes []*yaml.RNode, gvk resid.Gvk) string {
+	var names []string
+	for _, n := range nodes {
+		if g := resid.GvkFromNode(n); g.Kind == gvk.Kind && g.Group == gvk.Group {
+			name := strings.TrimPrefix(n.GetNamespace()+"/"+n.GetName(), "/")
+			if g.Version != gvk.Version {
+				name += " (apiVersion " + n.GetApiVersion() + ")"
+			}
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	slices.Sort(names)
+	return "; objects of that kind: " + listSome(names)
+}
+
 // describeTarget writes a target the way a user wrote it.
 func describeTarget(t *kustomizetypes.Selector) string {
 	var parts []string
@@ -234,7 +256,7 @@ func applyStrategicMerge(nodes []*yaml.RNode, patches []*yaml.RNode, p kustomize
 		}
 		switch len(idx) {
 		case 0:
-			return nil, fmt.Errorf("no object matches %s (apiVersion %s)", describe(patch), patch.GetApiVersion())
+			return nil, fmt.Errorf("no object matches %s (apiVersion %s)%s", describe(patch), patch.GetApiVersion(), sameKindNamed(nodes, gvk))
 		case 1:
 		default:
 			return nil, fmt.Errorf("%d objects match %s: set metadata.namespace in the patch or use a target", len(idx), describe(patch))

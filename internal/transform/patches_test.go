@@ -280,10 +280,13 @@ func TestPatchesErrors(t *testing.T) {
 		{"no object matches by id", patchInput, []kustomizetypes.Patch{
 			{Patch: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: op-config\ndata:\n  a: b\n"},
 			{Patch: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: typo\ndata:\n  a: b\n"},
-		}, "patches[1]: no object matches ConfigMap typo (apiVersion v1)"},
+		}, "patches[1]: no object matches ConfigMap typo (apiVersion v1); objects of that kind: ops/op-config"},
 		{"wrong version is no match", patchInput, []kustomizetypes.Patch{
 			{Patch: "apiVersion: apps/v1beta1\nkind: Deployment\nmetadata:\n  name: op-controller\n"},
-		}, "patches[0]: no object matches apps/Deployment op-controller (apiVersion apps/v1beta1)"},
+		}, "patches[0]: no object matches apps/Deployment op-controller (apiVersion apps/v1beta1); objects of that kind: ops/op-controller (apiVersion apps/v1)"},
+		{"no object of the kind", patchInput, []kustomizetypes.Patch{
+			{Patch: "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: op\n"},
+		}, "patches[0]: no object matches apps/StatefulSet op (apiVersion apps/v1)"},
 		{"ambiguous id", twoNamespaces, []kustomizetypes.Patch{
 			{Patch: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: op-config\n"},
 		}, "patches[0]: 2 objects match ConfigMap op-config: set metadata.namespace in the patch or use a target"},

@@ -89,7 +89,7 @@ func (p *pipeline) steps() []step {
 		steps = append(steps, step{f.Name, f.Filter.Filter})
 	}
 	return append(steps,
-		step{"validate", validate.Objects().Filter},
+		step{"validate", validate.Objects(p.extraManifestOf).Filter},
 		step{"unique", func(objs []*yaml.RNode) ([]*yaml.RNode, error) { return objs, p.checkUnique(objs) }},
 		step{"serialize", p.serialize},
 	)
@@ -363,6 +363,16 @@ func readManifestFile(path string) ([]*yaml.RNode, error) {
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// extraManifestOf names the extra manifest n came from ("the extra
+// manifest cm.yaml"), or "" for an object of the bundle or of spec.examples.
+func (p *pipeline) extraManifestOf(n *yaml.RNode) string {
+	files := p.extraFiles[sameObject(n)]
+	if len(files) != 1 || p.exampleObjs[sameObject(n)] {
+		return ""
+	}
+	return "the extra manifest " + files[0]
+}
 
 // checkUnique refuses a render holding one object twice (an extra manifest
 // repeating a bundle object or an example): Argo CD would apply one of the two

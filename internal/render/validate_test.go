@@ -76,7 +76,7 @@ func benchValidate(b *testing.B, req Request) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := validate.Objects().Filter(nodes); err != nil {
+		if _, err := validate.Objects(nil).Filter(nodes); err != nil {
 			b.Fatal(err)
 		}
 	}

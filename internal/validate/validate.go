@@ -74,13 +74,16 @@ const (
 // passes them on unchanged, or fails with one line per invalid object (the
 // object, its problems, the fix), at most maxObjectLines of them. Each
 // run has its own cache of compiled CRD schemas: a render compiles each
-// served version it needs once.
-func Objects() kio.Filter { return filter{} }
+// served version it needs once. origin, when not nil, names the file an
+// object came from ("" when it cannot say), so its line says which file
+// to fix.
+func Objects(origin func(*yaml.RNode) string) kio.Filter { return filter{origin} }
 
-type filter struct{}
+type filter struct{ origin func(*yaml.RNode) string }
 
-func (filter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+func (f filter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	v := newValidator(nodes)
+	v.origin = f.origin
 	var lines []string
 	invalid := 0
 	for _, n := range nodes {
@@ -137,6 +140,8 @@ type validator struct {
 	// json writes the objects as the plugin sends them; crdJSON the CRDs a
 	// custom resource needs while json's bytes of that resource are in use.
 	json, crdJSON transform.JSONWriter
+	// origin names the file an object came from, or "" (see Objects).
+	origin func(*yaml.RNode) string
 }
 
 func newValidator(nodes []*yaml.RNode) *validator {
@@ -395,11 +400,24 @@ func (v *validator) line(n *yaml.RNode, class int, problems []string) string {
 	if len(problems) > maxProblems {
 		problems = append(problems[:maxProblems:maxProblems], fmt.Sprintf("and %d more", len(problems)-maxProblems))
 	}
-	fix := "fix the file it comes from, or change it with a patch (spec.patches; a JSON 6902 `op: remove` drops a field)"
-	if class == kindCR {
-		fix = fmt.Sprintf("fix the custom resource (the extra manifest, or with spec.patches); an alm-example is rendered only when spec.examples names its kind, so leave that kind out or add %q to spec.exclude", n.GetKind()+"/"+n.GetName())
+	what, file := describe(n), ""
+	if v.origin != nil {
+		if file = v.origin(n); file != "" {
+			what += " (in " + file + ")"
+		}
 	}
-	return fmt.Sprintf("%s: %s: %s", describe(n), strings.Join(problems, "; "), fix)
+	var fix string
+	switch {
+	case class == kindCR && file != "":
+		fix = "fix the custom resource in " + file + ", or change it with spec.patches"
+	case class == kindCR:
+		fix = fmt.Sprintf("fix the custom resource (the extra manifest, or with spec.patches); an alm-example is rendered only when spec.examples names its kind, so leave that kind out or add %q to spec.exclude", n.GetKind()+"/"+n.GetName())
+	case file != "":
+		fix = "fix " + file + ", or change it with a patch (spec.patches; a JSON 6902 `op: remove` drops a field)"
+	default:
+		fix = "fix the file it comes from, or change it with a patch (spec.patches; a JSON 6902 `op: remove` drops a field)"
+	}
+	return fmt.Sprintf("%s: %s: %s", what, strings.Join(problems, "; "), fix)
 }
 
 // describe names an object as "Kind namespace/name", the name quoted when it

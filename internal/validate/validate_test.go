@@ -16,7 +16,7 @@ func run(t *testing.T, docs ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Objects().Filter(nodes)
+	out, err := Objects(nil).Filter(nodes)
 	if err != nil {
 		if out != nil {
 			t.Error("objects returned with an error")
@@ -364,5 +364,26 @@ spec:
 		{"", "", "\n      nodeSelector: {bad key!: x}", "spec.template.spec.nodeSelector: " + label},
 	} {
 		wantError(t, run(t, deployment(tc.template, tc.selector, tc.podSpec)), "Deployment ops/op: "+tc.want+": "+fixFile)
+	}
+}
+
+// An object whose file the caller knows (an extra manifest) is named with
+// it, and the fix says which file to edit; the others keep the general fix.
+func TestOriginNamesTheFile(t *testing.T) {
+	nodes, err := kio.FromBytes([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\nwrongfield: 1\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\nwrongfield: 1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	origin := func(n *yaml.RNode) string {
+		if n.GetName() == "a" {
+			return "the extra manifest cm.yaml"
+		}
+		return ""
+	}
+	_, err = Objects(origin).Filter(nodes)
+	want := "ConfigMap a (in the extra manifest cm.yaml): wrongfield: unknown field: the API type has no such field, so the server would drop it or refuse the object: fix the extra manifest cm.yaml, or change it with a patch (spec.patches; a JSON 6902 `op: remove` drops a field)\n" +
+		"ConfigMap b: wrongfield: unknown field: the API type has no such field, so the server would drop it or refuse the object: fix the file it comes from, or change it with a patch (spec.patches; a JSON 6902 `op: remove` drops a field)"
+	if err == nil || err.Error() != want {
+		t.Errorf("error:\n%v\nwant:\n%s", err, want)
 	}
 }

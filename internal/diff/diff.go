@@ -16,6 +16,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/safety"
 	"github.com/olm-cmp/olm-cmp/internal/transform"
 )
@@ -272,8 +273,8 @@ func change(old, cur item, cells *int) (Change, error) {
 	}
 	c.Summary = append(c.Summary, sum...)
 	// The names are the bundle's: a line break in one would split the
-	// header line (see visible).
-	text, minimal, err := unifiedDiff(old.text, cur.text, "from/"+visible(old.obj.String()), "to/"+visible(cur.obj.String()), cells)
+	// header line (see echo.Text).
+	text, minimal, err := unifiedDiff(old.text, cur.text, "from/"+echo.Text(old.obj.String()), "to/"+echo.Text(cur.obj.String()), cells)
 	if err != nil {
 		return Change{}, err
 	}

@@ -12,17 +12,14 @@ import (
 // from whoever wrote the bundle or the pull request: a newline in a name
 // would end a markdown table row and let it forge a heading ("0 safety
 // errors") or close <details>; an ESC would drive the reviewer's terminal.
-// Every output form passes such text through the functions below; -o json
+// Every output form passes such text through echo.Text (echo.Lines for
+// raw diffs) and, for markdown, markdownText; -o json
 // is escaped by encoding/json.
-
-// visible and visibleLines: see package echo.
-func visible(s string) string      { return echo.Text(s) }
-func visibleLines(s string) string { return echo.Lines(s) }
 
 // markdownEscaper escapes the characters that start inline markdown
 // (emphasis, code spans, links and images, strikethrough, table cells) and
 // HTML (tags, comments, entities). Line-start syntax (#, >, -, 1.) cannot
-// arise: visible leaves no line break.
+// arise: echo.Text leaves no line break.
 var markdownEscaper = strings.NewReplacer(
 	`\`, `\\`, "`", "\\`", `*`, `\*`, `_`, `\_`, `~`, `\~`, `[`, `\[`, `]`, `\]`, `|`, `\|`,
 	`&`, `&amp;`, `<`, `&lt;`, `>`, `&gt;`,
@@ -30,7 +27,7 @@ var markdownEscaper = strings.NewReplacer(
 
 // markdownText is s as literal text in a markdown line or table cell.
 func markdownText(s string) string {
-	return markdownEscaper.Replace(visible(s))
+	return markdownEscaper.Replace(echo.Text(s))
 }
 
 // maxMarkdownValue bounds one value (a name, a message) in the markdown

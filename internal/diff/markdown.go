@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/safety"
 )
 
@@ -25,7 +26,7 @@ const (
 // WriteMarkdown writes the report as a pull-request comment: a headline, the
 // safety findings, tables of added, removed and changed objects with their
 // summaries, then each raw diff collapsed in <details>. Every value from the
-// bundles is escaped (see visible and markdownText).
+// bundles is escaped (see echo.Text and markdownText).
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### olm-cmp diff: %s\n\n", code(r.headline()))
@@ -130,7 +131,7 @@ func table(b *strings.Builder, title, header string, rows []string, what string,
 
 // details is one change's raw diff, collapsed.
 func details(c Change) string {
-	lines := strings.SplitAfter(visibleLines(c.Diff), "\n")
+	lines := strings.SplitAfter(echo.Lines(c.Diff), "\n")
 	text := strings.Join(lines, "")
 	if len(lines) > MarkdownDiffLines {
 		text = strings.Join(lines[:MarkdownDiffLines], "") + fmt.Sprintf("... %d more lines\n", len(lines)-MarkdownDiffLines)
@@ -143,7 +144,7 @@ func details(c Change) string {
 	for strings.Contains(text, fence) {
 		fence += "`"
 	}
-	return fmt.Sprintf("<details><summary>%s</summary>\n\n%sdiff\n%s%s\n\n</details>\n", htmlEscape(visible(clip(c.Object.String(), maxMarkdownValue))), fence, text, fence)
+	return fmt.Sprintf("<details><summary>%s</summary>\n\n%sdiff\n%s%s\n\n</details>\n", htmlEscape(echo.Text(clip(c.Object.String(), maxMarkdownValue))), fence, text, fence)
 }
 
 func kindGroup(o Object) string {
@@ -177,9 +178,9 @@ func codeCell(s string) string {
 
 // code is a code span that holds any backticks s has. A code span shows
 // its text literally (no markdown, no HTML), but a line break would still
-// end the line, hence visible.
+// end the line, hence echo.Text.
 func code(s string) string {
-	s = visible(clip(s, maxMarkdownValue))
+	s = echo.Text(clip(s, maxMarkdownValue))
 	fence := "`"
 	for strings.Contains(s, fence) {
 		fence += "`"

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/requirements"
 	"github.com/olm-cmp/olm-cmp/internal/safety"
 )
@@ -104,12 +105,12 @@ func (r *Report) counts() string {
 
 // WriteText writes the report for a terminal: safety findings, then added
 // (+), removed (-) and changed (~) objects, each change's summary before its
-// unified diff. Every value from the bundles passes through visible: no
+// unified diff. Every value from the bundles passes through echo.Text: no
 // control character reaches the terminal.
 func (r *Report) WriteText(out io.Writer) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "# %s\n", visible(r.headline()))
-	fmt.Fprintf(w, "# from: %s\n# to:   %s\n", visible(r.From.Source), visible(r.To.Source))
+	fmt.Fprintf(w, "# %s\n", echo.Text(r.headline()))
+	fmt.Fprintf(w, "# from: %s\n# to:   %s\n", echo.Text(r.From.Source), echo.Text(r.To.Source))
 	if !r.HasChanges() && len(r.Safety) == 0 {
 		fmt.Fprintln(w, "# no changes")
 		return w.Flush()
@@ -118,28 +119,28 @@ func (r *Report) WriteText(out io.Writer) error {
 	if len(r.Safety) > 0 {
 		fmt.Fprintf(w, "\nSafety (%d):\n", len(r.Safety))
 		for _, f := range sortFindings(r.Safety) {
-			fmt.Fprintf(w, "  %s\t%s\t%s\n", visible(strings.ToUpper(string(f.Severity))), visible(f.Rule), visible(findingWhere(f)+f.Message+acknowledgedNote(f)))
+			fmt.Fprintf(w, "  %s\t%s\t%s\n", echo.Text(strings.ToUpper(string(f.Severity))), echo.Text(f.Rule), echo.Text(findingWhere(f)+f.Message+acknowledgedNote(f)))
 		}
 	}
 	if q := r.Requirements; q.changes() > 0 {
 		fmt.Fprintf(w, "\nRequirements (%d added, %d removed):\n", len(q.Added), len(q.Removed))
 		for _, f := range q.Added {
-			fmt.Fprintf(w, "+ %s\t%s\t%s\n", visible(requirementSeverity(f)), visible(f.Key()), visible("(from "+f.Source+"): "+f.Message+"; fix: "+f.Fix))
+			fmt.Fprintf(w, "+ %s\t%s\t%s\n", echo.Text(requirementSeverity(f)), echo.Text(f.Key()), echo.Text("(from "+f.Source+"): "+f.Message+"; fix: "+f.Fix))
 		}
 		for _, f := range q.Removed {
-			fmt.Fprintf(w, "- %s\t%s\t%s\n", visible(requirementSeverity(f)), visible(f.Key()), "no longer required")
+			fmt.Fprintf(w, "- %s\t%s\t%s\n", echo.Text(requirementSeverity(f)), echo.Text(f.Key()), "no longer required")
 		}
 	}
 	if len(r.Added) > 0 {
 		fmt.Fprintf(w, "\nAdded (%d):\n", len(r.Added))
 		for _, o := range r.Added {
-			fmt.Fprintf(w, "+ %s\n", visible(o.String()))
+			fmt.Fprintf(w, "+ %s\n", echo.Text(o.String()))
 		}
 	}
 	if len(r.Removed) > 0 {
 		fmt.Fprintf(w, "\nRemoved (%d):\n", len(r.Removed))
 		for _, o := range r.Removed {
-			fmt.Fprintf(w, "- %s%s\n", visible(o.Object.String()), keptNote(o))
+			fmt.Fprintf(w, "- %s%s\n", echo.Text(o.Object.String()), keptNote(o))
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -148,11 +149,11 @@ func (r *Report) WriteText(out io.Writer) error {
 	if len(r.Changed) > 0 {
 		fmt.Fprintf(out, "\nChanged (%d):\n", len(r.Changed))
 		for _, c := range r.Changed {
-			fmt.Fprintf(out, "~ %s\n", visible(c.Object.String()))
+			fmt.Fprintf(out, "~ %s\n", echo.Text(c.Object.String()))
 			for _, s := range c.Summary {
-				fmt.Fprintf(out, "  * %s\n", visible(s))
+				fmt.Fprintf(out, "  * %s\n", echo.Text(s))
 			}
-			fmt.Fprint(out, indent(visibleLines(c.Diff), "    "))
+			fmt.Fprint(out, indent(echo.Lines(c.Diff), "    "))
 		}
 	}
 	return nil

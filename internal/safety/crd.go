@@ -44,7 +44,7 @@ func crdifyConfig() *config.Config {
 }
 
 // checkCRDs compares every CRD of from with the CRD of the same name in to,
-// both as the render applies them (see renderedCRDs): OLM v1 checks the
+// both as the render applies them (see renderedCRDNodes): OLM v1 checks the
 // CRDs it renders, and a conversion webhook it wires in changes crdify's
 // verdict. A CRD beyond the check's limits (limits.go), or with a version
 // crdify cannot read, gets a finding instead of a verdict. It stops with
@@ -154,30 +154,10 @@ func uncheckable(c *apiextensionsv1.CustomResourceDefinition, csv string) *Findi
 	return crdTooBig(c, csv)
 }
 
-// renderedCRDs are the bundle's CRDs as the render emits them
-// (convert.GenerateCRDs): a CRD a conversion webhook serves gets
-// spec.conversion.strategy Webhook. The options only set the webhook
-// Service's namespace and the CA annotation, which no check reads.
-func renderedCRDs(ctx context.Context, b *bundle.Bundle) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	nodes, err := renderedCRDNodes(b)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(nodes))
-	for _, n := range nodes {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		c, err := decodeCRD(n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
-// renderedCRDNodes are renderedCRDs before decoding, each with its file.
+// renderedCRDNodes are the bundle's CRDs as the render emits them
+// (convert.GenerateCRDs), each with its file: a CRD a conversion webhook
+// serves gets spec.conversion.strategy Webhook. The options only set the
+// webhook Service's namespace and the CA annotation, which no check reads.
 func renderedCRDNodes(b *bundle.Bundle) ([]bundle.Object, error) {
 	nodes, err := convert.GenerateCRDs(b, convert.Options{})
 	if err != nil {

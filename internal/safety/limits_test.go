@@ -251,11 +251,15 @@ func TestRunnerMatchesCrdify(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		crds, err := renderedCRDs(t.Context(), b)
+		nodes, err := renderedCRDNodes(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range crds {
+		for _, n := range nodes {
+			c, err := decodeCRD(n)
+			if err != nil {
+				t.Fatal(err)
+			}
 			// Against itself with its last version's schema loosened, so
 			// that the served pairs have findings to subtract.
 			cur := c.DeepCopy()

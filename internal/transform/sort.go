@@ -160,9 +160,7 @@ func Serialize(nodes []*yaml.RNode) ([]string, error) {
 }
 
 // serializeOne prints n with multi-line folded scalars printed as literal
-// blocks: with printYAML, or else with kyaml's encoder. For the encoder the
-// styles are switched on n itself (copying a multi-megabyte CRD would cost
-// more than printing it) and switched back before returning.
+// blocks: with printYAML, or else with kyaml's encoder (encoderString).
 func serializeOne(n *yaml.RNode, sp *scalarPrinter) (string, error) {
 	n, _, err := withoutInternalAnnotations(n)
 	if err != nil {
@@ -171,6 +169,14 @@ func serializeOne(n *yaml.RNode, sp *scalarPrinter) (string, error) {
 	if s, err := printYAML(n.Document(), sp); err == nil {
 		return s, nil
 	}
+	return encoderString(n)
+}
+
+// encoderString prints n with kyaml's encoder, multi-line folded scalars as
+// literal blocks. The styles are switched on n itself (copying a
+// multi-megabyte CRD would cost more than printing it) and switched back
+// before returning.
+func encoderString(n *yaml.RNode) (string, error) {
 	unfolded := unfold(n.YNode(), nil)
 	defer func() {
 		for _, s := range unfolded {

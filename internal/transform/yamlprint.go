@@ -576,13 +576,7 @@ func VerifyPrinter(n *yaml.RNode) (printed bool, err error) {
 	if perr != nil {
 		return false, nil
 	}
-	unfolded := unfold(n.YNode(), nil)
-	defer func() {
-		for _, s := range unfolded {
-			s.Style = s.Style&^yaml.LiteralStyle | yaml.FoldedStyle
-		}
-	}()
-	want, err := n.String()
+	want, err := encoderString(n)
 	if err != nil {
 		return true, err
 	}

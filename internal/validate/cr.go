@@ -159,5 +159,3 @@ func (v *validator) decodeCRD(e *crdEntry) error {
 	e.typed = crd
 	return nil
 }
-
-func crdGKOf(group, kind string) schema.GroupKind { return schema.GroupKind{Group: group, Kind: kind} }

@@ -186,7 +186,7 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 		// walk at several times the CRD's size (most of this step's
 		// allocations for a bundle of large CRDs): its metadata and name
 		// are checked here, and the typed form is decoded only when a
-		// custom resource of the render needs its schema (crdEntry.schema).
+		// custom resource of the render needs its schema (validator.version).
 		if p := crdProblems(n); len(p) > 0 {
 			return v.line(n, kindBuiltin, p), nil
 		}
@@ -298,11 +298,8 @@ func badValue(v any) string {
 			return echo.Short(string(b))
 		}
 	}
-	return capValue(fmt.Sprint(v))
+	return echo.Quote(fmt.Sprint(v))
 }
-
-// capValue quotes a value for a message, capped and escaped as every echo is.
-func capValue(s string) string { return echo.Quote(s) }
 
 // validationRegex is the tail apimachinery's name and label messages end
 // with: the rule is already said in words before it, and a raw regular
@@ -431,11 +428,8 @@ func describe(n *yaml.RNode) string {
 }
 
 func printable(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsGraphic(r) || unicode.IsSpace(r) || r == '"' }) >= 0 {
-		return capValue(s)
-	}
-	if len(s) > 253 {
-		return capValue(s)
+	if len(s) > 253 || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsGraphic(r) || unicode.IsSpace(r) || r == '"' }) >= 0 {
+		return echo.Quote(s)
 	}
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -285,7 +286,7 @@ func TestSchemaCompiledOncePerRender(t *testing.T) {
 			t.Fatalf("%q %v", line, err)
 		}
 	}
-	e := v.crds[crdGKOf("loki.grafana.com", "LokiStack")]
+	e := v.crds[schema.GroupKind{Group: "loki.grafana.com", Kind: "LokiStack"}]
 	first := e.versions["v1"]
 	if _, _ = v.object(cr); e.versions["v1"] != first || len(e.versions) != 1 {
 		t.Error("the version's schema was compiled again")

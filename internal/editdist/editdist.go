@@ -2,6 +2,8 @@
 // "did you mean" hints of spec keys, bundle tags and patch file names.
 package editdist
 
+import "strings"
+
 // Distance is the Levenshtein distance of a and b (insertions, deletions
 // and substitutions of one byte). A small hand-written function: the names
 // compared are short, and no dependency of the module offers one. Callers
@@ -25,4 +27,34 @@ func Distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// OneEditApart reports whether a and b differ by exactly one insertion,
+// deletion, substitution or swap of adjacent characters, or only in case:
+// how a key is misspelt. It is linear: no distance matrix over input that
+// may be long.
+func OneEditApart(a, b string) bool {
+	if a == b || a == "" || b == "" {
+		return false
+	}
+	if strings.EqualFold(a, b) {
+		return true
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if len(b)-len(a) > 1 {
+		return false
+	}
+	i := 0
+	for i < len(a) && a[i] == b[i] {
+		i++
+	}
+	if len(a) == len(b) {
+		if a[i+1:] == b[i+1:] {
+			return true // substitution
+		}
+		return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:] // swap
+	}
+	return a[i:] == b[i+1:] // insertion
 }

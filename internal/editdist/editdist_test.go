@@ -12,3 +12,19 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestOneEditApart(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"manger", "manager", true}, {"manager", "manger", true}, {"mangaer", "manager", true},
+		{"Manager", "manager", true}, {"managr", "manager", true}, {"manafer", "manager", true},
+		{"manager", "manager", false}, {"log-shipper", "manager", false}, {"mgr", "manager", false},
+		{"proxy", "proxy-2", false}, {"", "a", false}, {"ab", "ba", true}, {"abc", "acb", true}, {"abcd", "badc", false},
+	} {
+		if got := OneEditApart(tc.a, tc.b); got != tc.want {
+			t.Errorf("OneEditApart(%q, %q) = %v", tc.a, tc.b, got)
+		}
+	}
+}

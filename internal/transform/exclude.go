@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/editdist"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -168,7 +169,7 @@ func nearSelections(sel Selector, nodes []*yaml.RNode) string {
 	slices.Sort(kinds)
 	kinds = slices.Compact(kinds)
 	for _, k := range kinds {
-		if oneEditApart(sel.Kind, k) {
+		if editdist.OneEditApart(sel.Kind, k) {
 			return "did you mean " + k + "?"
 		}
 	}

@@ -8,6 +8,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/editdist"
 )
 
 // This file reads a strategic-merge patch against the object it is about to
@@ -210,7 +212,7 @@ func (c *mergeCheck) created(schema *openapi.ResourceSchema, path, noun string, 
 	}
 	name := str(e, keys[0])
 	for _, x := range existing {
-		if other := str(x, keys[0]); oneEditApart(name, other) {
+		if other := str(x, keys[0]); editdist.OneEditApart(name, other) {
 			c.errs = append(c.errs, fmt.Sprintf("%s — did you mean %s? %s (a strategic-merge patch would add a new %s holding %s; to add a %s named %s next to %s, use a JSON 6902 patch with op: add)",
 				head, other, strings.ToUpper(fix[:1])+fix[1:], noun, holding, noun, name, other))
 			return
@@ -320,34 +322,4 @@ func elementNoun(path string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// oneEditApart reports whether a and b differ by exactly one insertion,
-// deletion, substitution or swap of adjacent characters, or only in case:
-// how a key is misspelt. It is linear: no distance matrix over input that
-// may be long.
-func oneEditApart(a, b string) bool {
-	if a == b || a == "" || b == "" {
-		return false
-	}
-	if strings.EqualFold(a, b) {
-		return true
-	}
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	if len(b)-len(a) > 1 {
-		return false
-	}
-	i := 0
-	for i < len(a) && a[i] == b[i] {
-		i++
-	}
-	if len(a) == len(b) {
-		if a[i+1:] == b[i+1:] {
-			return true // substitution
-		}
-		return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:] // swap
-	}
-	return a[i:] == b[i+1:] // insertion
 }

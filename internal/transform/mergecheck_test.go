@@ -95,22 +95,6 @@ func TestPatchDeletesNothing(t *testing.T) {
 	}
 }
 
-func TestOneEditApart(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want bool
-	}{
-		{"manger", "manager", true}, {"manager", "manger", true}, {"mangaer", "manager", true},
-		{"Manager", "manager", true}, {"managr", "manager", true}, {"manafer", "manager", true},
-		{"manager", "manager", false}, {"log-shipper", "manager", false}, {"mgr", "manager", false},
-		{"proxy", "proxy-2", false}, {"", "a", false}, {"ab", "ba", true}, {"abc", "acb", true}, {"abcd", "badc", false},
-	} {
-		if got := oneEditApart(tc.a, tc.b); got != tc.want {
-			t.Errorf("oneEditApart(%q, %q) = %v", tc.a, tc.b, got)
-		}
-	}
-}
-
 // TestMergeCheckOddShapes: patches whose shapes differ from the object's
 // (a map for a list, a scalar for a map, nulls in lists, keys that are not
 // scalars) are read without a panic; kustomize's merge judges them.

@@ -313,11 +313,12 @@ func parseManifests(files []*manifestFile, cache *ParseCache) error {
 // are legal JSON streams but not YAML); if that fails it is parsed as YAML,
 // whose error is the more useful one.
 func ParseDocuments(data []byte) ([]*yaml.Node, error) {
-	// JSON too: a stream of a million small values is as costly to parse.
-	if err := yamlsafe.PreScan(data); err != nil {
-		return nil, err
-	}
 	if t := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {
+		// JSON too: a stream of a million small values is as costly to
+		// parse. (yamlsafe.Parse below scans YAML itself.)
+		if err := yamlsafe.PreScan(data); err != nil {
+			return nil, err
+		}
 		if docs, err := parseJSONStream(t); err == nil {
 			for i, d := range docs {
 				if d == nil {

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -114,34 +115,22 @@ func nearestTags(want string, tags []string, n int) []string {
 		all = append(all, s)
 	}
 	slices.SortStableFunc(all, func(a, b scored) int {
-		switch {
-		case a.semver != b.semver:
+		if a.semver != b.semver {
 			if a.semver {
 				return -1
 			}
 			return 1
-		case a.semver && a.major != b.major:
-			return cmpU(a.major, b.major)
-		case a.semver && a.minor != b.minor:
-			return cmpU(a.minor, b.minor)
-		case a.semver && a.patch != b.patch:
-			if a.patch < b.patch {
-				return -1
-			}
-			return 1
 		}
-		return a.dist - b.dist
+		if a.semver {
+			if c := cmp.Or(cmp.Compare(a.major, b.major), cmp.Compare(a.minor, b.minor), cmp.Compare(a.patch, b.patch)); c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(a.dist, b.dist)
 	})
 	out := make([]string, 0, n)
 	for _, s := range all[:min(n, len(all))] {
 		out = append(out, s.tag)
 	}
 	return out
-}
-
-func cmpU(a, b uint64) int {
-	if a < b {
-		return -1
-	}
-	return 1
 }

@@ -38,13 +38,8 @@ func checkExcludeFiles(p *pipeline, s spec.Spec, b *bundle.Bundle) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	have := b.Files
-	more := ""
-	if len(have) > 8 {
-		have, more = have[:8], fmt.Sprintf(", and %d more", len(b.Files)-8)
-	}
-	msg := fmt.Sprintf("spec.excludeFiles: %s: no such file in the bundle's manifests/ (it holds %s%s): the entry skips nothing; correct or remove it",
-		strings.Join(missing, ", "), strings.Join(have, ", "), more)
+	msg := fmt.Sprintf("spec.excludeFiles: %s: no such file in the bundle's manifests/ (it holds %s): the entry skips nothing; correct or remove it",
+		strings.Join(missing, ", "), fewNames(b.Files))
 	if s.Strict {
 		return errors.New("strict: " + msg)
 	}

@@ -108,13 +108,20 @@ func (p *pipeline) selectExtraManifests(all []string) []string {
 
 // candidates lists the candidate files for a message, the first few.
 func candidates(all []string) string {
-	switch {
-	case len(all) == 0:
+	if len(all) == 0 {
 		return "there are none"
-	case len(all) > 8:
-		return fmt.Sprintf("there are %s, and %d more", echo.Text(strings.Join(all[:8], ", ")), len(all)-8)
 	}
-	return "there are " + echo.Text(strings.Join(all, ", "))
+	return "there are " + fewNames(all)
+}
+
+// fewNames joins the first few of names (escaped) for a message, and says
+// how many it left out.
+func fewNames(names []string) string {
+	const shown = 8
+	if len(names) > shown {
+		return fmt.Sprintf("%s, and %d more", echo.Text(strings.Join(names[:shown], ", ")), len(names)-shown)
+	}
+	return echo.Text(strings.Join(names, ", "))
 }
 
 // ownAnnotation returns an annotation olm-cmp writes, if n carries one.

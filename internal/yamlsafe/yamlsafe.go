@@ -68,8 +68,8 @@ func Check(n *yaml.Node, l Limits) error {
 func Measure(n *yaml.Node, l Limits) (added int, err error) {
 	c := checker{l: l, memo: map[*yaml.Node]int{}, active: map[*yaml.Node]bool{}}
 	expanded, err := c.size(n, 0)
-	if err != nil {
-		return 0, err
+	if err != nil || !c.sawAlias {
+		return 0, err // without aliases nothing expands: no second walk
 	}
 	added = expanded - written(n)
 	if l.MaxAliasNodes > 0 && added > l.MaxAliasNodes {
@@ -99,6 +99,8 @@ type checker struct {
 	l      Limits
 	memo   map[*yaml.Node]int
 	active map[*yaml.Node]bool
+	// sawAlias is set once size meets an alias.
+	sawAlias bool
 }
 
 func (c *checker) size(n *yaml.Node, depth int) (int, error) {
@@ -106,6 +108,7 @@ func (c *checker) size(n *yaml.Node, depth int) (int, error) {
 		return 0, fmt.Errorf("nested more than %d levels deep", c.l.MaxDepth)
 	}
 	if n.Kind == yaml.AliasNode {
+		c.sawAlias = true
 		if n.Alias == nil {
 			return 0, fmt.Errorf("alias *%s has no anchor", n.Value)
 		}

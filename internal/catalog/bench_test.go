@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -63,7 +64,7 @@ func BenchmarkChooseDir(b *testing.B) {
 			b.ResetTimer()
 			start := cpuTime()
 			for b.Loop() {
-				if _, _, err := Choose(fsys, q); err != nil {
+				if _, _, err := Choose(context.Background(), fsys, q); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -86,7 +87,7 @@ func BenchmarkChooseSingleFile(b *testing.B) {
 	b.SetBytes(size)
 	b.ResetTimer()
 	for b.Loop() {
-		if _, _, err := Choose(fsys, q); err != nil {
+		if _, _, err := Choose(context.Background(), fsys, q); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -109,7 +110,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 			for b.Loop() {
 				index := filepath.Join(b.TempDir(), "x.index")
 				start := cpuTime()
-				if _, _, err := Choose(Open(fsys, index), Query{Package: catalogtest.PackageName(0)}); err != nil {
+				if _, _, err := Choose(context.Background(), Open(fsys, index), Query{Package: catalogtest.PackageName(0)}); err != nil {
 					b.Fatal(err)
 				}
 				cpu += cpuTime() - start
@@ -130,7 +131,7 @@ func BenchmarkChooseIndexed(b *testing.B) {
 			}
 			index := filepath.Join(b.TempDir(), "x.index")
 			cat := Open(os.DirFS(dir), index)
-			if _, _, err := Choose(cat, Query{Package: catalogtest.PackageName(0)}); err != nil {
+			if _, _, err := Choose(context.Background(), cat, Query{Package: catalogtest.PackageName(0)}); err != nil {
 				b.Fatal(err)
 			}
 			pkgs := n / 40
@@ -138,7 +139,7 @@ func BenchmarkChooseIndexed(b *testing.B) {
 			start := cpuTime()
 			i := 0
 			for b.Loop() {
-				if _, _, err := Choose(cat, Query{Package: catalogtest.PackageName(i % pkgs), Range: ">=1.0.0"}); err != nil {
+				if _, _, err := Choose(context.Background(), cat, Query{Package: catalogtest.PackageName(i % pkgs), Range: ">=1.0.0"}); err != nil {
 					b.Fatal(err)
 				}
 				i++

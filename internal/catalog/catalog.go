@@ -72,12 +72,12 @@ func (c *Choice) String() string {
 // FromFS chooses from the file-based catalog in fsys, read by the caller;
 // ref is the catalog as the spec names it, image the catalog image pinned by
 // digest (empty for a directory).
-func FromFS(ref, image string, fsys fs.FS, q Query) (*Choice, error) {
-	return choose(fsys, &Choice{Ref: ref, Image: image}, q)
+func FromFS(ctx context.Context, ref, image string, fsys fs.FS, q Query) (*Choice, error) {
+	return choose(ctx, fsys, &Choice{Ref: ref, Image: image}, q)
 }
 
-func choose(fsys fs.FS, c *Choice, q Query) (*Choice, error) {
-	image, version, err := Choose(fsys, q)
+func choose(ctx context.Context, fsys fs.FS, c *Choice, q Query) (*Choice, error) {
+	image, version, err := Choose(ctx, fsys, q)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -64,7 +65,7 @@ func TestMessagesEchoCatalogValuesBounded(t *testing.T) {
 		{"YAML field of the wrong type", "c.yaml", "schema: olm.bundle\nname: b\npackage: p\nproperties: [1]\n", "", "c.yaml"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, _, err := Choose(fstest.MapFS{c.file: {Data: []byte(c.data)}}, Query{Package: "p", Channel: c.channel})
+			_, _, err := Choose(context.Background(), fstest.MapFS{c.file: {Data: []byte(c.data)}}, Query{Package: "p", Channel: c.channel})
 			if err == nil {
 				t.Fatal("chose from a broken catalog")
 			}
@@ -89,7 +90,7 @@ func TestYAMLErrorOfACatalogFileKeptWhole(t *testing.T) {
 	for i := 1; i <= 16; i++ {
 		bomb += fmt.Sprintf("  l%d: &l%d [*l%d, *l%d]\n", i, i, i-1, i-1)
 	}
-	_, _, err := Choose(fstest.MapFS{"c.yaml": {Data: []byte(bomb)}}, Query{Package: "p"})
+	_, _, err := Choose(context.Background(), fstest.MapFS{"c.yaml": {Data: []byte(bomb)}}, Query{Package: "p"})
 	if err == nil || !strings.HasSuffix(err.Error(), "write the repeated parts out, or share less") {
 		t.Fatalf("got %v, want yamlsafe's alias-bomb message whole", err)
 	}
@@ -105,7 +106,7 @@ func TestPackageKeptBytesBounded(t *testing.T) {
 	for i := range 9 {
 		fmt.Fprintf(&b, `{"schema":"olm.bundle","name":"b%d","package":"p","image":"%s","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.%d.0"}}]}`+"\n", i, img, i)
 	}
-	_, _, err := Choose(fstest.MapFS{"c.json": {Data: []byte(b.String())}}, Query{Package: "p"})
+	_, _, err := Choose(context.Background(), fstest.MapFS{"c.json": {Data: []byte(b.String())}}, Query{Package: "p"})
 	if err == nil || !strings.Contains(err.Error(), `package "p" keeps over 64 MiB of names, images and channel entries`) {
 		t.Fatalf("got %.300v", err)
 	}

@@ -40,7 +40,7 @@ import (
 // fields resolution uses, and checks the package as opm validate does
 // (fbcPackage.validate). fsys may be a *Catalog (Open), whose index answers
 // without reading the catalog.
-func Choose(fsys fs.FS, q Query) (image string, version string, err error) {
+func Choose(ctx context.Context, fsys fs.FS, q Query) (image string, version string, err error) {
 	pkg, versionRange, channel := q.Package, q.Range, q.Channel
 	if pkg == "" {
 		return "", "", errors.New("catalog: no package name given")
@@ -51,7 +51,7 @@ func Choose(fsys fs.FS, q Query) (image string, version string, err error) {
 			return "", "", fmt.Errorf("version range %s is invalid: %s", echo.Quote(versionRange), echo.Short(err.Error()))
 		}
 	}
-	cat, err := Open(fsys, "").read(context.Background(), pkg)
+	cat, err := Open(fsys, "").read(ctx, pkg)
 	if err != nil {
 		return "", "", err
 	}

@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,13 +44,13 @@ func TestChoose(t *testing.T) {
 		// JSON stream in a subdirectory; the release in build metadata breaks the tie.
 		{"gadget", ">=1.0.0", "", "example.com/gadget:2", "1.0.0+2"},
 	} {
-		image, version, err := Choose(fsys, Query{Package: tc.pkg, Range: tc.rng, Channel: tc.channel})
+		image, version, err := Choose(context.Background(), fsys, Query{Package: tc.pkg, Range: tc.rng, Channel: tc.channel})
 		if err != nil {
-			t.Errorf("Choose(%q, %q, %q): %v", tc.pkg, tc.rng, tc.channel, err)
+			t.Errorf("Choose(context.Background(), %q, %q, %q): %v", tc.pkg, tc.rng, tc.channel, err)
 			continue
 		}
 		if image != tc.image || version != tc.version {
-			t.Errorf("Choose(%q, %q, %q) = %s %s, want %s %s", tc.pkg, tc.rng, tc.channel, image, version, tc.image, tc.version)
+			t.Errorf("Choose(context.Background(), %q, %q, %q) = %s %s, want %s %s", tc.pkg, tc.rng, tc.channel, image, version, tc.image, tc.version)
 		}
 	}
 }
@@ -66,14 +68,14 @@ func TestChooseErrors(t *testing.T) {
 		{"gadget", "<1.0.0", "", []string{`"gadget.v0.9.0"`, "olm.package.required"}},
 		{"", "", "", []string{"no package name"}},
 	} {
-		_, _, err := Choose(fsys, Query{Package: tc.pkg, Range: tc.rng, Channel: tc.channel})
+		_, _, err := Choose(context.Background(), fsys, Query{Package: tc.pkg, Range: tc.rng, Channel: tc.channel})
 		if err == nil {
-			t.Errorf("Choose(%q, %q, %q) succeeded", tc.pkg, tc.rng, tc.channel)
+			t.Errorf("Choose(context.Background(), %q, %q, %q) succeeded", tc.pkg, tc.rng, tc.channel)
 			continue
 		}
 		for _, w := range tc.wants {
 			if !strings.Contains(err.Error(), w) {
-				t.Errorf("Choose(%q, %q, %q) error %q does not mention %q", tc.pkg, tc.rng, tc.channel, err, w)
+				t.Errorf("Choose(context.Background(), %q, %q, %q) error %q does not mention %q", tc.pkg, tc.rng, tc.channel, err, w)
 			}
 		}
 	}
@@ -94,7 +96,7 @@ func TestChooseOLMTestCatalog(t *testing.T) {
 		{"v1", "webhook-operator", "", "", repo + "webhook-operator:v0.0.1", "0.0.1"},
 		{"v2", "test", "", "", repo + "test-operator:v1.0.0", "1.3.0"},
 	} {
-		image, version, err := Choose(os.DirFS(filepath.Join(root, tc.catalog, "configs")), Query{Package: tc.pkg, Range: tc.rng, Channel: tc.channel})
+		image, version, err := Choose(context.Background(), os.DirFS(filepath.Join(root, tc.catalog, "configs")), Query{Package: tc.pkg, Range: tc.rng, Channel: tc.channel})
 		if err != nil {
 			t.Errorf("%s %s %q %q: %v", tc.catalog, tc.pkg, tc.rng, tc.channel, err)
 			continue
@@ -102,5 +104,20 @@ func TestChooseOLMTestCatalog(t *testing.T) {
 		if image != tc.image || version != tc.version {
 			t.Errorf("%s %s %q %q = %s %s, want %s %s", tc.catalog, tc.pkg, tc.rng, tc.channel, image, version, tc.image, tc.version)
 		}
+	}
+}
+
+// A render's context reaches the catalog read: once it ends, choosing from
+// a catalog directory and reading its upgrade graph stop with its error
+// instead of reading on.
+func TestChooseAndReadGraphHonourTheContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	fsys := os.DirFS(testCatalog)
+	if _, _, err := Choose(ctx, fsys, Query{Package: "widget"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Choose: %v, want the context's error", err)
+	}
+	if _, err := ReadGraph(ctx, fsys, "widget", ""); !errors.Is(err, context.Canceled) {
+		t.Errorf("ReadGraph: %v, want the context's error", err)
 	}
 }

@@ -36,8 +36,8 @@ type Graph struct {
 // channels named by channel (comma-separated; empty means every channel).
 // fsys may be a *Catalog (Open), whose index answers without reading the
 // whole catalog.
-func ReadGraph(fsys fs.FS, pkg, channel string) (*Graph, error) {
-	cat, err := Open(fsys, "").read(context.Background(), pkg)
+func ReadGraph(ctx context.Context, fsys fs.FS, pkg, channel string) (*Graph, error) {
+	cat, err := Open(fsys, "").read(ctx, pkg)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ func TestIndexOfAnotherCatalogRebuilt(t *testing.T) {
 	a, b := filepath.Join(d, "sha256-aaaa"), filepath.Join(d, "sha256-bbbb")
 	writeOneBundle(t, a, "example.com/a@sha256:1", "1.0.0")
 	writeOneBundle(t, b, "example.com/b@sha256:2", "2.0.0")
-	if img, _, err := Choose(Open(os.DirFS(a), a+".index"), Query{Package: "p"}); err != nil || img != "example.com/a@sha256:1" {
+	if img, _, err := Choose(context.Background(), Open(os.DirFS(a), a+".index"), Query{Package: "p"}); err != nil || img != "example.com/a@sha256:1" {
 		t.Fatalf("catalog a chose %q, %v", img, err)
 	}
 	data, err := os.ReadFile(a + ".index")
@@ -43,7 +44,7 @@ func TestIndexOfAnotherCatalogRebuilt(t *testing.T) {
 	if err := os.WriteFile(b+".index", data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	img, v, err := Choose(Open(os.DirFS(b), b+".index"), Query{Package: "p"})
+	img, v, err := Choose(context.Background(), Open(os.DirFS(b), b+".index"), Query{Package: "p"})
 	if err != nil || img != "example.com/b@sha256:2" || v != "2.0.0" {
 		t.Fatalf("catalog b chose %q %q, %v, want its own bundle 2.0.0", img, v, err)
 	}
@@ -72,7 +73,7 @@ func TestIndexNotARegularFileRebuilt(t *testing.T) {
 		}
 		done := make(chan result, 1)
 		go func() {
-			img, _, err := Choose(Open(os.DirFS(a), a+".index"), Query{Package: "p"})
+			img, _, err := Choose(context.Background(), Open(os.DirFS(a), a+".index"), Query{Package: "p"})
 			done <- result{img, err}
 		}()
 		select {
@@ -100,7 +101,7 @@ func TestIndexOfAnOlderReaderRebuilt(t *testing.T) {
 	d := t.TempDir()
 	a := filepath.Join(d, "sha256-aaaa")
 	writeOneBundle(t, a, "example.com/a@sha256:1", "1.0.0")
-	if _, _, err := Choose(Open(os.DirFS(a), a+".index"), Query{Package: "p"}); err != nil {
+	if _, _, err := Choose(context.Background(), Open(os.DirFS(a), a+".index"), Query{Package: "p"}); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(a + ".index")
@@ -112,7 +113,7 @@ func TestIndexOfAnOlderReaderRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := indexPasses.Load()
-	if _, _, err := Choose(Open(os.DirFS(a), a+".index"), Query{Package: "p"}); err != nil {
+	if _, _, err := Choose(context.Background(), Open(os.DirFS(a), a+".index"), Query{Package: "p"}); err != nil {
 		t.Fatal(err)
 	}
 	if n := indexPasses.Load() - before; n != 1 {
@@ -138,7 +139,7 @@ func TestIndexStopsPastThePackageBound(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(a, "catalog.json"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := Choose(Open(os.DirFS(a), a+".index"), Query{Package: "p"})
+	_, _, err := Choose(context.Background(), Open(os.DirFS(a), a+".index"), Query{Package: "p"})
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("has over %d bundles, properties and channel entries", maxPackageItems)) {
 		t.Fatalf("got %v, want the package's bound", err)
 	}
@@ -171,7 +172,7 @@ func TestIndexRefusesTooManyPackages(t *testing.T) {
 	want := fmt.Sprintf("catalog: over %d packages: not a catalog olm-cmp reads", maxIndexPackages)
 	for i := range 2 {
 		before := indexPasses.Load()
-		_, _, err := Choose(Open(os.DirFS(a), a+".index"), Query{Package: "p1"})
+		_, _, err := Choose(context.Background(), Open(os.DirFS(a), a+".index"), Query{Package: "p1"})
 		if err == nil || err.Error() != want {
 			t.Fatalf("choice %d: got %v, want %q", i, err, want)
 		}
@@ -214,7 +215,7 @@ func TestIndexDamagedWhileChoosing(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 100 {
-				img, v, err := Choose(Open(os.DirFS(a), a+".index"), Query{Package: "p"})
+				img, v, err := Choose(context.Background(), Open(os.DirFS(a), a+".index"), Query{Package: "p"})
 				if err != nil || img != "example.com/a@sha256:1" || v != "1.0.0" {
 					select {
 					case errs <- img + " " + v + " " + func() string {

@@ -27,7 +27,7 @@ func (c *countingFS) Open(name string) (fs.File, error) {
 
 func chooseIndexed(t *testing.T, fsys fs.FS, index string, q Query) (string, string) {
 	t.Helper()
-	image, version, err := Choose(Open(fsys, index), q)
+	image, version, err := Choose(context.Background(), Open(fsys, index), q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,15 +52,15 @@ func TestIndexAnswersLikeStreaming(t *testing.T) {
 		for _, pkg := range []string{"widget", "gadget", "test", "webhook-operator", "nope"} {
 			for _, rng := range []string{"", ">=1.0.0 <2", "1.0.0", "<1.0.0"} {
 				q := Query{Package: pkg, Range: rng}
-				wantImage, wantVersion, wantErr := Choose(os.DirFS(dir), q)
-				image, version, err := Choose(Open(fsys, index), q)
+				wantImage, wantVersion, wantErr := Choose(context.Background(), os.DirFS(dir), q)
+				image, version, err := Choose(context.Background(), Open(fsys, index), q)
 				if image != wantImage || version != wantVersion || (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
 					t.Errorf("%s %+v: indexed %q %q %v, streamed %q %q %v", dir, q, image, version, err, wantImage, wantVersion, wantErr)
 				}
 			}
 		}
 		opened := fsys.opens.Load()
-		if _, _, err := Choose(Open(fsys, index), Query{Package: "widget"}); err != nil && !strings.Contains(err.Error(), "not found") {
+		if _, _, err := Choose(context.Background(), Open(fsys, index), Query{Package: "widget"}); err != nil && !strings.Contains(err.Error(), "not found") {
 			t.Fatal(err)
 		}
 		if n := fsys.opens.Load() - opened; n != 0 {
@@ -144,7 +144,7 @@ func TestIndexSharedPass(t *testing.T) {
 	for i := range 8 {
 		wg.Go(func() {
 			pkg := catalogtest.PackageName(i)
-			_, version, err := Choose(Open(os.DirFS(dir), index), Query{Package: pkg})
+			_, version, err := Choose(context.Background(), Open(os.DirFS(dir), index), Query{Package: pkg})
 			if err != nil || version != catalogtest.Version(39) {
 				t.Errorf("%s: %s %v", pkg, version, err)
 			}
@@ -164,9 +164,9 @@ func TestIndexKeepsCatalogErrors(t *testing.T) {
 		"a.json": {Data: []byte(`{"schema": "olm.package", "name": "a"}` + "\n{\"schema\": ")},
 	}
 	index := filepath.Join(t.TempDir(), "x.index")
-	_, _, err1 := Choose(Open(broken, index), Query{Package: "a"})
+	_, _, err1 := Choose(context.Background(), Open(broken, index), Query{Package: "a"})
 	before := indexPasses.Load()
-	_, _, err2 := Choose(Open(broken, index), Query{Package: "a"})
+	_, _, err2 := Choose(context.Background(), Open(broken, index), Query{Package: "a"})
 	if err1 == nil || err2 == nil || err1.Error() != err2.Error() || !strings.Contains(err1.Error(), "a.json: document 2: not valid JSON") {
 		t.Errorf("errors %v, then %v", err1, err2)
 	}
@@ -182,7 +182,7 @@ func TestIndexKeepsCatalogErrors(t *testing.T) {
 `)},
 	}
 	index = filepath.Join(t.TempDir(), "y.index")
-	if _, _, err := Choose(Open(mixed, index), Query{Package: "a"}); err == nil || !strings.Contains(err.Error(), `a.json: document 2: bundle "a.v1": olm.package version "one"`) {
+	if _, _, err := Choose(context.Background(), Open(mixed, index), Query{Package: "a"}); err == nil || !strings.Contains(err.Error(), `a.json: document 2: bundle "a.v1": olm.package version "one"`) {
 		t.Errorf("package a: %v", err)
 	}
 	if image, _ := chooseIndexed(t, mixed, index, Query{Package: "b"}); image != "x/b:1" {

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,7 @@ func TestIndexIgnoreBounded(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fsys := fstest.MapFS{"sub/.indexignore": {Data: []byte(c.ignore)}, "sub/c.json": {Data: []byte(pkg)}}
-			_, _, err := Choose(fsys, Query{Package: "p"})
+			_, _, err := Choose(context.Background(), fsys, Query{Package: "p"})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want %q", err, c.want)
 			}
@@ -35,14 +36,14 @@ func TestIndexIgnoreBounded(t *testing.T) {
 		dir += "d/"
 		nested[dir+".indexignore"] = &fstest.MapFile{Data: []byte(strings.Repeat("*a*b\n", 300))}
 	}
-	if _, _, err := Choose(nested, Query{Package: "p"}); err == nil || !strings.Contains(err.Error(), "over 1000 patterns in all") {
+	if _, _, err := Choose(context.Background(), nested, Query{Package: "p"}); err == nil || !strings.Contains(err.Error(), "over 1000 patterns in all") {
 		t.Fatalf("nested: got %v", err)
 	}
 	// Up to the bounds, patterns still apply.
 	fsys := fstest.MapFS{".indexignore": {Data: []byte(strings.Repeat("nothing-*\n", maxIgnorePatterns-1) + "bad.json\n")},
 		"c.json":   {Data: []byte(pkg + "\n" + `{"schema":"olm.bundle","name":"p.v1","package":"p","image":"img","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}]}`)},
 		"bad.json": {Data: []byte("{not json")}}
-	if img, _, err := Choose(fsys, Query{Package: "p"}); err != nil || img != "img" {
+	if img, _, err := Choose(context.Background(), fsys, Query{Package: "p"}); err != nil || img != "img" {
 		t.Fatalf("got %q, %v", img, err)
 	}
 }
@@ -56,7 +57,7 @@ func TestIndexIgnoreFIFO(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := Choose(os.DirFS(dir), Query{Package: "p"})
+		_, _, err := Choose(context.Background(), os.DirFS(dir), Query{Package: "p"})
 		done <- err
 	}()
 	select {

@@ -44,7 +44,7 @@ func TestReadLimits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys := fstest.MapFS{tc.file: {Data: []byte(tc.data)}}
-			_, _, err := Choose(fsys, Query{Package: "p"})
+			_, _, err := Choose(context.Background(), fsys, Query{Package: "p"})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
@@ -69,7 +69,7 @@ func TestReadFormats(t *testing.T) {
 		"YAML flow mapping in .json": {"c.json": {Data: []byte("{schema: olm.package, name: p}\n---\n" + bundle("1.1.0") + "\n---\n" + bundle("1.0.0") + "\n")}},
 		"YAML documents":             {"c.yml": {Data: []byte("# a catalog\n---\nschema: olm.package\nname: p\n--- " + bundle("1.0.0") + "\n---\n\n---\n# comment\nschema: olm.bundle\nname: p.v1.1.0\npackage: p\nimage: x/p:1.1.0\nproperties:\n- type: olm.package\n  value:\n    packageName: p\n    version: 1.1.0\n  # ---\n")}},
 	} {
-		image, version, err := Choose(fsys, Query{Package: "p"})
+		image, version, err := Choose(context.Background(), fsys, Query{Package: "p"})
 		if err != nil || image != "x/p:1.1.0" || version != "1.1.0" {
 			t.Errorf("%s: %s %s %v", name, image, version, err)
 		}
@@ -90,7 +90,7 @@ func TestReadCancelled(t *testing.T) {
 // document with leading white space) keeps its indentation.
 func TestReadIndentedYAML(t *testing.T) {
 	fsys := fstest.MapFS{"c.yaml": {Data: []byte("\n  schema: olm.package\n  name: p\n---\n  schema: olm.bundle\n  name: p.v1\n  package: p\n  image: x/p:1\n  properties:\n  - type: olm.package\n    value: {packageName: p, version: 1.0.0}\n")}}
-	if image, _, err := Choose(fsys, Query{Package: "p"}); err != nil || image != "x/p:1" {
+	if image, _, err := Choose(context.Background(), fsys, Query{Package: "p"}); err != nil || image != "x/p:1" {
 		t.Errorf("%s %v", image, err)
 	}
 }
@@ -102,7 +102,7 @@ func TestReadNotRegular(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.json"), 0o644); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}
-	_, _, err := Choose(os.DirFS(dir), Query{Package: "p"})
+	_, _, err := Choose(context.Background(), os.DirFS(dir), Query{Package: "p"})
 	if err == nil || !strings.Contains(err.Error(), "catalog file pipe.json is not a regular file") {
 		t.Errorf("got %v", err)
 	}
@@ -127,7 +127,7 @@ func TestReadZipFS(t *testing.T) {
 		t.Fatal(err)
 	}
 	for pkg, want := range map[string]string{"widget": "example.com/widget-bundle:v2.0.0-rc.1", "gadget": "example.com/gadget:2"} {
-		if image, _, err := Choose(zr, Query{Package: pkg, Range: map[string]string{"widget": "", "gadget": ">=1.0.0"}[pkg]}); err != nil || image != want {
+		if image, _, err := Choose(context.Background(), zr, Query{Package: pkg, Range: map[string]string{"widget": "", "gadget": ">=1.0.0"}[pkg]}); err != nil || image != want {
 			t.Errorf("%s: %s %v, want %s", pkg, image, err, want)
 		}
 	}

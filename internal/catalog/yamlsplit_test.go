@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -29,7 +30,7 @@ properties:
   value:
     description: |
 ` + indent + pad + hidden + "\n"
-	img, v, err := Choose(fstest.MapFS{"c.yaml": {Data: []byte(catalog)}}, Query{Package: "p"})
+	img, v, err := Choose(context.Background(), fstest.MapFS{"c.yaml": {Data: []byte(catalog)}}, Query{Package: "p"})
 	if err != nil || img != "example.com/good" || v != "1.0.0" {
 		t.Fatalf("chose %q %q, %v; want example.com/good 1.0.0, the only bundle of the catalog", img, v, err)
 	}

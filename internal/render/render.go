@@ -172,7 +172,7 @@ func (r *Renderer) resolveBundle(ctx context.Context, req Request, cat *openedCa
 	s := req.Spec
 	rv := Resolved{Request: req}
 	if s.Catalog != "" {
-		c, err := chooseBundle(req, cat)
+		c, err := chooseBundle(ctx, req, cat)
 		if err != nil {
 			return Resolved{}, err
 		}
@@ -212,10 +212,10 @@ func (r *Renderer) resolveBundle(ctx context.Context, req Request, cat *openedCa
 // chooseBundle picks from cat, the catalog spec.catalog names (see
 // openCatalog), the bundle of spec.package in spec.channel matching the
 // spec.version range, as OLM v1 would install it.
-func chooseBundle(req Request, cat *openedCatalog) (*catalog.Choice, error) {
+func chooseBundle(ctx context.Context, req Request, cat *openedCatalog) (*catalog.Choice, error) {
 	s := req.Spec
 	q := catalog.Query{Package: s.Package, Channel: s.Channel, Range: s.Version}
-	c, err := catalog.FromFS(s.Catalog, cat.image, cat.fsys, q)
+	c, err := catalog.FromFS(ctx, s.Catalog, cat.image, cat.fsys, q)
 	if err != nil {
 		return nil, fmt.Errorf("spec.catalog %s: %w", echo.Quote(s.Catalog), err)
 	}

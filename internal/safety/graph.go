@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,7 +20,7 @@ const skipRangeAnnotation = "olm.skipRange"
 // catalog when there is one, else between the two CSVs. Going down a
 // version, or an edge the graph lacks, is a warning (an error with Strict);
 // the same version is no upgrade at all.
-func checkEdge(from, to *bundle.Bundle, o Options) ([]Finding, error) {
+func checkEdge(ctx context.Context, from, to *bundle.Bundle, o Options) ([]Finding, error) {
 	fv, tv := from.CSV.Spec.Version.Version, to.CSV.Spec.Version.Version
 	sev := Warning
 	if o.Strict {
@@ -32,7 +33,7 @@ func checkEdge(from, to *bundle.Bundle, o Options) ([]Finding, error) {
 		return []Finding{{Severity: sev, Rule: "upgradeEdge", Message: fmt.Sprintf("%s (%s) is older than %s (%s): OLM never goes down a version, and the new CRDs and operator may not read what the newer one stored", to.CSV.Name, tv, from.CSV.Name, fv)}}, nil
 	}
 	if o.Catalog != nil {
-		return catalogEdge(from, to, o, sev)
+		return catalogEdge(ctx, from, to, o, sev)
 	}
 	if why := csvEdge(from, to); why != "" {
 		return []Finding{{Severity: sev, Rule: "upgradeEdge", Message: fmt.Sprintf("no upgrade edge from %s to %s: %s", from.CSV.Name, to.CSV.Name, why)}}, nil
@@ -62,12 +63,12 @@ func csvEdge(from, to *bundle.Bundle) string {
 }
 
 // catalogEdge looks for a path from FROM to TO in the catalog's channels.
-func catalogEdge(from, to *bundle.Bundle, o Options, sev Severity) ([]Finding, error) {
+func catalogEdge(ctx context.Context, from, to *bundle.Bundle, o Options, sev Severity) ([]Finding, error) {
 	pkg := o.Package
 	if pkg == "" {
 		pkg = to.Package
 	}
-	g, err := catalog.ReadGraph(o.Catalog, pkg, o.Channel)
+	g, err := catalog.ReadGraph(ctx, o.Catalog, pkg, o.Channel)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,11 @@ func catalogEdge(from, to *bundle.Bundle, o Options, sev Severity) ([]Finding, e
 	}
 	for _, f := range froms {
 		for _, t := range tos {
-			if g.Reaches(f, t) {
+			ok, err := g.ReachesContext(ctx, f, t)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
 				return nil, nil
 			}
 		}

@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,7 +99,7 @@ func TestUpgradeEdgeOLMv1TestData(t *testing.T) {
 			says: "in channel alpha"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := checkEdge(tc.from, tc.to, tc.o)
+			got, err := checkEdge(context.Background(), tc.from, tc.to, tc.o)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -108,7 +108,7 @@ func Check(ctx context.Context, from, to *bundle.Bundle, o Options) ([]Finding, 
 	if err != nil {
 		return nil, err
 	}
-	edge, err := checkEdge(from, to, o)
+	edge, err := checkEdge(ctx, from, to, o)
 	if err != nil {
 		return nil, err
 	}

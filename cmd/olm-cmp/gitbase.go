@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,7 +57,7 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string) (*render.Request, func(
 	if err != nil {
 		return nil, cleanup, err
 	}
-	paths := []string{cmpOrDot(prefix)}
+	paths := []string{cmp.Or(prefix, ".")}
 	for _, ref := range []struct{ field, value string }{{"spec.bundle", file.Spec.Bundle}, {"spec.catalog", file.Spec.Catalog}} {
 		if !render.IsDirRef(ref.value) || filepath.IsAbs(ref.value) {
 			continue
@@ -80,13 +81,6 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string) (*render.Request, func(
 		return nil, cleanup, fmt.Errorf("--git-base %q: %w", rev, err)
 	}
 	return &req, cleanup, nil
-}
-
-func cmpOrDot(p string) string {
-	if p == "" {
-		return "."
-	}
-	return p
 }
 
 // gitExtract writes the paths of revision rev into dst, through the one

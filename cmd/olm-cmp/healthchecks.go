@@ -58,15 +58,7 @@ check, Argo CD has a built-in one, or the CSV marks the kind internal).
 				// strict render (shown by render and inspect) does not
 				// change them.
 				req.Spec.Strict = false
-				rv, err := r.Resolve(cmd.Context(), req)
-				if err != nil {
-					return err
-				}
-				b, err := r.Load(cmd.Context(), rv)
-				if err != nil {
-					return err
-				}
-				res, err := r.RenderLoaded(cmd.Context(), rv, b)
+				_, b, res, err := renderSide(cmd.Context(), r, req)
 				if err != nil {
 					return err
 				}

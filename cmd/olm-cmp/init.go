@@ -54,7 +54,7 @@ replaced without --force; init writes nothing else, and writes atomically.`,
 				if err := checkRefArg("", args[0]); err != nil {
 					return err
 				}
-				req.Ref, req.RefIsDir = args[0], isDir(args[0])
+				req.Ref = args[0]
 			}
 			if req.Catalog != "" {
 				if err := dirOrImage("--catalog", "catalog", req.Catalog); err != nil {

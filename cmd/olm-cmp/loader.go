@@ -178,10 +178,7 @@ func catalogArg(ref string) (string, error) {
 	if !isDir(ref) {
 		return ref, nil
 	}
-	if fi, err := os.Stat(ref); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("--catalog %s: no such directory (a path is relative to the working directory)", echo.Short(ref))
-	}
-	return filepath.Abs(ref)
+	return flagDir("--catalog", ref)
 }
 
 // sourceDir returns the source directory that a command's argument names:

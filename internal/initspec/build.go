@@ -20,9 +20,9 @@ import (
 // Request is what `olm-cmp init` was asked.
 type Request struct {
 	// Ref is a bundle image reference or a directory (relative to the
-	// working directory); RefIsDir says which (the CLI's rule).
-	Ref      string
-	RefIsDir bool
+	// working directory): an explicit path, or a directory that exists (the
+	// CLI's rule, isLocal).
+	Ref string
 	// Catalog (an image or a directory, relative to the working directory),
 	// Package, Channel: instead of Ref. Version is a range with a catalog,
 	// the tag with an image.
@@ -164,7 +164,7 @@ func source(req Request) (Source, error) {
 		return Source{}, errors.New("--package and --channel need --catalog")
 	case req.Ref == "":
 		return Source{}, errors.New("no bundle: give a bundle image reference or directory, or --catalog and --package")
-	case req.RefIsDir:
+	case isLocal(req.Ref):
 		if req.Version != "" {
 			return Source{}, fmt.Errorf("--version %s: only a bundle image or a catalog takes a version; %s is a directory", echo.Quote(req.Version), echo.Quote(req.Ref))
 		}
@@ -177,7 +177,8 @@ func source(req Request) (Source, error) {
 	return Source{Bundle: req.Ref, Version: req.Version}, nil
 }
 
-// isLocal reports whether a catalog reference names a directory.
+// isLocal reports whether a bundle or catalog reference names a directory:
+// an explicit path, or a directory that exists.
 func isLocal(ref string) bool {
 	if render.IsDirRef(ref) {
 		return true

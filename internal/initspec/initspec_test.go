@@ -70,7 +70,7 @@ func readFile(t *testing.T, p string) string {
 // through render, independently of Build's own check.
 func TestBuildDemo(t *testing.T) {
 	dir := t.TempDir()
-	res, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, RefIsDir: true, Dir: dir})
+	res, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestBuildDemo(t *testing.T) {
 func TestBuildSeesExtraManifests(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "route.yaml"), []byte("apiVersion: route.openshift.io/v1\nkind: Route\nmetadata: {name: r}\nspec: {to: {kind: Service, name: s}}\n"), 0o644)
-	res, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, RefIsDir: true, Dir: dir, Namespace: "demo"})
+	res, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, Dir: dir, Namespace: "demo"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestBuildSeesExtraManifests(t *testing.T) {
 		t.Errorf("the Route's API is not answered:\n%s", res.Text)
 	}
 	os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte("kind: [\n"), 0o644)
-	if _, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, RefIsDir: true, Dir: dir}); err == nil || !strings.Contains(err.Error(), "broken.yaml") {
+	if _, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, Dir: dir}); err == nil || !strings.Contains(err.Error(), "broken.yaml") {
 		t.Errorf("broken extra manifest: %v", err)
 	}
 }
@@ -146,7 +146,7 @@ func TestHostileCSV(t *testing.T) {
 	data = strings.Replace(data, `"kind": "Greeter",`, `"kind": "Greeter\nspec:\n  bundle: x\u202e",`, 1)
 	os.WriteFile(csv, []byte(data), 0o644)
 	dir := t.TempDir()
-	res, err := Build(context.Background(), &render.Renderer{}, Request{Ref: b, RefIsDir: true, Dir: dir})
+	res, err := Build(context.Background(), &render.Renderer{}, Request{Ref: b, Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +378,7 @@ func TestLongSubject(t *testing.T) {
 func TestBuildOtherToolsFile(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "values.yaml"), []byte("replicaCount: 2\n"), 0o644)
-	_, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, RefIsDir: true, Dir: dir, Namespace: "demo"})
+	_, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, Dir: dir, Namespace: "demo"})
 	want := "extra manifest values.yaml: document 1 has no apiVersion or kind: if it is not meant as a manifest (another tool's file), leave it out with spec.extraManifests: {exclude: [values.yaml]}; with init, which has no spec yet: move values.yaml out of " + dir + ", run init, then move it back and add that line to the spec"
 	if err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)

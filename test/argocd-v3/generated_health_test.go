@@ -67,6 +67,7 @@ func overridesFrom(t *testing.T, file string) lua.ResourceHealthOverrides {
 		t.Fatal(err)
 	}
 	cm.Namespace = "argocd"
+	// the settings manager only sees ConfigMaps with this label (upstream's argocd-cm has it)
 	cm.Labels = map[string]string{"app.kubernetes.io/part-of": "argocd"}
 	mgr := settings.NewSettingsManager(context.Background(), fake.NewClientset(&cm), "argocd")
 	overrides, err := mgr.GetResourceOverrides()
@@ -74,6 +75,31 @@ func overridesFrom(t *testing.T, file string) lua.ResourceHealthOverrides {
 		t.Fatal(err)
 	}
 	return lua.ResourceHealthOverrides(overrides)
+}
+
+// evalSample evaluates the status sample in file with overrides through gitops-engine's
+// GetResourceHealth, the call the application controller makes, and checks it against want.
+func evalSample(t *testing.T, file string, overrides lua.ResourceHealthOverrides, want healthCase) *health.HealthStatus {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	got, err := health.GetResourceHealth(obj, overrides)
+	if err != nil {
+		t.Fatalf("health: %v", err)
+	}
+	if got == nil {
+		t.Fatal("no health: no script was selected for this group and kind")
+	}
+	if got.Status != want.status || !strings.Contains(got.Message, want.message) {
+		t.Errorf("got %s %q, want %s with %q", got.Status, got.Message, want.status, want.message)
+	}
+	return got
 }
 
 // ruleCases are the made-up kinds of internal/healthcheck's TestRuleFixture (testdata/rules):
@@ -161,24 +187,7 @@ func evalGenerated(t *testing.T, generatedDir string, generatedCases map[string]
 		for _, n := range names {
 			want := cases[n]
 			t.Run(dir+"/"+n, func(t *testing.T) {
-				b, err := os.ReadFile(filepath.Join(generatedDir, "samples", dir, n))
-				if err != nil {
-					t.Fatal(err)
-				}
-				obj := &unstructured.Unstructured{}
-				if err := yaml.Unmarshal(b, &obj.Object); err != nil {
-					t.Fatal(err)
-				}
-				got, err := health.GetResourceHealth(obj, overrides)
-				if err != nil {
-					t.Fatalf("health: %v", err)
-				}
-				if got == nil {
-					t.Fatal("no health: no script was selected for this group and kind")
-				}
-				if got.Status != want.status || !strings.Contains(got.Message, want.message) {
-					t.Errorf("got %s %q, want %s with %q", got.Status, got.Message, want.status, want.message)
-				}
+				got := evalSample(t, filepath.Join(generatedDir, "samples", dir, n), overrides, want)
 				t.Logf("%s: %s %q", n, got.Status, got.Message)
 			})
 		}

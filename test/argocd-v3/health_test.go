@@ -1,7 +1,6 @@
 package cmptest
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,12 +9,6 @@ import (
 	"testing"
 
 	"github.com/argoproj/argo-cd/gitops-engine/v3/pkg/health"
-	"github.com/argoproj/argo-cd/v3/util/lua"
-	"github.com/argoproj/argo-cd/v3/util/settings"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/kubernetes/fake"
-	"sigs.k8s.io/yaml"
 )
 
 // healthDir holds olm-cmp's Argo CD health checks: <group>_<Kind>.lua and their status samples in
@@ -100,30 +93,6 @@ var healthCases = map[string]map[string]healthCase{
 	},
 }
 
-// healthOverrides loads deploy/argocd/resource-customizations.yaml as argocd-cm into Argo CD's
-// own settings manager, which turns its resource.customizations.health.<group>_<Kind> keys into
-// resource overrides exactly as the application controller does.
-func healthOverrides(t *testing.T) lua.ResourceHealthOverrides {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(healthDir, "..", "resource-customizations.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cm corev1.ConfigMap
-	if err := yaml.Unmarshal(b, &cm); err != nil {
-		t.Fatal(err)
-	}
-	cm.Namespace = "argocd"
-	// the settings manager only sees ConfigMaps with this label (upstream's argocd-cm has it)
-	cm.Labels = map[string]string{"app.kubernetes.io/part-of": "argocd"}
-	mgr := settings.NewSettingsManager(context.Background(), fake.NewClientset(&cm), "argocd")
-	overrides, err := mgr.GetResourceOverrides()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return lua.ResourceHealthOverrides(overrides)
-}
-
 // includeLine marks where a script takes a shared part (_<family>.lua) in the generated argocd-cm.
 var includeLine = regexp.MustCompile(`(?m)^-- #include _[a-z]+\.lua\n`)
 
@@ -144,7 +113,8 @@ func containsParts(script, src string) bool {
 // The scripts and samples live outside this module, where Go's test cache does not look for
 // changes: run with -count=1 (test/argocd/run.sh does).
 func TestHealthChecks(t *testing.T) {
-	overrides := healthOverrides(t)
+	// deploy/argocd/resource-customizations.yaml is the argocd-cm patch users install.
+	overrides := overridesFrom(t, filepath.Join(healthDir, "..", "resource-customizations.yaml"))
 
 	scripts, err := filepath.Glob(filepath.Join(healthDir, "*.lua"))
 	if err != nil {
@@ -211,24 +181,7 @@ func TestHealthChecks(t *testing.T) {
 				if !onDisk[n] {
 					t.Fatalf("testdata/%s/%s: no such sample", dir, n)
 				}
-				b, err := os.ReadFile(filepath.Join(healthDir, "testdata", dir, n))
-				if err != nil {
-					t.Fatal(err)
-				}
-				obj := &unstructured.Unstructured{}
-				if err := yaml.Unmarshal(b, &obj.Object); err != nil {
-					t.Fatal(err)
-				}
-				got, err := health.GetResourceHealth(obj, overrides)
-				if err != nil {
-					t.Fatalf("health: %v", err)
-				}
-				if got == nil {
-					t.Fatal("no health: no script was selected for this group and kind")
-				}
-				if got.Status != want.status || !strings.Contains(got.Message, want.message) {
-					t.Errorf("got %s %q, want %s with %q", got.Status, got.Message, want.status, want.message)
-				}
+				evalSample(t, filepath.Join(healthDir, "testdata", dir, n), overrides, want)
 			})
 		}
 	}

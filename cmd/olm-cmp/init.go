@@ -60,7 +60,7 @@ replaced without --force; init writes nothing else, and writes atomically.`,
 				if err := dirOrImage("--catalog", "catalog", req.Catalog); err != nil {
 					return err
 				}
-				if !render.IsDirRef(req.Catalog) && isDir(req.Catalog) {
+				if !render.IsDirRef(req.Catalog) && render.IsLocalDir(req.Catalog) {
 					req.Catalog = "./" + req.Catalog // a directory that exists, as the shell completed it
 				}
 			}

@@ -286,7 +286,7 @@ func loadAny(ctx context.Context, loader render.Loader, ref string) (*bundle.Bun
 	if err := checkRefArg("", ref); err != nil {
 		return nil, err
 	}
-	if isDir(ref) {
+	if render.IsLocalDir(ref) {
 		abs, err := filepath.Abs(ref)
 		if err != nil {
 			return nil, err

@@ -133,16 +133,6 @@ func (f *registryFlags) loader() (*bundle.ImageLoader, error) {
 	}, nil
 }
 
-// isDir reports whether ref names a local directory: an explicit path (the
-// spec's rule), or, on the command line only, a directory that exists.
-func isDir(ref string) bool {
-	if render.IsDirRef(ref) {
-		return true
-	}
-	fi, err := os.Stat(ref)
-	return err == nil && fi.IsDir()
-}
-
 // checkRefArg refuses a bundle named on the command line (REF|DIR, --bundle,
 // --to-bundle; flag is the flag's name, or empty for an argument) that is
 // neither an existing directory nor an image reference with a registry
@@ -156,7 +146,7 @@ func checkRefArg(flag, ref string) error {
 
 // dirOrImage is checkRefArg's rule for a bundle or catalog (what).
 func dirOrImage(flag, what, ref string) error {
-	if isDir(ref) || render.HasRegistry(ref) {
+	if render.IsLocalDir(ref) || render.HasRegistry(ref) {
 		return nil
 	}
 	if flag != "" {
@@ -175,7 +165,7 @@ func catalogArg(ref string) (string, error) {
 	if err := dirOrImage("--catalog", "catalog", ref); err != nil {
 		return "", err
 	}
-	if !isDir(ref) {
+	if !render.IsLocalDir(ref) {
 		return ref, nil
 	}
 	return flagDir("--catalog", ref)

@@ -68,7 +68,7 @@ func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) (notes []string, err 
 				s.Version = ""
 			}
 		}
-		if !isDir(f.bundle) && strings.ContainsAny(f.bundle, ":@") && s.Version != "" && !fs.Changed("version") && s.Catalog == "" {
+		if !render.IsLocalDir(f.bundle) && strings.ContainsAny(f.bundle, ":@") && s.Version != "" && !fs.Changed("version") && s.Catalog == "" {
 			if r, err := name.ParseReference(f.bundle, name.WithDefaultTag("")); err == nil {
 				if t, ok := r.(name.Tag); !ok || t.TagStr() != "" {
 					note("--bundle %s has its own tag or digest: spec.version %q is not used", f.bundle, s.Version)
@@ -152,7 +152,7 @@ func setBundle(s *spec.Spec, flag, ref string) error {
 	if err := checkRefArg(flag, ref); err != nil {
 		return err
 	}
-	if isDir(ref) {
+	if render.IsLocalDir(ref) {
 		abs, err := flagDir(flag, ref)
 		if err != nil {
 			return err

@@ -152,7 +152,7 @@ func source(req Request) (Source, error) {
 			return Source{}, errors.New("--catalog needs --package: the package to install from the catalog")
 		}
 		c := req.Catalog
-		if isLocal(c) {
+		if render.IsLocalDir(c) {
 			rel, err := relative(req.Dir, c, "--catalog", "a catalog directory")
 			if err != nil {
 				return Source{}, err
@@ -164,7 +164,7 @@ func source(req Request) (Source, error) {
 		return Source{}, errors.New("--package and --channel need --catalog")
 	case req.Ref == "":
 		return Source{}, errors.New("no bundle: give a bundle image reference or directory, or --catalog and --package")
-	case isLocal(req.Ref):
+	case render.IsLocalDir(req.Ref):
 		if req.Version != "" {
 			return Source{}, fmt.Errorf("--version %s: only a bundle image or a catalog takes a version; %s is a directory", echo.Quote(req.Version), echo.Quote(req.Ref))
 		}
@@ -175,16 +175,6 @@ func source(req Request) (Source, error) {
 		return Source{Bundle: rel}, nil
 	}
 	return Source{Bundle: req.Ref, Version: req.Version}, nil
-}
-
-// isLocal reports whether a bundle or catalog reference names a directory:
-// an explicit path, or a directory that exists.
-func isLocal(ref string) bool {
-	if render.IsDirRef(ref) {
-		return true
-	}
-	fi, err := os.Stat(ref)
-	return err == nil && fi.IsDir()
 }
 
 // relative rewrites p, a directory relative to the working directory, as

@@ -22,6 +22,17 @@ func IsDirRef(ref string) bool {
 	return ref == "." || ref == ".." || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "../") || filepath.IsAbs(ref)
 }
 
+// IsLocalDir tells a directory from an image reference on the command line:
+// IsDirRef's rule, or a name that is an existing directory (what a shell
+// completes without ./). A spec's own references follow IsDirRef alone.
+func IsLocalDir(ref string) bool {
+	if IsDirRef(ref) {
+		return true
+	}
+	fi, err := os.Stat(ref)
+	return err == nil && fi.IsDir()
+}
+
 // bundleRef returns the directory (absolute, symlinks resolved, inside
 // RootDir) or the image reference and its pin (spec.version applied as its
 // tag, spec.digest or the reference's digest as the pin) that the spec

@@ -430,8 +430,9 @@ func checkCrossplane(t *testing.T, r *operatorRun) string {
 
 // ---------------------------------------------------------------- percona
 
-// checkPSMDB: the PerconaServerMongoDB example gets its StatefulSets, Services and users Secret,
-// and a status state from the operator.
+// checkPSMDB: the PerconaServerMongoDB example gets its replica set's StatefulSet (<name>-rs0, as
+// the operator names it) and a status state from the operator. Not run yet: the operator does not
+// build from the module proxy (build-operators.sh says why), so the case skips.
 func checkPSMDB(t *testing.T, r *operatorRun) string {
 	cr := exampleOf(t, r, "PerconaServerMongoDB")
 	var o map[string]any

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run.sh - the whole end-to-end run (`make e2e`):
 #   1. outside any namespace (needs the Go module proxy / apt): build the control plane
-#      (build.sh, cached), olm-cmp from this checkout, the e2e test binary, and, for the Argo CD
-#      suites, Argo CD + redis-server (test/argocd/build-argocd.sh v3, and v2 for argocd-v2);
+#      (build.sh, cached), olm-cmp from this checkout, the e2e test binary, for the operators
+#      suite the real operators (build-operators.sh, cached), and, for the Argo CD suites and the
+#      operators suite, Argo CD + redis-server (test/argocd/build-argocd.sh v3, and v2 for argocd-v2);
 #   2. re-executes itself under `unshare -n` (a private network namespace with only loopback),
 #      and there, for each suite, starts a fresh control plane (up.sh), runs the suite's Go tests,
 #      and always tears the cluster down (trap -> down.sh).

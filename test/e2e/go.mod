@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/go-containerregistry v0.20.6
+	golang.org/x/sys v0.33.0
 	sigs.k8s.io/yaml v1.6.0
 )
 
@@ -21,5 +22,4 @@ require (
 	github.com/vbatts/tar-split v0.12.1 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	golang.org/x/sync v0.15.0 // indirect
-	golang.org/x/sys v0.33.0 // indirect
 )

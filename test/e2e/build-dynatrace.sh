@@ -3,6 +3,8 @@
 # `csi-*`, ... are its subcommands) from the Go module proxy at the version the shared bundle
 # ships, into $E2E_BIN (default ~/.cache/olm-cmp/e2e/bin) as `dynatrace-operator`. Stamped: a
 # re-run with a matching stamp and binary is a no-op. Called by build-operators.sh; runs alone too.
+# Also copies the module's own DynaKube samples (assets/samples/dynakube/<version>/, the bundle's
+# alm-examples are empty) to $E2E_BIN/dynatrace-operator-samples/ for the webhooks test.
 #
 # Built as the main module in its own downloaded, checksummed directory, so the build list is
 # exactly its go.mod/go.sum (go 1.26.0, no replace directives). Not `go install <pkg>@<version>`:
@@ -22,8 +24,8 @@ BIN=${E2E_BIN:-$CACHE/bin}
 export GOFLAGS=-modcacherw CGO_ENABLED=0 GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 mkdir -p "$BIN"
 GOV=$(go env GOVERSION)
-STAMP="dynatrace-operator=$DT_VERSION go=$GOV recipe=1"
-if [[ -x $BIN/dynatrace-operator && -f $BIN/.dynatrace-operator.stamp &&
+STAMP="dynatrace-operator=$DT_VERSION go=$GOV recipe=2"
+if [[ -x $BIN/dynatrace-operator && -d $BIN/dynatrace-operator-samples && -f $BIN/.dynatrace-operator.stamp &&
       $(cat "$BIN/.dynatrace-operator.stamp") == "$STAMP" ]]; then
   echo "[build-dynatrace] dynatrace-operator $DT_VERSION: cached"
   exit 0
@@ -58,5 +60,8 @@ echo "[build-dynatrace] go build $PKG/cmd ($DT_VERSION, $GOV) in $DIR"
 (cd "$DIR" && nice -n 10 go build -trimpath -o "$TMP/dynatrace-operator" \
   -ldflags "-s -w -X '$PKG/pkg/version.Version=$DT_VERSION' -X '$PKG/pkg/version.Commit=module-proxy'" ./cmd)
 mv "$TMP/dynatrace-operator" "$BIN/dynatrace-operator"
+rm -rf "$BIN/dynatrace-operator-samples"
+cp -r "$DIR/assets/samples" "$BIN/dynatrace-operator-samples"
+chmod -R u+w "$BIN/dynatrace-operator-samples"
 echo "$STAMP" > "$BIN/.dynatrace-operator.stamp"
 echo "[build-dynatrace] dynatrace-operator $DT_VERSION built in $((SECONDS - t0)) s"

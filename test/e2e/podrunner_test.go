@@ -12,6 +12,9 @@ package e2e
 //	p.Denials()                            RBAC denials found in the logs ("" lines = none)
 //	p.Dial(port) / p.Forward(addr, port)   reach a port the process listens on in its network
 //	                                       namespace (for webhooks: forward a Service address)
+//	p.Listen(addr)                         serve something on the pod's own loopback
+//	p.Exited()                             containers that stopped on their own
+//	p.Path(pth)                            a path inside the pod's root, as seen from the test
 //	p.Stop()                               also registered with t.Cleanup
 //
 // What it does, per container (init containers first, each to completion):
@@ -24,33 +27,37 @@ package e2e
 //     spec.serviceAccountName, status.podIP/hostIP), resourceFieldRef from the container's limits
 //     (node allocatable when unset, as the kubelet does), secretKeyRef/configMapKeyRef from the
 //     live objects (waited for, unless optional).
-//   - its own mount and network namespaces (unshare -m -n; root or a user namespace): the pod's
-//     loopback is its own, so two pods may both listen on :8080; the API server is reached at
-//     the same 127.0.0.1:<port> through a forwarder the test process runs into the pod's
-//     namespace. /run (and so /var/run) and /tmp are per-pod directories.
+//   - its own network, mount and root: the pod's "pause" process holds a new network namespace
+//     (only its loopback: two pods may both listen on :8080; the API server is reached at the
+//     same 127.0.0.1:<port> through a forwarder the test process runs into the namespace) and a
+//     new mount namespace in which a per-pod root filesystem is assembled: the host's /usr
+//     (/bin, /lib ... as the host links them), /dev, /proc, /sys and /etc's ssl, passwd, group,
+//     hosts, resolv.conf bound in; /tmp, /run (/var/run), /root, /etc and the rest are the pod's
+//     own directories. Containers are chrooted into it, so every mount path is materialised at
+//     its real path (no path rewriting). The binaries are bound at /.e2e-bin.
 //   - the service-account volume at /var/run/secrets/kubernetes.io/serviceaccount (token from a
-//     TokenRequest for the rendered ServiceAccount, bound to the kwok Pod; ca.crt; namespace) and
-//     KUBECONFIG carrying that token: the process has exactly the rendered RBAC.
+//     TokenRequest for the rendered ServiceAccount, bound to the kwok Pod; ca.crt from the
+//     namespace's kube-root-ca.crt; namespace) and KUBECONFIG (/var/run/olm-cmp-e2e/kubeconfig)
+//     carrying that token: the process has exactly the rendered RBAC.
 //   - volumes: secret, configMap, projected (secret, configMap, downwardAPI,
-//     serviceAccountToken), downwardAPI, emptyDir, with items, subPath and defaultMode.
-//     Mounts under /tmp, /run or /var/run appear at their real path; any other mount path P is
-//     materialised under the pod's root and every occurrence of P as a path in args and env
-//     values is rewritten to it (a container with --storage-path=/data gets
-//     --storage-path=/run/pod/vol/data). A binary that opens such a path without being told it
-//     on its command line would not find it (none of the suite's operators does).
-//   - working dir: the container's workingDir if under /tmp, else a per-container directory;
-//     HOME the same. Output: one log file per container in the test's work dir.
+//     serviceAccountToken), downwardAPI, emptyDir, with items and subPath, written as files at
+//     the mount path inside the pod's root. ImageFiles adds files the image would carry (a
+//     directory per path: crossplane's `core init` reads its CRDs from /crds).
+//   - working dir: the container's workingDir (created), else /; HOME=/root. Output: one log
+//     file per container under the pod's directory in the test's work dir.
 //
 // Not emulated: KUBERNETES_SERVICE_HOST/PORT and the other Service links (KUBECONFIG is set
-// instead), probes and restarts (a container that exits fails the test through p.Exited),
-// resource limits, securityContext (runs as the test's user), image contents beyond the binary,
-// hostPath/PVC volumes (refused), and updates of mounted Secrets/ConfigMaps after start.
+// instead), probes and restarts (p.Exited lists containers that stopped), resource limits,
+// securityContext (runs as the test's user), image contents beyond the binary and ImageFiles,
+// hostPath/PVC volumes (refused), mount paths under the host-bound directories (refused), and
+// updates of mounted Secrets/ConfigMaps or token rotation after start.
 
 import (
 	"bufio"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"net"
@@ -76,6 +83,8 @@ type podOptions struct {
 	// Binaries maps a command name (basename of command[0]) or an image name (last path
 	// element, no tag) to the binary to run.
 	Binaries map[string]string
+	// ImageFiles maps a directory the image carries to a host directory copied there.
+	ImageFiles map[string]string
 	// Wait bounds the wait for the kwok Pod and for non-optional Secrets/ConfigMaps (default 2m).
 	Wait time.Duration
 }
@@ -86,7 +95,7 @@ type runningPod struct {
 	Deployment          string
 	Pod, Namespace, UID string
 	ServiceAccount      string
-	root                string // per-pod directory (mounted at /run/pod inside)
+	root                string // per-pod directory: rootfs/, logs/
 	netns               *os.File
 	procs               []*podProc
 	listeners           []net.Listener
@@ -107,7 +116,17 @@ type podProc struct {
 	log  *os.File
 }
 
-const podMount = "/run/pod" // where the pod's root appears inside its mount namespace
+// Path is where a path of the pod's root filesystem is, seen from the test process.
+func (p *runningPod) Path(pth string) string { return p.inRoot(pth) }
+
+// inRoot is a path inside the pod's root filesystem.
+func (p *runningPod) inRoot(pth string) string {
+	return filepath.Join(p.root, "rootfs", filepath.FromSlash(pth))
+}
+
+// hostBound are the host's directories a pod's root shares (read through bind mounts).
+var hostBound = []string{"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "dev", "proc", "sys",
+	"etc/ssl", "etc/ca-certificates", "etc/pki", "etc/passwd", "etc/group", "etc/hosts", "etc/resolv.conf", "etc/nsswitch.conf"}
 
 // runPod starts the containers of one kwok Pod of the rendered Deployment dep.
 func runPod(t *testing.T, dep Doc, opt podOptions) *runningPod {
@@ -137,15 +156,23 @@ func runPod(t *testing.T, dep Doc, opt podOptions) *runningPod {
 	var err error
 	p.root, err = os.MkdirTemp(work, "pod-"+sanitize(p.Pod)+"-")
 	must(t, err)
-	for _, d := range []string{"run/pod", "run/secrets/kubernetes.io/serviceaccount", "tmp", "vol", "home", "logs"} {
-		must(t, os.MkdirAll(filepath.Join(p.root, d), 0o755))
+	must(t, os.MkdirAll(filepath.Join(p.root, "logs"), 0o755))
+	for _, d := range []string{"run/secrets/kubernetes.io/serviceaccount", "run/olm-cmp-e2e", "tmp", "root", "etc", "var", ".e2e-bin"} {
+		must(t, os.MkdirAll(p.inRoot(d), 0o755))
 	}
-	must(t, os.Chmod(filepath.Join(p.root, "tmp"), 0o1777))
+	must(t, os.Chmod(p.inRoot("tmp"), 0o1777))
+	must(t, os.Symlink("../run", p.inRoot("var/run")))
+	for dir, src := range opt.ImageFiles {
+		must(t, os.MkdirAll(p.inRoot(dir), 0o755))
+		if out, err := exec.Command("cp", "-r", src+"/.", p.inRoot(dir)).CombinedOutput(); err != nil {
+			t.Fatalf("pod %s: image files %s: %v %s", p.Pod, dir, err, out)
+		}
+	}
 
 	// the service-account volume and the kubeconfig: a TokenRequest for the rendered SA, bound to the Pod
 	token := p.token("", 3600)
 	ca := p.rootCA(opt.Wait)
-	sa := filepath.Join(p.root, "run/secrets/kubernetes.io/serviceaccount")
+	sa := p.inRoot("run/secrets/kubernetes.io/serviceaccount")
 	must(t, os.WriteFile(filepath.Join(sa, "token"), []byte(token), 0o644))
 	must(t, os.WriteFile(filepath.Join(sa, "ca.crt"), []byte(ca), 0o644))
 	must(t, os.WriteFile(filepath.Join(sa, "namespace"), []byte(p.Namespace), 0o644))
@@ -164,7 +191,7 @@ contexts:
   context: {cluster: e2e, user: sa, namespace: %q}
 current-context: sa
 `, server, base64.StdEncoding.EncodeToString([]byte(ca)), token, p.Namespace)
-	must(t, os.WriteFile(filepath.Join(p.root, "kubeconfig"), []byte(kc), 0o600))
+	must(t, os.WriteFile(p.inRoot("run/olm-cmp-e2e/kubeconfig"), []byte(kc), 0o600))
 
 	spec, _ := p.pod["spec"].(map[string]any)
 	tmpl, _ := dep.Obj["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
@@ -178,7 +205,7 @@ current-context: sa
 		vols[str(vm, "name")] = vm
 	}
 	t.Cleanup(p.Stop)
-	p.startNetns()
+	p.startNetns(opt)
 	for _, c := range list(spec["initContainers"]) {
 		if pr := p.start(c.(map[string]any), vols, opt, true); pr != nil {
 			select {
@@ -320,49 +347,37 @@ func (p *runningPod) start(c map[string]any, vols map[string]map[string]any, opt
 		return nil
 	}
 
-	// volumes first: mount paths decide the path rewrites
-	rewrites := map[string]string{} // mount path -> path inside the pod's mount namespace
 	for _, m := range list(c["volumeMounts"]) {
-		mm := m.(map[string]any)
-		inner := p.materialise(mm, vols, opt.Wait)
-		mp := path.Clean(str(mm, "mountPath"))
-		if inner != mp {
-			rewrites[mp] = inner
-		}
+		p.materialise(m.(map[string]any), vols, opt.Wait)
 	}
-
 	env := p.env(c, opt.Wait)
-	for i := range env {
-		env[i][1] = rewritePaths(env[i][1], rewrites)
-	}
 	vars := map[string]string{}
 	for _, kv := range env {
 		vars[kv[0]] = kv[1]
 	}
 	for i := range args {
-		args[i] = rewritePaths(expandVars(args[i], vars), rewrites)
+		args[i] = expandVars(args[i], vars)
 	}
-
-	home := path.Join(podMount, "home", name)
-	must(t, os.MkdirAll(filepath.Join(p.root, "home", name), 0o755))
-	wd := home
-	if w := str(c, "workingDir"); w != "" && (strings.HasPrefix(w, "/tmp/") || w == "/tmp") {
-		must(t, os.MkdirAll(filepath.Join(p.root, "tmp", strings.TrimPrefix(w, "/tmp")), 0o755))
+	wd := "/"
+	if w := str(c, "workingDir"); w != "" {
+		p.checkOwnPath(w)
+		must(t, os.MkdirAll(p.inRoot(w), 0o755))
 		wd = w
 	}
-	procEnv := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + home,
-		"HOSTNAME=" + p.Pod, "KUBECONFIG=" + path.Join(podMount, "kubeconfig")}
+	procEnv := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root",
+		"HOSTNAME=" + p.Pod, "KUBECONFIG=/var/run/olm-cmp-e2e/kubeconfig"}
 	for _, kv := range env {
 		procEnv = append(procEnv, kv[0]+"="+kv[1])
 	}
+	inBin := path.Join("/.e2e-bin", p.binDir(filepath.Dir(bin)), filepath.Base(bin))
 
 	logPath := filepath.Join(p.root, "logs", name+".log")
 	lf, err := os.Create(logPath)
 	must(t, err)
-	fmt.Fprintf(lf, "# %s %s\n", bin, strings.Join(args, " "))
-	// join the pod's network + mount namespaces (held by startNetns' process), cd, exec
+	fmt.Fprintf(lf, "# %s %s\n", inBin, strings.Join(args, " "))
+	// join the pod's network + mount namespaces (held by the pause process), chroot, cd, exec
 	cmd := exec.Command("nsenter", append([]string{"-t", strconv.Itoa(p.procs0()), "-n", "-m", "--",
-		"/bin/sh", "-c", `cd "$1" && shift && exec "$@"`, "sh", wd, bin}, args...)...)
+		"chroot", p.inRoot("/"), "/bin/sh", "-c", `cd "$1" && shift && exec "$@"`, "sh", wd, inBin}, args...)...)
 	cmd.Env = procEnv
 	cmd.Stdout, cmd.Stderr = lf, lf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -586,32 +601,14 @@ func expandVars(s string, vars map[string]string) string {
 	})
 }
 
-// rewritePaths replaces a mount path used as a path (at the start, after '=' ':' or ',', and
-// followed by '/', the end or a separator) with where the pod runner materialised it.
-func rewritePaths(s string, rewrites map[string]string) string {
-	for from, to := range rewrites {
-		re := regexp.MustCompile(`(^|[=:,])` + regexp.QuoteMeta(from) + `($|[/,:])`)
-		s = re.ReplaceAllString(s, "${1}"+to+"${2}")
-	}
-	return s
-}
-
 // ---------------------------------------------------------------- volumes
 
-// materialise writes one volume mount's content and returns the path the container sees it at.
-func (p *runningPod) materialise(m map[string]any, vols map[string]map[string]any, wait time.Duration) string {
+// materialise writes one volume mount's content at its mount path inside the pod's root.
+func (p *runningPod) materialise(m map[string]any, vols map[string]map[string]any, wait time.Duration) {
 	t := p.t
 	mp := path.Clean(str(m, "mountPath"))
-	var inner, host string // inside the pod's mount namespace; on the host
-	switch {
-	case mp == "/tmp" || strings.HasPrefix(mp, "/tmp/"):
-		inner, host = mp, filepath.Join(p.root, "tmp", strings.TrimPrefix(mp, "/tmp"))
-	case strings.HasPrefix(mp, "/run/") || strings.HasPrefix(mp, "/var/run/"):
-		rel := strings.TrimPrefix(strings.TrimPrefix(mp, "/var"), "/run")
-		inner, host = mp, filepath.Join(p.root, "run", rel)
-	default:
-		inner, host = path.Join(podMount, "vol", mp), filepath.Join(p.root, "vol", mp)
-	}
+	p.checkOwnPath(mp)
+	host := p.inRoot(mp)
 	v, ok := vols[str(m, "name")]
 	if !ok {
 		t.Fatalf("pod %s/%s: volumeMount %s names no volume", p.Namespace, p.Pod, str(m, "name"))
@@ -620,7 +617,7 @@ func (p *runningPod) materialise(m map[string]any, vols map[string]map[string]an
 	if sp := str(m, "subPath"); sp != "" {
 		if files == nil { // a directory of an emptyDir
 			must(t, os.MkdirAll(host, 0o777))
-			return inner
+			return
 		}
 		content, ok := files[sp]
 		if !ok {
@@ -628,7 +625,7 @@ func (p *runningPod) materialise(m map[string]any, vols map[string]map[string]an
 		}
 		must(t, os.MkdirAll(filepath.Dir(host), 0o755))
 		must(t, os.WriteFile(host, []byte(content), 0o644))
-		return inner
+		return
 	}
 	must(t, os.MkdirAll(host, 0o777))
 	for rel, content := range files {
@@ -636,7 +633,16 @@ func (p *runningPod) materialise(m map[string]any, vols map[string]map[string]an
 		must(t, os.MkdirAll(filepath.Dir(f), 0o755))
 		must(t, os.WriteFile(f, []byte(content), 0o644))
 	}
-	return inner
+}
+
+// checkOwnPath refuses a path inside a directory the pod's root shares with the host.
+func (p *runningPod) checkOwnPath(pth string) {
+	rel := strings.TrimPrefix(path.Clean(pth), "/")
+	for _, h := range hostBound {
+		if rel == h || strings.HasPrefix(rel, h+"/") {
+			p.t.Fatalf("pod %s/%s: path %s is inside /%s, which the pod runner shares with the host (not emulated)", p.Namespace, p.Pod, pth, h)
+		}
+	}
 }
 
 // volumeFiles is the content of a volume as relative path -> bytes (nil for emptyDir).
@@ -717,18 +723,48 @@ func (p *runningPod) volumeFiles(v map[string]any, wait time.Duration) map[strin
 
 // ---------------------------------------------------------------- network namespace
 
-// startNetns starts the pod's "pause" process: it holds a new network + mount namespace
-// (loopback up, mounts private) that every container joins with nsenter, and the test process
-// forwards 127.0.0.1:<apiserver port> inside it to the API server.
-func (p *runningPod) startNetns() {
+// startNetns starts the pod's "pause" process: it holds a new network namespace (loopback up)
+// and a new mount namespace with the pod's root filesystem assembled (host directories bound in,
+// the binaries' directories at /.e2e-bin/N); every container joins both with nsenter and
+// chroots into the root. The test process forwards 127.0.0.1:<apiserver port> inside it to the
+// API server.
+func (p *runningPod) startNetns(opt podOptions) {
 	t := p.t
+	var binds []string // host path, path inside the root
+	for _, h := range hostBound {
+		fi, err := os.Lstat("/" + h)
+		switch {
+		case err != nil:
+			continue
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink("/" + h)
+			must(t, err)
+			must(t, os.Symlink(target, p.inRoot(h)))
+			continue
+		case fi.IsDir():
+			must(t, os.MkdirAll(p.inRoot(h), 0o755))
+		default:
+			must(t, os.WriteFile(p.inRoot(h), nil, 0o644))
+		}
+		binds = append(binds, "/"+h, p.inRoot(h))
+	}
+	for _, b := range sortStrings(keys(opt.Binaries)) {
+		dir := filepath.Dir(opt.Binaries[b])
+		in := p.inRoot(path.Join("/.e2e-bin", p.binDir(dir)))
+		if _, err := os.Stat(in); err == nil {
+			continue
+		}
+		must(t, os.MkdirAll(in, 0o755))
+		binds = append(binds, dir, in)
+	}
 	lf, err := os.Create(filepath.Join(p.root, "logs", "pause.log"))
 	must(t, err)
-	// the pod's /run (so /var/run) and /tmp are its own; its root is at /run/pod (bound before
-	// /tmp, which may hide it)
-	cmd := exec.Command("unshare", "-n", "-m", "--propagation", "private", "--", "/bin/sh", "-c",
-		`set -e; ip link set lo up; mount --bind "$1/run" /run; mount --bind "$1" /run/pod; mount --bind "$1/tmp" /tmp
-echo ready; exec sleep 86400`, "sh", p.root)
+	script := `set -e
+ip link set lo up
+while [ $# -gt 0 ]; do mount --rbind "$1" "$2"; shift 2; done
+echo ready
+exec sleep 86400`
+	cmd := exec.Command("unshare", append([]string{"-n", "-m", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh"}, binds...)...)
 	cmd.Stdout, cmd.Stderr = lf, lf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	must(t, cmd.Start())
@@ -759,6 +795,13 @@ echo ready; exec sleep 86400`, "sh", p.root)
 }
 
 func (p *runningPod) procs0() int { return p.procs[0].cmd.Process.Pid }
+
+// binDir names a host directory of binaries inside /.e2e-bin (a stable short hash).
+func (p *runningPod) binDir(dir string) string {
+	h := fnv.New32a()
+	h.Write([]byte(dir))
+	return fmt.Sprintf("%08x", h.Sum32())
+}
 
 // inNetns runs f on a thread switched into the pod's network namespace.
 func (p *runningPod) inNetns(f func() error) error {
@@ -796,6 +839,10 @@ func (p *runningPod) listenInside(addr string) net.Listener {
 	p.listeners = append(p.listeners, ln)
 	return ln
 }
+
+// Listen listens on addr inside the pod's network namespace (a stand-in for a server the pod
+// would reach, such as a Helm repository, served by the test process on the pod's loopback).
+func (p *runningPod) Listen(addr string) net.Listener { return p.listenInside(addr) }
 
 // Dial connects to 127.0.0.1:port inside the pod's network namespace.
 func (p *runningPod) Dial(port int) (net.Conn, error) {

@@ -7,7 +7,7 @@
 #      and there, for each suite, starts a fresh control plane (up.sh), runs the suite's Go tests,
 #      and always tears the cluster down (trap -> down.sh).
 #
-#   E2E_SUITES="upgrade corpus argocd"  suites to run (each on its own fresh cluster); also
+#   E2E_SUITES="upgrade corpus argocd operators"  suites to run (each on its own fresh cluster); also
 #                     argocd-v2 (optional, not in the default: the lws-operator sync, a bump and
 #                     classic mode on Argo CD 2.14.21, which costs a second Argo CD build)
 #   E2E_KEEP=1        keep the work dir (logs, rendered streams) even on success
@@ -20,7 +20,7 @@ export OLM_CMP_E2E_CACHE=$CACHE
 export E2E_BIN=${E2E_BIN:-$CACHE/bin}
 export ARGOCD_BIN=${ARGOCD_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/olm-cmp/argocd-v3/bin}
 export ARGOCD_V2_BIN=${ARGOCD_V2_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/olm-cmp/argocd/bin}
-SUITES=${E2E_SUITES:-upgrade corpus argocd}
+SUITES=${E2E_SUITES:-upgrade corpus argocd operators}
 
 if [[ ${1:-} != --in-netns ]]; then
   t0=$SECONDS
@@ -33,7 +33,10 @@ if [[ ${1:-} != --in-netns ]]; then
   (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$WORK/bin/olm-cmp" ./cmd/olm-cmp)
   echo "== go test -c (test/e2e)"
   (cd "$HERE" && go test -c -o "$WORK/bin/e2e.test" .)
-  if [[ " $SUITES " == *" argocd "* ]]; then
+  if [[ " $SUITES " == *" operators "* ]]; then
+    "$HERE/build-operators.sh"   # real operators' binaries from the module proxy (cached, stamped)
+  fi
+  if [[ " $SUITES " == *" argocd "* || " $SUITES " == *" operators "* ]]; then
     ARGOCD_BIN=$ARGOCD_BIN "$ROOT/test/argocd/build-argocd.sh" v3
   fi
   if [[ " $SUITES " == *" argocd-v2 "* ]]; then
@@ -64,10 +67,10 @@ teardown() {
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpus$' [argocd]='^TestArgoCD$' [argocd-v2]='^TestArgoCDV2$')
+declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpus$' [argocd]='^TestArgoCD$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators$')
 failed=()
 for suite in $SUITES; do
-  [[ -n ${RUNPAT[$suite]:-} ]] || { echo "unknown suite $suite (upgrade corpus argocd argocd-v2)"; exit 2; }
+  [[ -n ${RUNPAT[$suite]:-} ]] || { echo "unknown suite $suite (upgrade corpus argocd operators argocd-v2)"; exit 2; }
   s0=$SECONDS
   RUN=$WORK/run-$suite
   echo "== suite $suite: fresh control plane"

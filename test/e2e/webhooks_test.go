@@ -99,6 +99,15 @@ func TestOperatorsDynatrace(t *testing.T) {
 	start := time.Now()
 	a := newApplier(t, e.work)
 	a.apply("dynatrace", docs)
+	// once the webhook process is gone, its configurations would only make later creations of
+	// pods and namespaces on this cluster wait for a dead Service: remove them
+	t.Cleanup(func() {
+		for _, d := range docs {
+			if d.Kind == "ValidatingWebhookConfiguration" || d.Kind == "MutatingWebhookConfiguration" {
+				_, _ = kubectl(t, "delete", resourceArg(d), d.Name, "--ignore-not-found", "--wait=false")
+			}
+		}
+	})
 
 	// ---- the certificate provider (cert-manager stand-in) and cainjector
 	cas := issueCertificates(t, docs)
@@ -198,7 +207,7 @@ func TestOperatorsDynatrace(t *testing.T) {
 	deadline = time.Now().Add(3 * time.Minute)
 	for {
 		must(t, json.Unmarshal(mustKubectl(t, "get", "dynakubes.v1beta6.dynatrace.com", str(dk, "metadata", "name"), "-n", dtNamespace, "-o", "json"), &live))
-		if str(live, "status", "phase") != "" && condition(live, "Tokens") != nil {
+		if str(live, "status", "phase") != "" && dtCondition(live, "Tokens") != nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -207,7 +216,7 @@ func TestOperatorsDynatrace(t *testing.T) {
 		time.Sleep(time.Second)
 	}
 	reconciled := time.Since(created)
-	tok := condition(live, "Tokens")
+	tok := dtCondition(live, "Tokens")
 	// no Dynatrace tenant is reachable from the network namespace: the operator reads the token
 	// Secret, calls the tenant's API to verify the tokens and reports that it could not
 	if str(live, "status", "phase") != "Error" || tok["status"] != "False" {
@@ -490,7 +499,7 @@ func findDoc(t *testing.T, docs []Doc, kind, name string) Doc {
 	return Doc{}
 }
 
-func condition(obj map[string]any, typ string) map[string]any {
+func dtCondition(obj map[string]any, typ string) map[string]any {
 	st, _ := obj["status"].(map[string]any)
 	for _, c := range list(st["conditions"]) {
 		if cm, ok := c.(map[string]any); ok && cm["type"] == typ {

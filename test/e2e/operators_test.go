@@ -102,6 +102,7 @@ func TestOperators(t *testing.T) {
 	if ran == 0 {
 		t.Log("no operator ran: run test/e2e/build-operators.sh")
 	}
+	t.Run("argocd-source-controller", func(t *testing.T) { testOperatorThroughArgoCD(t, e, root) })
 }
 
 // installOperator renders the bundle (own namespace, the case's examples), applies everything but
@@ -426,4 +427,90 @@ func checkPSMDB(t *testing.T, r *operatorRun) string {
 		return sts != nil && str(o, "status", "state") != ""
 	})
 	return "PerconaServerMongoDB state " + str(o, "status", "state")
+}
+
+// ---------------------------------------------------------------- through Argo CD
+
+// testOperatorThroughArgoCD installs flux's bundle through an Argo CD 3.6.1 Application and the
+// plugin, with one extra manifest next to olm-cmp.yaml: a HelmRepository whose index the test
+// serves on source-controller's own loopback. Once Argo CD has applied the Deployment, the pod
+// runner runs source-controller; the sync's last wave (the HelmRepository) turns Healthy only
+// through the status the real source-controller writes (Argo CD's own health check for
+// source.toolkit.fluxcd.io/HelmRepository reads its Ready condition). The Application must be
+// Synced + Healthy and stay so through a hard refresh and a periodic resync while the operator
+// keeps reconciling (interval 10s).
+func testOperatorThroughArgoCD(t *testing.T, e env, root string) {
+	bin := os.Getenv("ARGOCD_BIN")
+	if bin == "" {
+		bin = filepath.Join(os.Getenv("HOME"), ".cache", "olm-cmp", "argocd-v3", "bin")
+	}
+	srcBin := filepath.Join(os.Getenv("E2E_BIN"), "source-controller")
+	if _, err := os.Stat(filepath.Join(os.Getenv("E2E_BIN"), ".op-source-controller.stamp")); err != nil {
+		t.Skip("source-controller not built (test/e2e/build-operators.sh)")
+	}
+	a := startArgoCD(t, e, bin, argoOptions{v3: true, cm: healthCustomizations(t, e.repo)})
+	const name, tag = "flux", "2.3.0"
+	ns := nsName("argo-op", name)
+	repo := a.reg + "/flux-bundle"
+	pushBundle(t, filepath.Join(root, "flux-2.3.0"), repo+":"+tag, nil)
+	dir := filepath.Join(a.git, "apps", name)
+	f := map[string]any{"apiVersion": "olm-cmp.dev/v1alpha1", "kind": "OperatorBundle",
+		"metadata": map[string]any{"name": name}, "spec": map[string]any{"bundle": repo, "version": tag, "namespace": ns}}
+	writeSpecFile(t, dir, f)
+	hr := fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1beta2
+kind: HelmRepository
+metadata: {name: loopback, namespace: %s}
+spec: {url: "http://127.0.0.1:18999/charts", interval: 10s}
+`, ns)
+	must(t, os.WriteFile(filepath.Join(dir, "helmrepository.yaml"), []byte(hr), 0o644))
+	rev := a.commit("flux through the plugin")
+	docs := a.render(dir)
+	var dep Doc
+	for _, d := range docs {
+		if d.Kind == "Deployment" && d.Name == "source-controller" {
+			dep = d
+		}
+		if d.Kind == "HelmRepository" {
+			t.Logf("HelmRepository %s: sync wave %d", d.Name, d.Wave)
+		}
+	}
+	if dep.Name == "" {
+		t.Fatal("the flux render has no source-controller Deployment")
+	}
+	start := time.Now()
+	a.application(name, "", "apps/"+name, ns)
+
+	// the kwok Pod exists once Argo CD has applied the Deployment: run it
+	waitFor(t, 6*time.Minute, "Argo CD to apply Deployment source-controller", func() bool {
+		return getJSON(t, "deployment", "source-controller", "-n", ns) != nil
+	})
+	p := runPod(t, dep, podOptions{Binaries: map[string]string{"source-controller": srcBin}})
+	ln := p.Listen("127.0.0.1:18999")
+	mux := http.NewServeMux()
+	mux.HandleFunc("/charts/index.yaml", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(helmIndex)) })
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close() })
+
+	synced := waitApp(t, name, rev, 8*time.Minute)
+	t.Logf("%s: Synced + Healthy in %v (the HelmRepository's health from source-controller's status)", name, time.Since(start).Round(time.Second))
+	o := getJSON(t, "helmrepository.source.toolkit.fluxcd.io", "loopback", "-n", ns)
+	if s, _, _ := condition(o, "Ready"); s != "True" {
+		t.Fatalf("Application Healthy but HelmRepository Ready=%q", s)
+	}
+	firstRev := str(o, "status", "artifact", "revision")
+	c := &syncCase{name: name}
+	base := map[string]appState{name: synced}
+	checkStable(t, []*syncCase{c}, base, "after a hard refresh", "hard")
+	time.Sleep(time.Duration(appResync+5) * time.Second)
+	checkStable(t, []*syncCase{c}, base, "past --app-resync", "")
+	// still reconciling: a later reconcile than the one that made it Ready
+	o = getJSON(t, "helmrepository.source.toolkit.fluxcd.io", "loopback", "-n", ns)
+	if s, _, _ := condition(o, "Ready"); s != "True" || str(o, "status", "artifact", "revision") == "" {
+		t.Errorf("HelmRepository no longer Ready (revision %q -> %q)", firstRev, str(o, "status", "artifact", "revision"))
+	}
+	checkDenials(t, []*runningPod{p})
+	if ex := p.Exited(); len(ex) > 0 {
+		t.Errorf("source-controller stopped: %v", ex)
+	}
 }

@@ -147,7 +147,7 @@ func TestOperatorsDynatrace(t *testing.T) {
 	if !strings.Contains(err.Error(), denied) || !strings.Contains(err.Error(), apiURLMsg) {
 		t.Fatalf("the sample DynaKube was refused, but not by the webhook's own check:\n%v", err)
 	}
-	t.Logf("REFUSED by the validating webhook: %s", firstLineWith(err.Error(), "denied the request"))
+	t.Logf("REFUSED: %s %s", denied, firstLineWith(err.Error(), apiURLMsg))
 
 	// ---- accepted once the apiUrl names a tenant; the token Secret a user creates beside it
 	spec := dk["spec"].(map[string]any)
@@ -206,7 +206,7 @@ func TestOperatorsDynatrace(t *testing.T) {
 	var live map[string]any
 	deadline = time.Now().Add(3 * time.Minute)
 	for {
-		must(t, json.Unmarshal(mustKubectl(t, "get", "dynakubes.v1beta6.dynatrace.com", str(dk, "metadata", "name"), "-n", dtNamespace, "-o", "json"), &live))
+		must(t, json.Unmarshal(mustKubectl(t, "get", "dynakubes.v1beta6.dynatrace.com", str(dk, "metadata", "name"), "-n", dtNamespace, "-o", "json", "--show-managed-fields"), &live))
 		if str(live, "status", "phase") != "" && dtCondition(live, "Tokens") != nil {
 			break
 		}
@@ -223,8 +223,19 @@ func TestOperatorsDynatrace(t *testing.T) {
 		t.Fatalf("DynaKube status: phase %q, Tokens %v; want phase Error and Tokens False (no tenant is reachable)", str(live, "status", "phase"), tok)
 	}
 	writer := statusManager(live)
+	if writer == "" || strings.HasPrefix(writer, "kubectl") || strings.HasPrefix(writer, "olm-cmp") {
+		t.Fatalf("the DynaKube's status is owned by field manager %q, not by the operator", writer)
+	}
 	t.Logf("RECONCILED in %v (from DynaKube creation; %v from apply): phase %s, condition Tokens=%s reason %v: %v; status written by %q",
 		reconciled.Round(100*time.Millisecond), time.Since(start).Round(time.Second), str(live, "status", "phase"), tok["status"], tok["reason"], tok["message"], writer)
+
+	// ---- the rendered environment reached both processes: `modules.json` (a name that is not a
+	// shell identifier) carries the install's module switches; the binary logs when it is unset
+	for _, p := range []*runningPod{wp, op} {
+		if strings.Contains(p.Logs(), `"msg":"envvar not set, using default","envvar":"modules.json"`) {
+			t.Fatalf("pod %s: the rendered env var modules.json did not reach the process", p.Pod)
+		}
+	}
 
 	// ---- no RBAC denial in either pod's logs
 	var denials []string

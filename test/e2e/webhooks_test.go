@@ -149,11 +149,13 @@ func TestOperatorsDynatrace(t *testing.T) {
 	}
 	t.Logf("REFUSED: %s %s", denied, firstLineWith(err.Error(), apiURLMsg))
 
-	// ---- accepted once the apiUrl names a tenant; the token Secret a user creates beside it
+	// ---- accepted once the apiUrl names a tenant; the token Secret a user creates beside it. A
+	// platform token (dt0s16.*) the operator does not verify against the tenant, so it gets past
+	// the tokens to its own work on the cluster; the tenant's API itself is unreachable here.
 	spec := dk["spec"].(map[string]any)
 	spec["apiUrl"] = "https://e2e00001.live.dynatrace.com/api"
 	mustKubectl(t, "create", "secret", "generic", str(dk, "metadata", "name"), "-n", dtNamespace,
-		"--from-literal=apiToken=dt0c01.E2E", "--from-literal=dataIngestToken=dt0c01.E2EINGEST")
+		"--from-literal=apiToken=dt0s16.E2E.PLATFORMTOKEN", "--from-literal=dataIngestToken=dt0c01.E2EINGEST")
 	okFile := filepath.Join(e.work, "dynakube.yaml")
 	b, err := yaml.Marshal(dk)
 	must(t, err)
@@ -202,12 +204,19 @@ func TestOperatorsDynatrace(t *testing.T) {
 	}
 	t.Logf("CONVERTED by the conversion webhook: DynaKube read as dynatrace.com/v1beta5 (stored as v1beta6), apiUrl kept")
 
-	// ---- the operator reconciles: status written by its ServiceAccount
-	var live map[string]any
+	// ---- the operator reconciles: status written by its ServiceAccount, objects it owns
+	kubeSystemUID := strings.TrimSpace(string(mustKubectl(t, "get", "namespace", "kube-system", "-o", "jsonpath={.metadata.uid}")))
+	metaCM := str(dk, "metadata", "name") + "-deployment-metadata"
+	var live, cm map[string]any
 	deadline = time.Now().Add(3 * time.Minute)
 	for {
 		must(t, json.Unmarshal(mustKubectl(t, "get", "dynakubes.v1beta6.dynatrace.com", str(dk, "metadata", "name"), "-n", dtNamespace, "-o", "json", "--show-managed-fields"), &live))
-		if str(live, "status", "phase") != "" && dtCondition(live, "Tokens") != nil {
+		o, _ := kubectl(t, "get", "configmap", metaCM, "-n", dtNamespace, "-o", "json", "--ignore-not-found")
+		cm = nil
+		if len(strings.TrimSpace(string(o))) > 0 {
+			must(t, json.Unmarshal(o, &cm))
+		}
+		if str(live, "status", "phase") != "" && str(live, "status", "kubeSystemUUID") != "" && dtCondition(live, "ActiveGateConnectionInfo") != nil && cm != nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -216,18 +225,42 @@ func TestOperatorsDynatrace(t *testing.T) {
 		time.Sleep(time.Second)
 	}
 	reconciled := time.Since(created)
-	tok := dtCondition(live, "Tokens")
-	// no Dynatrace tenant is reachable from the network namespace: the operator reads the token
-	// Secret, calls the tenant's API to verify the tokens and reports that it could not
-	if str(live, "status", "phase") != "Error" || tok["status"] != "False" {
-		t.Fatalf("DynaKube status: phase %q, Tokens %v; want phase Error and Tokens False (no tenant is reachable)", str(live, "status", "phase"), tok)
+	tok, agc := dtCondition(live, "Tokens"), dtCondition(live, "ActiveGateConnectionInfo")
+	// what the operator found on the cluster: the kube-system Namespace's UID (its cluster ID),
+	// the token Secret (a platform token: Tokens ready); what it could not do: reach the tenant
+	if got := str(live, "status", "kubeSystemUUID"); got != kubeSystemUID {
+		t.Fatalf("DynaKube status.kubeSystemUUID %q, want the kube-system Namespace's UID %q", got, kubeSystemUID)
+	}
+	if tok["status"] != "True" {
+		t.Fatalf("DynaKube condition Tokens %v, want True (the token Secret holds a platform token)", tok)
+	}
+	if str(live, "status", "phase") != "Error" || agc["status"] != "False" || agc["reason"] != "DynatraceApiError" {
+		t.Fatalf("DynaKube status: phase %q, ActiveGateConnectionInfo %v; want phase Error and DynatraceApiError (no tenant is reachable)", str(live, "status", "phase"), agc)
+	}
+	// the deployment-metadata ConfigMap: owned by the DynaKube, carrying the cluster ID and the
+	// operator's version
+	owned := false
+	for _, r := range list(cm["metadata"].(map[string]any)["ownerReferences"]) {
+		rm := r.(map[string]any)
+		owned = owned || (rm["kind"] == "DynaKube" && rm["uid"] == str(live, "metadata", "uid"))
+	}
+	data, _ := cm["data"].(map[string]any)
+	blob, _ := json.Marshal(data)
+	if !owned || !strings.Contains(string(blob), kubeSystemUID) || !strings.Contains(string(blob), `"v1.10.2"`) {
+		t.Fatalf("ConfigMap %s: owned by the DynaKube %v, data %s; want an owner reference to it, the cluster ID %s and the operator version v1.10.2", metaCM, owned, blob, kubeSystemUID)
 	}
 	writer := statusManager(live)
 	if writer == "" || strings.HasPrefix(writer, "kubectl") || strings.HasPrefix(writer, "olm-cmp") {
 		t.Fatalf("the DynaKube's status is owned by field manager %q, not by the operator", writer)
 	}
-	t.Logf("RECONCILED in %v (from DynaKube creation; %v from apply): phase %s, condition Tokens=%s reason %v: %v; status written by %q",
-		reconciled.Round(100*time.Millisecond), time.Since(start).Round(time.Second), str(live, "status", "phase"), tok["status"], tok["reason"], tok["message"], writer)
+	var conds []string
+	for _, c := range list(live["status"].(map[string]any)["conditions"]) {
+		cm := c.(map[string]any)
+		conds = append(conds, fmt.Sprintf("%v=%v(%v)", cm["type"], cm["status"], cm["reason"]))
+	}
+	t.Logf("RECONCILED in %v (from DynaKube creation; %v from apply): status by %q: phase %s, kubeSystemUUID %s, conditions %s; ConfigMap %s (keys %s) owned by the DynaKube",
+		reconciled.Round(100*time.Millisecond), time.Since(start).Round(time.Second), writer, str(live, "status", "phase"),
+		kubeSystemUID, strings.Join(conds, " "), metaCM, strings.Join(keys(data), ","))
 
 	// ---- the rendered environment reached both processes: `modules.json` (a name that is not a
 	// shell identifier) carries the install's module switches; the binary logs when it is unset

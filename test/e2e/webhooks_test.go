@@ -193,6 +193,18 @@ func TestOperatorsDynatrace(t *testing.T) {
 	t.Logf("MUTATED by webhook.ns.dynatrace.com: namespace %s created without labels, admitted with %s=%s",
 		str(mutated, "metadata", "name"), label, str(mutated, "metadata", "labels", label))
 
+	// ---- MUTATED: a Pod created in that Namespace passes /inject, which records its decision on
+	// the Pod (no injection yet: the bootstrapper config comes from the tenant, unreachable here)
+	podFile := filepath.Join(e.work, "app-pod.json")
+	must(t, os.WriteFile(podFile, []byte(fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"app","namespace":%q},"spec":{"containers":[{"name":"app","image":"registry.example/app:1"}]}}`, str(mutated, "metadata", "name"))), 0o644))
+	var pod map[string]any
+	must(t, json.Unmarshal(mustKubectl(t, "create", "-f", podFile, "-o", "json"), &pod))
+	inj, why := str(pod, "metadata", "annotations", "dynakube.dynatrace.com/injected"), str(pod, "metadata", "annotations", "dynakube.dynatrace.com/reason")
+	if inj != "false" || why == "" {
+		t.Fatalf("pod %s/app admitted without the pod webhook's decision (annotations %v); webhook log:\n%s", str(mutated, "metadata", "name"), str2(pod["metadata"], "annotations"), tailString(wp.Logs(), 20))
+	}
+	t.Logf("MUTATED by webhook.pod.dynatrace.com: pod %s/app created without annotations, admitted with dynakube.dynatrace.com/injected=%s, reason=%s", str(mutated, "metadata", "name"), inj, why)
+
 	// ---- CONVERTED: the DynaKube (stored at v1beta6) read at v1beta5 through /convert
 	var conv map[string]any
 	must(t, json.Unmarshal(mustKubectl(t, "get", "dynakubes.v1beta5.dynatrace.com", str(dk, "metadata", "name"), "-n", dtNamespace, "-o", "json"), &conv))

@@ -117,6 +117,18 @@ func TestOperatorsDynatrace(t *testing.T) {
 	operator, webhook := findDoc(t, docs, "Deployment", "dynatrace-operator"), findDoc(t, docs, "Deployment", "dynatrace-webhook")
 	opts := podOptions{Binaries: map[string]string{dtBinary: bin}}
 
+	// ---- fail closed: before the webhook's Service is routed, the API server cannot reach it and
+	// refuses DynaKubes (so what follows is the webhook answering, not a bypass)
+	closedFile := filepath.Join(e.work, "dynakube-closed.yaml")
+	must(t, os.WriteFile(closedFile, []byte(fmt.Sprintf("apiVersion: dynatrace.com/v1beta6\nkind: DynaKube\nmetadata: {name: closed, namespace: %s}\nspec: {apiUrl: \"https://e2e00002.live.dynatrace.com/api\"}\n", dtNamespace)), 0o644))
+	if out, err := kubectl(t, "create", "-f", closedFile); err == nil {
+		t.Fatalf("a DynaKube was admitted while no webhook process runs (fail-open):\n%s", out)
+	} else if !strings.Contains(err.Error(), `failed calling webhook "v1beta6.dynakube.webhook.dynatrace.com"`) {
+		t.Fatalf("a DynaKube with no webhook running was refused, but not for the unreachable webhook:\n%v", err)
+	} else {
+		t.Logf("fail closed while unrouted: %s", firstLineWith(err.Error(), "failed calling webhook"))
+	}
+
 	// ---- the webhook pod, reachable through the rendered Services
 	wp := runPod(t, webhook, opts)
 	svcs := exposeServices(t, docs, wp)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -244,6 +245,18 @@ func condition(o map[string]any, typ string) (status, reason, message string) {
 	return "", "", ""
 }
 
+// conditionGeneration is a condition's observedGeneration ("" when absent).
+func conditionGeneration(o map[string]any, typ string) string {
+	st, _ := o["status"].(map[string]any)
+	for _, c := range list(st["conditions"]) {
+		cm, _ := c.(map[string]any)
+		if cm["type"] == typ && cm["observedGeneration"] != nil {
+			return fmt.Sprint(cm["observedGeneration"])
+		}
+	}
+	return ""
+}
+
 func generationOf(o map[string]any) string {
 	return fmt.Sprint(o["metadata"].(map[string]any)["generation"])
 }
@@ -305,7 +318,8 @@ func checkSourceController(t *testing.T, r *operatorRun) string {
 			return false
 		}
 		st, reason, msg = condition(o, "Ready")
-		return st == "False" && fmt.Sprint(o["status"].(map[string]any)["observedGeneration"]) == generationOf(o)
+		// flux sets status.observedGeneration only after a successful pass; the condition has its own
+		return st == "False" && conditionGeneration(o, "Ready") == generationOf(o)
 	})
 	t.Logf("GitRepository %s/%s: Ready=%s %s (%s)", gr.Namespace, gr.Name, st, reason, msg)
 	if reason != "GitOperationFailed" {
@@ -486,8 +500,12 @@ spec: {url: "http://127.0.0.1:18999/charts", interval: 10s}
 	})
 	p := runPod(t, dep, podOptions{Binaries: map[string]string{"source-controller": srcBin}})
 	ln := p.Listen("127.0.0.1:18999")
+	var fetches atomic.Int64 // index downloads: each is one reconcile of the HelmRepository
 	mux := http.NewServeMux()
-	mux.HandleFunc("/charts/index.yaml", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(helmIndex)) })
+	mux.HandleFunc("/charts/index.yaml", func(w http.ResponseWriter, _ *http.Request) {
+		fetches.Add(1)
+		_, _ = w.Write([]byte(helmIndex))
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { srv.Close() })
@@ -499,6 +517,7 @@ spec: {url: "http://127.0.0.1:18999/charts", interval: 10s}
 		t.Fatalf("Application Healthy but HelmRepository Ready=%q", s)
 	}
 	firstRev := str(o, "status", "artifact", "revision")
+	before := fetches.Load()
 	c := &syncCase{name: name}
 	base := map[string]appState{name: synced}
 	checkStable(t, []*syncCase{c}, base, "after a hard refresh", "hard")
@@ -508,6 +527,11 @@ spec: {url: "http://127.0.0.1:18999/charts", interval: 10s}
 	o = getJSON(t, "helmrepository.source.toolkit.fluxcd.io", "loopback", "-n", ns)
 	if s, _, _ := condition(o, "Ready"); s != "True" || str(o, "status", "artifact", "revision") == "" {
 		t.Errorf("HelmRepository no longer Ready (revision %q -> %q)", firstRev, str(o, "status", "artifact", "revision"))
+	}
+	if after := fetches.Load(); after <= before {
+		t.Errorf("source-controller stopped reconciling the HelmRepository (index fetched %d times before the refreshes, %d after)", before, after)
+	} else {
+		t.Logf("source-controller kept reconciling: the index was fetched %d more times while Argo CD refreshed", after-before)
 	}
 	checkDenials(t, []*runningPod{p})
 	if ex := p.Exited(); len(ex) > 0 {

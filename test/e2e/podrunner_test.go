@@ -382,7 +382,8 @@ func (p *runningPod) start(c map[string]any, vols map[string]map[string]any, opt
 		"chroot", p.inRoot("/"), "/usr/bin/env", "-C", wd, inBin}, args...)...)
 	cmd.Env = procEnv
 	cmd.Stdout, cmd.Stderr = lf, lf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// killed with the test process even when it dies without cleanup
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	must(t, cmd.Start())
 	pr := &podProc{name: name, cmd: cmd, done: make(chan struct{}), log: lf}
 	go func() {
@@ -560,6 +561,9 @@ func (p *runningPod) resourceField(c map[string]any, ref map[string]any) string 
 	div := 1.0
 	if d, ok := ref["divisor"]; ok {
 		div = quantity(p.t, fmt.Sprint(d))
+	}
+	if div == 0 { // the API server defaults the divisor to "0", which means 1
+		div = 1
 	}
 	v := math.Ceil(quantity(p.t, q) / div)
 	return strconv.FormatInt(int64(v), 10)
@@ -768,7 +772,8 @@ echo ready
 exec sleep 86400`
 	cmd := exec.Command("unshare", append([]string{"-n", "-m", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh"}, binds...)...)
 	cmd.Stdout, cmd.Stderr = lf, lf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// killed with the test process even when it dies without cleanup
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	must(t, cmd.Start())
 	pr := &podProc{name: "pause", cmd: cmd, done: make(chan struct{}), log: lf}
 	go func() { _ = cmd.Wait(); close(pr.done) }()

@@ -53,9 +53,10 @@ const (
 )
 
 // TestOperatorsDynatrace runs dynatrace-operator's two Deployments (operator, webhook) from the
-// render and checks its webhooks answer the API server for real: a DynaKube its validating
-// webhook refuses, a Namespace its mutating webhook labels, a DynaKube read at another version
-// through its conversion webhook; then what the operator does with the DynaKube.
+// render and checks its webhooks answer the API server for real: DynaKubes its validating
+// webhooks refuse (on create at v1beta6, on update at v1beta5), a Namespace and a Pod its
+// mutating webhooks change, the DynaKube read at another version through its conversion
+// webhook; then what the operator does with the DynaKube.
 func TestOperatorsDynatrace(t *testing.T) {
 	e := setup(t)
 	binDir := os.Getenv("E2E_BIN")
@@ -177,6 +178,21 @@ func TestOperatorsDynatrace(t *testing.T) {
 		t.Fatalf("DynaKube with a tenant apiUrl refused: %v", err)
 	} else {
 		t.Logf("accepted by the validating webhook: %s", strings.TrimSpace(string(out)))
+	}
+
+	// ---- REFUSED on UPDATE, at the other served version: moving the DynaKube to another tenant
+	// through v1beta5 (the API server converts the stored v1beta6 object through /convert, then
+	// calls the v1beta5 webhook with old and new object)
+	patch := `{"spec":{"apiUrl":"https://e2e00009.live.dynatrace.com/api"}}`
+	if out, err := kubectl(t, "patch", "dynakubes.v1beta5.dynatrace.com", str(dk, "metadata", "name"), "-n", dtNamespace, "--type=merge", "-p", patch); err == nil {
+		t.Fatalf("the DynaKube's tenant was changed through v1beta5: the validating webhook did not refuse it:\n%s", out)
+	} else {
+		const deniedV5 = `admission webhook "v1beta5.dynakube.webhook.dynatrace.com" denied the request`
+		const mutatedMsg = "The DynaKube's specification mutated the tenant in the API URL although it is immutable"
+		if !strings.Contains(err.Error(), deniedV5) || !strings.Contains(err.Error(), mutatedMsg) {
+			t.Fatalf("the tenant change through v1beta5 was refused, but not by the v1beta5 webhook's own check:\n%v", err)
+		}
+		t.Logf("REFUSED (update at v1beta5): %s %s", deniedV5, firstLineWith(err.Error(), mutatedMsg))
 	}
 
 	// ---- MUTATED: a new Namespace gets the DynaKube's injection label from /label-ns

@@ -321,6 +321,8 @@ func TestOperatorsDynatrace(t *testing.T) {
 		t.Fatalf("RBAC denials (the render's RBAC lacks a permission):\n%s", strings.Join(denials, "\n"))
 	}
 	t.Logf("no RBAC denial in the logs of %s (SA %s) and %s (SA %s)", wp.Pod, wp.ServiceAccount, op.Pod, op.ServiceAccount)
+	t.Logf("RESULT dynatrace-operator: 2 Deployment(s) run (dynatrace-webhook; dynatrace-operator after init crd-storage-migrator); webhooks served for real: 2 validating refused (create v1beta6, update v1beta5), 2 mutating changed a Namespace and a Pod, conversion v1beta6->v1beta5; DynaKube -> phase %s, Tokens True, tenant conditions DynatraceApiError, ConfigMap %s; reconciled in %v; no RBAC denial",
+		str(live, "status", "phase"), metaCM, reconciled.Round(100*time.Millisecond))
 }
 
 // ---------------------------------------------------------------- cert-manager stand-in

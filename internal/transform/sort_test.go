@@ -546,7 +546,7 @@ func TestFiltersOrder(t *testing.T) {
 	}
 	want := []string{
 		"transform.namespaceFilter", "transform.serviceAccountsFilter", "transform.imagePullSecretsFilter",
-		"transform.authReaderFilter", "transform.settleHookFilter", "transform.annotateFilter",
+		"transform.bundleSubjectsFilter", "transform.authReaderFilter", "transform.settleHookFilter", "transform.annotateFilter",
 		"transform.annotateFilter", "transform.waveStep", "transform.excludeFilter",
 		"transform.imagesFilter", "transform.patchesFilter", "transform.apiVersionsFilter",
 		"transform.requiredFilter", "transform.liveFormFilter", "transform.optionsStep",

@@ -13,11 +13,12 @@
 //
 // Steps runs, in this order (docs/spec.md, "Pipeline", lists the same steps):
 //
-//  1. Namespace, ServiceAccounts, ImagePullSecrets, AuthReaderBinding,
-//     SettleHook: the objects olm-cmp adds, first, so that every spec field
-//     below reaches them. ImagePullSecrets comes after ServiceAccounts (and
-//     the caller's examples and extra manifests) so it covers every
-//     ServiceAccount.
+//  1. Namespace, ServiceAccounts, ImagePullSecrets, BundleSubjects,
+//     AuthReaderBinding, SettleHook: the objects olm-cmp adds (and the
+//     bundle's bindings of its own ServiceAccounts, moved to the install
+//     namespace), first, so that every spec field below reaches them.
+//     ImagePullSecrets comes after ServiceAccounts (and the caller's examples
+//     and extra manifests) so it covers every ServiceAccount.
 //  2. Annotate: source annotations.
 //  3. SyncWaves' WaveStep: waves and sync options, before the user's steps so
 //     that patches see them and may change them (a wave already set is kept).
@@ -63,6 +64,9 @@ import (
 type Options struct {
 	// Namespace is the install namespace.
 	Namespace string
+	// SuggestedNamespace is the CSV's operatorframework.io/suggested-namespace
+	// (see BundleSubjects).
+	SuggestedNamespace string
 	// CreateNamespace adds the Namespace object.
 	CreateNamespace bool
 	// Exclude are [group/]Kind[/name] selectors (see Exclude).
@@ -123,6 +127,7 @@ func Steps(o Options) []Step {
 	steps = append(steps,
 		Step{"service accounts", ServiceAccounts(o.Namespace, o.ServiceAccounts, o.ImagePullSecrets)},
 		Step{"image pull secrets", ImagePullSecrets(o.ImagePullSecrets)},
+		Step{"bundle subjects", BundleSubjects(o.Namespace, o.SuggestedNamespace, o.Warn)},
 	)
 	if o.AuthReaderBinding != "" {
 		steps = append(steps, Step{"auth-reader binding", AuthReaderBinding(o.Namespace, o.AuthReaderBinding)})

@@ -375,9 +375,11 @@ func (p *runningPod) start(c map[string]any, vols map[string]map[string]any, opt
 	lf, err := os.Create(logPath)
 	must(t, err)
 	fmt.Fprintf(lf, "# %s %s\n", inBin, strings.Join(args, " "))
-	// join the pod's network + mount namespaces (held by the pause process), chroot, cd, exec
+	// join the pod's network + mount namespaces (held by the pause process), chroot, cd, exec;
+	// env -C, not a shell: dash drops variables whose names are not shell identifiers, which
+	// the kubelet passes (dynatrace-operator's `modules.json`)
 	cmd := exec.Command("nsenter", append([]string{"-t", strconv.Itoa(p.procs0()), "-n", "-m", "--",
-		"chroot", p.inRoot("/"), "/bin/sh", "-c", `cd "$1" && shift && exec "$@"`, "sh", wd, inBin}, args...)...)
+		"chroot", p.inRoot("/"), "/usr/bin/env", "-C", wd, inBin}, args...)...)
 	cmd.Env = procEnv
 	cmd.Stdout, cmd.Stderr = lf, lf
 	// killed with the test process even when it dies without cleanup

@@ -168,7 +168,7 @@ func (r *Report) ExitStatus() int {
 func (o Options) one(ctx context.Context, dir string) (res Result) {
 	res = Result{Dir: dir, Candidates: []Candidate{}, Files: []string{}}
 	fail := func(err error) Result {
-		res.Status, res.Reason = Failed, echo.Short(err.Error())
+		res.Status, res.Reason = Failed, echo.Text(err.Error())
 		return res
 	}
 	data, err := readSpec(dir)
@@ -258,7 +258,7 @@ func (o Options) one(ctx context.Context, dir string) (res Result) {
 	} else if _, err := r.RenderLoaded(ctx, toRV, toB); err != nil {
 		// The new version must render as Argo CD will render it.
 		res.Status = Blocked
-		res.Reason = fmt.Sprintf("version %s does not render: %s", f.chosen, echo.Short(req.Locate(err).Error()))
+		res.Reason = fmt.Sprintf("version %s does not render: %s", f.chosen, echo.Text(req.Locate(err).Error()))
 	}
 
 	files, err := t.plan(o.Index, bump{version: f.chosen, digest: res.Digest, from: res.Current})
@@ -326,4 +326,3 @@ type found struct {
 	chosen     string
 	reason     string
 }
-

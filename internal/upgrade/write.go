@@ -206,4 +206,3 @@ func write(files []edited) error {
 	}
 	return nil
 }
-

@@ -375,3 +375,141 @@ func TestJSON(t *testing.T) {
 		t.Errorf("candidates %s", got.Applications[0]["candidates"])
 	}
 }
+
+// catalogDoc is a file-based catalog of the demo's versions in e's
+// registry: stable 0.1.0 -> 0.2.0 -> 0.3.0 by replaces; fast 0.2.0 ->
+// 1.0.0, which also skips every version below it.
+func (e *env) catalogDoc() string {
+	doc := "schema: olm.package\nname: greeter-operator\ndefaultChannel: stable\n" +
+		"---\nschema: olm.channel\npackage: greeter-operator\nname: stable\nentries:\n" +
+		"- name: greeter-operator.v0.1.0\n- name: greeter-operator.v0.2.0\n  replaces: greeter-operator.v0.1.0\n- name: greeter-operator.v0.3.0\n  replaces: greeter-operator.v0.2.0\n" +
+		"---\nschema: olm.channel\npackage: greeter-operator\nname: fast\nentries:\n" +
+		"- name: greeter-operator.v0.2.0\n- name: greeter-operator.v1.0.0\n  replaces: greeter-operator.v0.2.0\n  skipRange: '>=0.1.0 <1.0.0'\n"
+	for _, v := range []string{"0.1.0", "0.2.0", "0.3.0", "1.0.0"} {
+		doc += "---\nschema: olm.bundle\nname: greeter-operator.v" + v + "\npackage: greeter-operator\nimage: " + e.repo() + "@" + e.digests[v] +
+			"\nproperties:\n- type: olm.package\n  value: {packageName: greeter-operator, version: " + v + "}\n"
+	}
+	return doc
+}
+
+func catalogEnv(t *testing.T) *env {
+	return newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"},
+		[]string{"0.3.0", "greeter-operator.v0.2.0"}, []string{"1.0.0", "greeter-operator.v0.2.0"})
+}
+
+// TestCatalogPolicies: from 0.1.0, OLM v1 takes the best successor in the
+// allowed channels (1.0.0 by its skipRange, or 0.2.0 within stable), OLM v0
+// one hop along the channel; the file gets the exact version and its pin.
+func TestCatalogPolicies(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		policy  Policy
+		from    string
+		channel string
+		chosen  string
+		cands   []string
+	}{
+		{"olmv1 every channel", OLMv1, "0.1.0", "", "1.0.0", []string{"1.0.0", "0.2.0"}},
+		{"olmv1 stable", OLMv1, "0.1.0", "channel: stable", "0.2.0", []string{"0.2.0"}},
+		{"olmv0 default channel", OLMv0, "0.1.0", "", "0.2.0", []string{"0.2.0"}},
+		{"olmv0 fast", OLMv0, "0.2.0", "channel: fast", "1.0.0", []string{"1.0.0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := catalogEnv(t)
+			e.file(t, "g/catalog/index.yaml", e.catalogDoc())
+			lines := []string{"catalog: ./catalog", "package: greeter-operator", "version: " + tc.from}
+			if tc.channel != "" {
+				lines = append(lines, tc.channel)
+			}
+			e.file(t, "g/olm-cmp.yaml", specDoc(lines...))
+			r := one(t, e.run(t, tc.policy, true, "g"))
+			if r.Status != Written || r.Current != tc.from || r.Chosen != tc.chosen || !slices.Equal(versionsOf(r.Candidates), tc.cands) {
+				t.Fatalf("got %+v", r)
+			}
+			want := strings.Replace(specDoc(lines...), "version: "+tc.from, "version: "+tc.chosen+"\n  digest: \""+e.digests[tc.chosen]+"\"\n  upgradeFrom: \""+tc.from+"\"", 1)
+			written := e.read(t, "g/olm-cmp.yaml")
+			if written != want {
+				t.Fatalf("written:\n%s\nwant:\n%s", written, want)
+			}
+			if tc.chosen == "1.0.0" {
+				wantEdges := []string{"skipRange >=0.1.0 <1.0.0"}
+				if tc.from == "0.2.0" {
+					wantEdges = []string{"replaces greeter-operator.v0.2.0", "skipRange >=0.1.0 <1.0.0"}
+				}
+				if !slices.Equal(r.Candidates[0].Edges, wantEdges) {
+					t.Errorf("edges %v", r.Candidates[0].Edges)
+				}
+				// The head: the second run moves nothing, and says why.
+				r = one(t, e.run(t, tc.policy, true, "g"))
+				if r.Status != None || r.Reason != "1.0.0 is the newest version of package greeter-operator in the catalog" || e.read(t, "g/olm-cmp.yaml") != written {
+					t.Errorf("second run: %+v", r)
+				}
+			}
+		})
+	}
+}
+
+// TestCatalogRangeExcludesNewer: a range the render already takes the
+// newest of: nothing to move to, and the answer says to widen it.
+func TestCatalogRangeExcludesNewer(t *testing.T) {
+	e := catalogEnv(t)
+	e.file(t, "g/catalog/index.yaml", e.catalogDoc())
+	e.file(t, "g/olm-cmp.yaml", specDoc("catalog: ./catalog", "package: greeter-operator", `version: "0.1.x"`))
+	rep := e.run(t, OLMv1, true, "g")
+	r := one(t, rep)
+	want := `spec.version "0.1.x" allows no version newer than 0.1.0, which the render already takes (newer in the catalog: 0.2.0, 0.3.0, 1.0.0): widen the range to move`
+	if r.Status != None || r.Reason != want || rep.ExitStatus() != 0 {
+		t.Fatalf("got %+v\nwant reason %s", r, want)
+	}
+}
+
+// TestCatalogCycle: a channel whose replaces form a cycle has no head; the
+// answer is still one hop, found in bounded time.
+func TestCatalogCycle(t *testing.T) {
+	e := catalogEnv(t)
+	doc := strings.Replace(e.catalogDoc(), "- name: greeter-operator.v0.1.0\n- name", "- name: greeter-operator.v0.1.0\n  replaces: greeter-operator.v0.3.0\n- name", 1)
+	e.file(t, "g/catalog/index.yaml", doc)
+	e.file(t, "g/olm-cmp.yaml", specDoc("catalog: ./catalog", "package: greeter-operator", "version: 0.2.0", "channel: stable"))
+	r := one(t, e.run(t, OLMv0, false, "g"))
+	if r.Status != Available || r.Chosen != "0.3.0" {
+		t.Fatalf("got %+v", r)
+	}
+	// From 0.3.0 the cycle leads back to 0.1.0: never down.
+	e.file(t, "g/olm-cmp.yaml", specDoc("catalog: ./catalog", "package: greeter-operator", "version: 0.3.0", "channel: stable"))
+	r = one(t, e.run(t, OLMv0, false, "g"))
+	if r.Status != None || !strings.HasPrefix(r.Reason, "the next version from 0.3.0 in channel stable is 0.1.0, not newer: upgrade never goes down a version (channel stable: ") {
+		t.Errorf("got %+v", r)
+	}
+}
+
+// TestReferenceBundles: the real bumps of the issue. loki-operator 0.10.2 ->
+// 0.11.0 drops a stored field of a CRD: blocked; cert-manager-operator
+// 1.19.1 -> 1.20.0 is not.
+func TestReferenceBundles(t *testing.T) {
+	shared := filepath.Join("..", "..", "..", "shared", "bundles")
+	if _, err := os.Stat(shared); err != nil {
+		t.Skip("../shared/bundles is absent: the reference bundles are not here")
+	}
+	host, _ := bundletest.NewRegistry(t)
+	root := t.TempDir()
+	loader := &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{host}}
+	for _, tc := range []struct {
+		pkg, from, to string
+		status        Status
+	}{
+		{"loki-operator", "0.10.2", "0.11.0", Blocked},
+		{"cert-manager-operator", "1.19.1", "1.20.0", Available},
+	} {
+		for _, v := range []string{tc.from, tc.to} {
+			bundletest.PushDir(t, host, "ref/"+tc.pkg, v, filepath.Join(shared, tc.pkg+"-"+v))
+		}
+		dir := filepath.Join(root, tc.pkg)
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "olm-cmp.yaml"), []byte(specDoc("bundle: "+host+"/ref/"+tc.pkg, "version: "+tc.from)), 0o644)
+		r := one(t, Run(context.Background(), Options{Loader: loader}, []string{dir}))
+		if r.Status != tc.status || r.Chosen != tc.to {
+			t.Errorf("%s: got %+v", tc.pkg, r)
+		}
+		t.Logf("%s %s -> %s: %s %s; safety %+v", tc.pkg, tc.from, tc.to, r.Status, r.Reason, r.Safety)
+	}
+}

@@ -255,6 +255,15 @@ func (o Options) fromTags(ctx context.Context, t *target, from *bundle.Bundle) (
 	if err != nil {
 		return f, err
 	}
+	if tag == "" {
+		// Pinned by digest alone: the tag of the CSV's version is the one
+		// left (upgradeFrom names an image by its tag).
+		for _, tg := range tags {
+			if tg.Version.Equal(cur) && (f.current == from.CSV.Spec.Version.String() || strings.HasPrefix(tg.Name, "v")) {
+				f.current = tg.Name
+			}
+		}
+	}
 	var newer []versions.Tag
 	for _, tg := range tags {
 		if !tg.Version.GreaterThan(cur) || tg.Version.Prerelease() != "" && cur.Prerelease() == "" {

@@ -20,9 +20,9 @@ import (
 
 // Scan bounds: a GitOps repository holds a few hundred manifests; a tree
 // far larger than these is not one (or the wrong directory was given).
-const (
+var (
 	maxScanFiles     = 20000
-	maxScanFileBytes = 1 << 20
+	maxScanFileBytes = int64(1 << 20)
 )
 
 // Slot is a value an Argo CD manifest passes to olm-cmp: the scalar node
@@ -31,6 +31,9 @@ type Slot struct {
 	Node *yaml.Node
 	// Where names it for messages: "parameter version", "element key digest".
 	Where string
+	// Template is the template an ApplicationSet wrote, when the value is
+	// built from several parts (then Node is no node of the file).
+	Template string
 }
 
 // Value is the slot's value, "" for a missing slot.
@@ -219,8 +222,12 @@ func (a *App) fromSource(src, el node) (string, bool) {
 			continue
 		}
 		slot := &Slot{Node: s, Where: "parameter " + n}
-		if el != nil && s != field(prm, "string") {
-			slot.Where = "element key " + templateKey(value(field(prm, "string")))
+		if tmpl := value(field(prm, "string")); el != nil && s != field(prm, "string") {
+			if k := templateKey(tmpl); k != "" {
+				slot.Where = "element key " + k
+			} else {
+				slot.Template = tmpl
+			}
 		}
 		a.set(n, slot)
 	}
@@ -230,7 +237,15 @@ func (a *App) fromSource(src, el node) (string, bool) {
 		if !ok {
 			continue
 		}
-		a.set(envField(n), &Slot{Node: s, Where: "plugin env " + n})
+		slot := &Slot{Node: s, Where: "plugin env " + n}
+		if tmpl := value(field(env, "value")); el != nil && s != field(env, "value") {
+			if k := templateKey(tmpl); k != "" {
+				slot.Where = "element key " + k
+			} else {
+				slot.Template = tmpl
+			}
+		}
+		a.set(envField(n), slot)
 	}
 	return path.Clean(strings.TrimPrefix(p.Value, "./")), true
 }

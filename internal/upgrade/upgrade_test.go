@@ -242,7 +242,7 @@ spec:
 	if got, want := e.read(t, "apps/greeter/olm-cmp.yaml"), specDoc("bundle: "+e.repo(), `upgradeFrom: "v0.1.0"`); got != want {
 		t.Errorf("olm-cmp.yaml:\n%s\nwant:\n%s", got, want)
 	}
-	if !slices.Equal(r.Files, []string{filepath.Join(e.root, "apps", "greeter", "olm-cmp.yaml"), "argocd/apps.yaml"}) {
+	if !slices.Equal(r.Files, []string{filepath.Join(e.root, "apps", "greeter", "olm-cmp.yaml"), filepath.Join(e.root, "argocd", "apps.yaml")}) {
 		t.Errorf("files %q", r.Files)
 	}
 	r = one(t, e.run(t, OLMv1, true, "apps/greeter"))
@@ -511,5 +511,115 @@ func TestReferenceBundles(t *testing.T) {
 			t.Errorf("%s: got %+v", tc.pkg, r)
 		}
 		t.Logf("%s %s -> %s: %s %s; safety %+v", tc.pkg, tc.from, tc.to, r.Status, r.Reason, r.Safety)
+	}
+}
+
+// TestDigestOnlyBundle: a bundle pinned by digest alone gets the new tag and
+// digest in its reference; upgradeFrom names the tag of the version left.
+func TestDigestOnlyBundle(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
+	e.file(t, "g/olm-cmp.yaml", specDoc("bundle: "+e.repo()+"@"+e.digests["0.1.0"]))
+	r := one(t, e.run(t, OLMv1, true, "g"))
+	if r.Status != Written || r.Current != "v0.1.0" {
+		t.Fatalf("got %+v", r)
+	}
+	if got, want := e.read(t, "g/olm-cmp.yaml"), specDoc("bundle: "+e.repo()+":v0.2.0@"+e.digests["0.2.0"], `upgradeFrom: "v0.1.0"`); got != want {
+		t.Errorf("written:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestApplicationSetBlockValues: a block-style element whose version is a
+// nested key, passed by a fasttemplate ({{values.version}}) as plugin env.
+func TestApplicationSetBlockValues(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
+	e.file(t, "clusters/a/greeter/olm-cmp.yaml", specDoc("bundle: "+e.repo()))
+	set := `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: by-cluster
+spec:
+  generators:
+  - list:
+      elements:
+      - cluster: a
+        values:
+          version: "v0.1.0"   # the operator's version on cluster a
+          digest: ''
+  template:
+    metadata: {name: '{{cluster}}-greeter'}
+    spec:
+      source:
+        path: clusters/{{cluster}}/greeter
+        plugin:
+          env:
+          - {name: version, value: '{{values.version}}'}
+          - {name: digest, value: '{{values.digest}}'}
+`
+	e.file(t, "set.yaml", set)
+	r := one(t, e.run(t, OLMv1, true, "clusters/a/greeter"))
+	if r.Status != Written || !strings.Contains(r.Where, "element key values.version") {
+		t.Fatalf("got %+v", r)
+	}
+	want := strings.Replace(strings.Replace(set, `"v0.1.0"`, `"v0.2.0"`, 1), "digest: ''", "digest: '"+e.digests["0.2.0"]+"'", 1)
+	if got := e.read(t, "set.yaml"); got != want {
+		t.Errorf("ApplicationSet:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestTemplateOfSeveralParts: a version built from parts ('v{{.version}}')
+// has no one place to edit: a failure that says what to set, nothing
+// written.
+func TestTemplateOfSeveralParts(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
+	e.file(t, "g/olm-cmp.yaml", specDoc("bundle: "+e.repo()))
+	set := "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: s}\nspec:\n  generators:\n  - list:\n      elements:\n      - {name: g, version: 0.1.0}\n  template:\n    spec:\n      source:\n        path: '{{.name}}'\n        plugin:\n          parameters:\n          - {name: version, string: 'v{{.version}}'}\n"
+	e.file(t, "set.yaml", set)
+	r := one(t, e.run(t, OLMv1, true, "g"))
+	if r.Status != Failed || !strings.Contains(r.Reason, `parameter version is a template of several parts ("v{{.version}}"): upgrade edits a plain value or a whole {{.key}}; set it to "v0.2.0" by hand`) {
+		t.Fatalf("got %+v", r)
+	}
+	if e.read(t, "set.yaml") != set || e.read(t, "g/olm-cmp.yaml") != specDoc("bundle: "+e.repo()) {
+		t.Error("a file was written")
+	}
+}
+
+// TestTagNotAVersion: a spec rendering "latest" cannot be compared.
+func TestTagNotAVersion(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"})
+	bundletest.PushDir(t, e.host, "demo/greeter-bundle", "latest", demoBundle)
+	e.file(t, "g/olm-cmp.yaml", specDoc("bundle: "+e.repo(), "version: latest"))
+	r := one(t, e.run(t, OLMv1, true, "g"))
+	if r.Status != Failed || !strings.Contains(r.Reason, `renders the tag "latest", which is not a semantic version`) {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+// TestScanHostileAndBounded: a manifest that is not YAML, or an alias
+// bomb, is skipped, not fatal; a tree beyond the scan bound is refused.
+func TestScanHostileAndBounded(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, data string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755)
+		os.WriteFile(filepath.Join(root, name), []byte(data), 0o644)
+	}
+	bomb := "apiVersion: argoproj.io/v1alpha1\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+	for i := 1; i < 16; i++ {
+		bomb += strings.Replace("aN: &aN [*aP, *aP, *aP, *aP, *aP, *aP, *aP, *aP, *aP, *aP]\n", "N", string(rune('a'+i)), 2)
+		bomb = strings.ReplaceAll(bomb, "aP", "a"+string(rune('a'+i-1)))
+	}
+	write("bomb.yaml", bomb)
+	write("broken.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: Application\nspec: [unclosed\n")
+	write("ok.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ok}\nspec: {source: {path: g, plugin: {parameters: [{name: version, string: v1.0.0}]}}}\n")
+	ix, err := Scan(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if apps := ix.Apps["g"]; len(apps) != 1 || apps[0].Version.Value() != "v1.0.0" {
+		t.Errorf("apps %+v", ix.Apps)
+	}
+	defer func(n int) { maxScanFiles = n }(maxScanFiles)
+	maxScanFiles = 2
+	if _, err := Scan(root); err == nil || !strings.Contains(err.Error(), "holds over 2 YAML files: give the repository's root (or a smaller checkout)") {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -70,6 +70,16 @@ func ListTags(ctx context.Context, repo string, opts ...remote.Option) (semverSo
 	return sorted, other, err
 }
 
+// RepositoryName is the repository ref names (a tag or digest dropped), as
+// the registry names it: index.docker.io/library/x for docker.io/x.
+func RepositoryName(ref string) (string, error) {
+	r, err := parseRepository(ref)
+	if err != nil {
+		return "", err
+	}
+	return r.Name(), nil
+}
+
 func parseRepository(ref string) (name.Repository, error) {
 	if r, err := name.ParseReference(ref); err == nil {
 		return r.Context(), nil

@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
 )
@@ -111,5 +114,67 @@ func TestVersionsFailures(t *testing.T) {
 		if code != 1 || out != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, tc.want) {
 			t.Errorf("versions %v: exit %d, stdout %q, stderr:\n%s\nwant it to start with:\n%s", tc.args, code, out, stderr, tc.want)
 		}
+	}
+}
+
+// A registry that stalls on the tag list, or answers it with a 10 MB
+// error page, gives one bounded line within the registry timeout.
+func TestVersionsHostileRegistry(t *testing.T) {
+	fr := bundletest.NewFaultRegistry(t, bundletest.FaultOptions{})
+	fr.PushDir(t, "demo/greeter-bundle", "v0.2.0", "../../examples/demo/bundle")
+	tagList := bundletest.Where{Path: `/tags/list$`}
+
+	fr.Inject(tagList, bundletest.Fault{Stall: true}, 0)
+	start := time.Now()
+	_, stderr, code := runStatus(t, "versions", fr.Host+"/demo/greeter-bundle", "--insecure-registry", fr.Host, "--registry-timeout", "1s")
+	if code != 1 || !strings.Contains(stderr, "did not answer within 1s while") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("stalled tag list: exit %d, %s", code, stderr)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("a stalled tag list took %s", d)
+	}
+
+	fr.Clear()
+	fr.Inject(tagList, bundletest.Fault{Status: 500, BodySize: 10 << 20}, 0)
+	_, stderr, code = runStatus(t, "versions", fr.Host+"/demo/greeter-bundle", "--insecure-registry", fr.Host)
+	if code != 1 || !strings.Contains(stderr, "answered 500 Internal Server Error") || len(stderr) > 1000 || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("huge error page: exit %d, %d bytes: %.300s", code, len(stderr), stderr)
+	}
+}
+
+// A catalog whose channels form a cycle, whose skipRange holds every
+// version and whose names carry escape sequences and a megabyte: listed,
+// with the problems said, in bounded, escaped output.
+func TestVersionsHostileCatalog(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("n", 1<<20)
+	fbc := `{"schema": "olm.package", "name": "p", "defaultChannel": "loop\u001b[2J"}
+{"schema": "olm.channel", "package": "p", "name": "loop\u001b[2J", "entries": [{"name": "p.a", "replaces": "p.c"}, {"name": "p.b", "replaces": "p.a"}, {"name": "p.c", "replaces": "p.b", "skipRange": ">=0.0.0-0"}]}
+{"schema": "olm.channel", "package": "p", "name": "wide", "entries": [{"name": "p.a"}, {"name": "` + long + `", "skips": ["p.a", "p.b"], "skipRange": "<99999.0.0"}]}
+{"schema": "olm.bundle", "package": "p", "name": "p.a", "image": "example.com/a", "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "1.0.0"}}]}
+{"schema": "olm.bundle", "package": "p", "name": "p.b", "image": "example.com/b", "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "1.1.0"}}]}
+{"schema": "olm.bundle", "package": "p", "name": "p.c", "image": "example.com/c", "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "1.2.0"}}]}
+{"schema": "olm.bundle", "package": "p", "name": "` + long + `", "image": "example.com/d", "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "2.0.0"}}]}
+{"schema": "olm.deprecations", "package": "p", "entries": [{"reference": {"schema": "olm.package"}}, {"reference": {"schema": "olm.channel", "name": "wide"}}]}
+`
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(fbc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runStatus(t, "versions", "--catalog", dir, "--package", "p")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		`default channel loop\x1b[2J (deprecated)`,
+		`channel loop\x1b[2J: no head: every entry is replaced or skipped by another (a cycle); opm validate refuses this channel`,
+		"channel wide (deprecated): head " + strings.Repeat("n", 120) + "… (1048576 bytes)",
+		"  1.2.0    p.c",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%.2000s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b") || len(out) > 4000 {
+		t.Errorf("output: %d bytes, raw escape %v", len(out), strings.Contains(out, "\x1b"))
 	}
 }

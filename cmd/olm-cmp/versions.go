@@ -200,6 +200,7 @@ type channelJSON struct {
 type entryJSON struct {
 	Name       string   `json:"name"`
 	Version    string   `json:"version"`
+	Release    string   `json:"release,omitempty"`
 	Image      string   `json:"image"`
 	Replaces   string   `json:"replaces,omitempty"`
 	Skips      []string `json:"skips,omitempty"`
@@ -239,7 +240,7 @@ func catalogVersions(ctx context.Context, loader *bundle.ImageLoader, ref, pkg, 
 		}
 		cj := channelJSON{Name: c.Name, Head: c.Head, Deprecated: c.Deprecated, Problem: c.Problem, Entries: []entryJSON{}}
 		for _, e := range c.Entries {
-			cj.Entries = append(cj.Entries, entryJSON{Name: e.Name, Version: e.Version, Image: e.Image, Replaces: e.Replaces,
+			cj.Entries = append(cj.Entries, entryJSON{Name: e.Name, Version: e.Version, Release: e.Release, Image: e.Image, Replaces: e.Replaces,
 				Skips: e.Skips, SkipRange: e.SkipRange, Deprecated: e.Deprecated, Channels: e.Channels})
 		}
 		r.Channels = append(r.Channels, cj)

@@ -29,7 +29,7 @@ func CompareRelease(a, b string) int { return compareRelease(a, b) }
 // index as choosing.
 type Contents struct {
 	Name, DefaultChannel string
-	// Deprecated: an olm.deprecations entry names the package.
+	// Deprecated is set when an olm.deprecations entry names the package.
 	Deprecated bool
 	// Bundles are the package's bundles, in catalog order.
 	Bundles []Bundle

@@ -114,6 +114,9 @@ func (p *Package) allowedChannels(channels []string) (map[string]bool, error) {
 // allowed), is left out: no successors means stay. Each bundle appears
 // once, with the edges of the first allowed channel (by name) listing it.
 // The work is linear in the package's entries; skipRanges are parsed once.
+// As in OLM, an edge decides, not the version: in a graph opm validate
+// refuses (a replaces cycle) a successor can be an older version, which a
+// caller that must only move forward filters out.
 func SuccessorsOLMv1(p *Package, installed string, channels []string, versionRange string) ([]Entry, error) {
 	ib, err := p.findInstalled(installed)
 	if err != nil {
@@ -186,7 +189,8 @@ func compareHighest(a, b Entry) int {
 // channel head, to the entry of the channel that replaces or skips the
 // installed bundle or whose skipRange holds its version, the highest when
 // several do. false when none does (installed is the head, or off the
-// channel's graph) or installed or channel is unknown.
+// channel's graph) or installed or channel is unknown. In a cycle the hop
+// can lead to an older version, as OLM v0 would follow it.
 func NextOLMv0(p *Package, installed, channel string) (Entry, bool) {
 	c := p.Channel(channel)
 	if c == nil {

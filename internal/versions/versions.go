@@ -33,7 +33,7 @@ type Entry struct {
 	Replaces  string
 	Skips     []string
 	SkipRange string
-	// Deprecated: an olm.deprecations entry names the bundle.
+	// Deprecated is set when an olm.deprecations entry names the bundle.
 	Deprecated bool
 	// Channels are every channel of the package listing the bundle, sorted.
 	Channels []string

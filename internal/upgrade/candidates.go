@@ -96,15 +96,18 @@ func (o Options) fromCatalog(ctx context.Context, r *render.Renderer, t *target,
 	// Never down: a channel whose replaces loop back (a cycle) would lead
 	// OLM v0 to an older version, which no CRD or operator expects.
 	var older []string
+	cur, _ := bsemver.ParseTolerant(f.current)
 	es = slices.DeleteFunc(es, func(e versions.Entry) bool {
-		down := !newerThan(e.Version, f.current)
+		// A higher release of the same version (versions' successors) is
+		// no step down.
+		down := e.SemVer().LT(cur)
 		if down {
 			older = append(older, e.Version)
 		}
 		return down
 	})
 	if len(es) == 0 && len(older) > 0 {
-		f.reason = fmt.Sprintf("the next version from %s in %s is %s, not newer: upgrade never goes down a version", f.current, where, strings.Join(older, ", "))
+		f.reason = fmt.Sprintf("the next version from %s in %s is %s, older: upgrade never goes down a version", f.current, where, strings.Join(older, ", "))
 		if c := channelOf(p, strings.TrimPrefix(where, "channel ")); c.Problem != "" {
 			f.reason += fmt.Sprintf(" (channel %s: %s)", c.Name, c.Problem)
 		}
@@ -214,13 +217,6 @@ func newerVersions(p *versions.Package, v string) []string {
 		s[i] = v.String()
 	}
 	return s
-}
-
-// newerThan reports whether version a is above b.
-func newerThan(a, b string) bool {
-	av, aerr := bsemver.ParseTolerant(a)
-	bv, berr := bsemver.ParseTolerant(b)
-	return aerr == nil && berr == nil && av.GT(bv)
 }
 
 // few lists at most five items, the last ones (the newest), and how many

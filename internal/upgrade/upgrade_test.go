@@ -477,7 +477,7 @@ func TestCatalogCycle(t *testing.T) {
 	// From 0.3.0 the cycle leads back to 0.1.0: never down.
 	e.file(t, "g/olm-cmp.yaml", specDoc("catalog: ./catalog", "package: greeter-operator", "version: 0.3.0", "channel: stable"))
 	r = one(t, e.run(t, OLMv0, false, "g"))
-	if r.Status != None || !strings.HasPrefix(r.Reason, "the next version from 0.3.0 in channel stable is 0.1.0, not newer: upgrade never goes down a version (channel stable: ") {
+	if r.Status != None || !strings.HasPrefix(r.Reason, "the next version from 0.3.0 in channel stable is 0.1.0, older: upgrade never goes down a version (channel stable: ") {
 		t.Errorf("got %+v", r)
 	}
 }

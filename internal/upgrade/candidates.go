@@ -20,9 +20,10 @@ import (
 )
 
 // MaxTagCandidates is how many newer tags of a bundle repository have
-// their CSV read (one image pull each), newest first: a repository that
-// publishes every build can hold thousands of newer tags, and the best
-// successor is among the newest.
+// their CSV read (one image pull each): a repository that publishes every
+// build can hold thousands of newer tags. The newest are read (a skipRange
+// successor is usually among them) and the next one up (a replaces chain's
+// only successor).
 const MaxTagCandidates = 10
 
 // exactVersion reports whether a catalog spec's version names one version
@@ -281,8 +282,10 @@ func (o Options) fromTags(ctx context.Context, t *target, from *bundle.Bundle) (
 	slices.Reverse(newer) // newest first
 	unchecked := 0
 	if len(newer) > MaxTagCandidates {
+		// The newest (a skipRange successor is usually the newest) and the
+		// next one up (a replaces chain's only successor).
 		unchecked = len(newer) - MaxTagCandidates
-		newer = newer[:MaxTagCandidates]
+		newer = append(newer[:MaxTagCandidates-1:MaxTagCandidates-1], newer[len(newer)-1])
 	}
 	fromV := from.CSV.Spec.Version.Version
 	for _, tg := range newer {
@@ -312,7 +315,7 @@ func (o Options) fromTags(ctx context.Context, t *target, from *bundle.Bundle) (
 		f.reason = fmt.Sprintf("the newer tags of %s (%s) do not upgrade from %s: none replaces or skips it or has an olm.skipRange holding %s, so OLM would not move to them; review one with olm-cmp diff %s --to-version TAG and bump by hand",
 			repo, strings.Join(names, ", "), from.CSV.Name, fromV, t.dir)
 		if unchecked > 0 {
-			f.reason += fmt.Sprintf(" (%d older newer tags not read)", unchecked)
+			f.reason += fmt.Sprintf(" (%d newer tags between them and %s not read)", unchecked, f.current)
 		}
 	}
 	return f, nil

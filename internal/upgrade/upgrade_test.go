@@ -3,6 +3,7 @@ package upgrade
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -621,5 +622,21 @@ func TestScanHostileAndBounded(t *testing.T) {
 	maxScanFiles = 2
 	if _, err := Scan(root); err == nil || !strings.Contains(err.Error(), "holds over 2 YAML files: give the repository's root (or a smaller checkout)") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestManyNewerTags: of 12 newer tags in a replaces chain, the newest 9 and
+// the next one up are read; the next one up is the successor.
+func TestManyNewerTags(t *testing.T) {
+	vs := [][]string{{"0.1.0", "x"}}
+	for i := 2; i <= 13; i++ {
+		vs = append(vs, []string{fmt.Sprintf("0.%d.0", i), fmt.Sprintf("greeter-operator.v0.%d.0", i-1)})
+	}
+	e := newEnv(t, vs...)
+	e.file(t, "g/olm-cmp.yaml", specDoc("bundle: "+e.repo(), "version: v0.1.0"))
+	r := one(t, e.run(t, OLMv1, false, "g"))
+	want := []string{"v0.13.0", "v0.12.0", "v0.11.0", "v0.10.0", "v0.9.0", "v0.8.0", "v0.7.0", "v0.6.0", "v0.5.0", "v0.2.0"}
+	if r.Status != Available || r.Chosen != "v0.2.0" || !slices.Equal(versionsOf(r.Candidates), want) {
+		t.Fatalf("got %+v", r)
 	}
 }

@@ -97,46 +97,73 @@ func skipDir(name string) bool {
 }
 
 // Scan reads every *.yaml and *.yml file under root (hidden directories,
-// node_modules and vendor aside) that mentions argoproj.io, and indexes the
-// Applications and ApplicationSet list elements in them by source path. A
-// file that does not parse is skipped (it is not olm-cmp's to judge); a tree
-// beyond the scan bounds is an error.
-func Scan(root string) (*Index, error) {
-	ix := &Index{Root: root, Apps: map[string][]*App{}, data: map[string][]byte{}}
-	n := 0
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == root {
-				return err
-			}
-			return nil // an unreadable corner of the tree holds no application of ours
-		}
-		if d.IsDir() {
-			if p != root && skipDir(d.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if ext := path.Ext(d.Name()); ext != ".yaml" && ext != ".yml" || !d.Type().IsRegular() {
-			return nil
-		}
-		if n++; n > maxScanFiles {
-			return fmt.Errorf("%s holds over %d YAML files: give the repository's root (or a smaller checkout) so the Argo CD applications can be found", root, maxScanFiles)
-		}
-		info, err := d.Info()
-		if err != nil || info.Size() > maxScanFileBytes {
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil || !bytes.Contains(data, []byte("argoproj.io")) {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, p)
-		ix.add(filepath.ToSlash(rel), data)
-		return nil
-	})
+// node_modules, vendor and testdata aside) that mentions argoproj.io, and
+// indexes the Applications and ApplicationSet list elements in them by
+// source path; only, when given, are the files and directories (inside
+// root) to read instead of all of root. A file that does not parse is
+// skipped (it is not olm-cmp's to judge); a tree beyond the scan bounds is
+// an error.
+func Scan(root string, only ...string) (*Index, error) {
+	root, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
+	}
+	ix := &Index{Root: root, Apps: map[string][]*App{}, data: map[string][]byte{}}
+	paths := []string{root}
+	if len(only) > 0 {
+		paths = nil
+		for _, o := range only {
+			abs, err := filepath.Abs(o)
+			if err != nil {
+				return nil, err
+			}
+			if rel, err := filepath.Rel(root, abs); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return nil, fmt.Errorf("%s is outside the repository %s: give Argo CD manifests of the repository (or its root with --repo-root)", o, root)
+			}
+			if _, err := os.Stat(abs); err != nil {
+				return nil, fmt.Errorf("%s: no such file or directory", o)
+			}
+			paths = append(paths, abs)
+		}
+	}
+	n := 0
+	for _, top := range paths {
+		err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if p == top {
+					return err
+				}
+				return nil // an unreadable corner of the tree holds no application of ours
+			}
+			if d.IsDir() {
+				if p != top && skipDir(d.Name()) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if ext := path.Ext(d.Name()); ext != ".yaml" && ext != ".yml" || !d.Type().IsRegular() {
+				return nil
+			}
+			if n++; n > maxScanFiles {
+				return fmt.Errorf("%s holds over %d YAML files: give the repository's root (or a smaller checkout), or the Argo CD manifests with --apps-from, so the applications can be found", root, maxScanFiles)
+			}
+			info, err := d.Info()
+			if err != nil || info.Size() > maxScanFileBytes {
+				return nil
+			}
+			data, err := os.ReadFile(p)
+			if err != nil || !bytes.Contains(data, []byte("argoproj.io")) {
+				return nil
+			}
+			rel, _ := filepath.Rel(root, p)
+			if _, seen := ix.data[filepath.ToSlash(rel)]; !seen {
+				ix.add(filepath.ToSlash(rel), data)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	return ix, nil
 }

@@ -307,27 +307,41 @@ func TestApplicationSetElement(t *testing.T) {
 }
 
 // TestOneDirectoryTwoVersions: two applications render one directory and
-// one passes its own version: which to bump is not upgrade's to guess.
+// one passes its own version: which to bump is not upgrade's to guess,
+// unless the manifests to read are named (--apps-from).
 func TestOneDirectoryTwoVersions(t *testing.T) {
-	e := newEnv(t, []string{"0.1.0", "x"})
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
 	e.file(t, "g/olm-cmp.yaml", specDoc("bundle: "+e.repo(), "version: v0.1.0"))
-	e.file(t, "apps.yaml", `apiVersion: argoproj.io/v1alpha1
+	staging := `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: staging}
-spec: {source: {path: g, plugin: {parameters: [{name: version, string: v0.1.0}]}}}
----
-apiVersion: argoproj.io/v1alpha1
+spec: {source: {path: g, plugin: {parameters: [{name: version, string: v0.1.0}, {name: digest, string: ""}]}}}
+`
+	e.file(t, "staging.yaml", staging)
+	e.file(t, "production.yaml", `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: production}
 spec: {source: {path: g}}
 `)
 	rep := e.run(t, OLMv1, true, "g")
 	r := one(t, rep)
-	if r.Status != Failed || !strings.Contains(r.Reason, "is rendered by 2 Argo CD applications (Application staging (apps.yaml:1); Application production (apps.yaml:6)), and Application staging passes its own version") {
+	if r.Status != Failed || !strings.Contains(r.Reason, "is rendered by 2 Argo CD applications (Application production (production.yaml:1); Application staging (staging.yaml:1)), and Application staging passes its own version") {
 		t.Fatalf("got %+v", r)
 	}
 	if rep.ExitStatus() != 1 {
 		t.Errorf("exit status %d, want 1", rep.ExitStatus())
+	}
+	ix, err := Scan(e.root, filepath.Join(e.root, "staging.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = one(t, Run(context.Background(), Options{Write: true, Loader: e.loader, Index: ix}, []string{filepath.Join(e.root, "g")}))
+	want := strings.Replace(strings.Replace(staging, "string: v0.1.0", "string: v0.2.0", 1), `string: ""`, `string: "`+e.digests["0.2.0"]+`"`, 1)
+	if r.Status != Written || e.read(t, "staging.yaml") != want {
+		t.Errorf("with staging.yaml only: %+v\n%s", r, e.read(t, "staging.yaml"))
+	}
+	if _, err := Scan(e.root, t.TempDir()); err == nil || !strings.Contains(err.Error(), "is outside the repository") {
+		t.Errorf("a path outside the repository: %v", err)
 	}
 }
 

@@ -56,6 +56,19 @@ type App struct {
 	// Line is where the application (or element) starts in File.
 	Line                       int
 	Version, Digest, UpgradeFr *Slot
+	// Params and Env are every plugin parameter and env entry the
+	// application passes (templates put in), for the spec the plugin
+	// renders (overrides).
+	Params []param
+	Env    [][2]string
+}
+
+// param is a plugin parameter as Argo CD sends it (ARGOCD_APP_PARAMETERS).
+type param struct {
+	Name   string             `json:"name"`
+	String *string            `json:"string,omitempty"`
+	Array  *[]string          `json:"array,omitempty"`
+	Map    *map[string]string `json:"map,omitempty"`
 }
 
 // String names the application and its place, for messages.
@@ -244,6 +257,9 @@ func (a *App) fromSource(src, el node) (string, bool) {
 	plugin := field(src, "plugin")
 	for _, prm := range items(field(plugin, "parameters")) {
 		n := value(field(prm, "name"))
+		if pv, ok := paramValue(prm, el); ok {
+			a.Params = append(a.Params, pv)
+		}
 		s, ok := expand(field(prm, "string"), el)
 		if !ok {
 			continue
@@ -264,6 +280,7 @@ func (a *App) fromSource(src, el node) (string, bool) {
 		if !ok {
 			continue
 		}
+		a.Env = append(a.Env, [2]string{n, s.Value})
 		slot := &Slot{Node: s, Where: "plugin env " + n}
 		if tmpl := value(field(env, "value")); el != nil && s != field(env, "value") {
 			if k := templateKey(tmpl); k != "" {
@@ -275,6 +292,45 @@ func (a *App) fromSource(src, el node) (string, bool) {
 		a.set(envField(n), slot)
 	}
 	return path.Clean(strings.TrimPrefix(p.Value, "./")), true
+}
+
+// paramValue reads one plugin parameter, its templates put in; false when
+// it has no name or a template upgrade cannot put in.
+func paramValue(prm, el node) (param, bool) {
+	p := param{Name: value(field(prm, "name"))}
+	if p.Name == "" {
+		return p, false
+	}
+	if n := field(prm, "string"); n != nil {
+		s, ok := expand(n, el)
+		if !ok {
+			return p, false
+		}
+		p.String = &s.Value
+	}
+	if n := field(prm, "array"); n != nil {
+		arr := []string{}
+		for _, it := range items(n) {
+			s, ok := expand(it, el)
+			if !ok {
+				return p, false
+			}
+			arr = append(arr, s.Value)
+		}
+		p.Array = &arr
+	}
+	if n := field(prm, "map"); n != nil && n.Kind == yaml.MappingNode {
+		m := map[string]string{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			s, ok := expand(n.Content[i+1], el)
+			if !ok {
+				return p, false
+			}
+			m[n.Content[i].Value] = s.Value
+		}
+		p.Map = &m
+	}
+	return p, true
 }
 
 // set records a slot for the spec field name (a parameter's name, or a

@@ -654,3 +654,33 @@ func TestManyNewerTags(t *testing.T) {
 		t.Fatalf("got %+v", r)
 	}
 }
+
+// TestApplicationOtherParameters: the spec is rendered as the plugin renders
+// it, with every parameter and env entry of the application (here the
+// namespace the file lacks, and an array parameter).
+func TestApplicationOtherParameters(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
+	e.file(t, "g/olm-cmp.yaml", "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: "+e.repo()+"\n  version: v0.1.0\n")
+	e.file(t, "app.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: g}
+spec:
+  source:
+    path: g
+    plugin:
+      parameters:
+      - {name: imagePullSecrets, array: [pull]}
+      env:
+      - {name: NAMESPACE, value: greeter-system}
+`)
+	r := one(t, e.run(t, OLMv1, true, "g"))
+	if r.Status != Written || r.Chosen != "v0.2.0" {
+		t.Fatalf("got %+v", r)
+	}
+	// Without the application, the spec has no namespace: it fails, naming it.
+	ix, _ := Scan(e.root, filepath.Join(e.root, "g"))
+	r = one(t, Run(context.Background(), Options{Loader: e.loader, Index: ix}, []string{filepath.Join(e.root, "g")}))
+	if r.Status != Failed || !strings.Contains(r.Reason, "namespace") {
+		t.Errorf("without the Application: %+v", r)
+	}
+}

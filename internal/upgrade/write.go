@@ -87,7 +87,7 @@ func (t *target) plan(ix *Index, b bump) ([]edited, error) {
 			return nil, fmt.Errorf("%s: %w: make the change by hand", t.specFile, err)
 		}
 		if !bytes.Equal(data, t.data) {
-			out = append(out, edited{path: t.specFile, disk: t.specFile, old: t.data, data: data})
+			out = append(out, edited{path: shown(t.specFile), disk: t.specFile, old: t.data, data: data})
 		}
 	}
 	for _, file := range slices.Sorted(maps.Keys(repl)) {

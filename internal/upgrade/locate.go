@@ -15,6 +15,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/spec"
 	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
@@ -59,16 +60,8 @@ type App struct {
 	// Params and Env are every plugin parameter and env entry the
 	// application passes (templates put in), for the spec the plugin
 	// renders (overrides).
-	Params []param
+	Params []spec.Parameter
 	Env    [][2]string
-}
-
-// param is a plugin parameter as Argo CD sends it (ARGOCD_APP_PARAMETERS).
-type param struct {
-	Name   string             `json:"name"`
-	String *string            `json:"string,omitempty"`
-	Array  *[]string          `json:"array,omitempty"`
-	Map    *map[string]string `json:"map,omitempty"`
 }
 
 // String names the application and its place, for messages.
@@ -296,8 +289,8 @@ func (a *App) fromSource(src, el node) (string, bool) {
 
 // paramValue reads one plugin parameter, its templates put in; false when
 // it has no name or a template upgrade cannot put in.
-func paramValue(prm, el node) (param, bool) {
-	p := param{Name: value(field(prm, "name"))}
+func paramValue(prm, el node) (spec.Parameter, bool) {
+	p := spec.Parameter{Name: value(field(prm, "name"))}
 	if p.Name == "" {
 		return p, false
 	}

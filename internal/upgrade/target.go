@@ -1,14 +1,12 @@
 package upgrade
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/olm-cmp/olm-cmp/internal/cmpserver"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -108,25 +106,17 @@ func imageTag(s spec.Spec) (repo, tag, digest string, err error) {
 }
 
 // overrides is s as the plugin renders it for the application: its plugin
-// env and parameters applied by the plugin's own rules (cmpserver.ParseEnv,
-// spec.ApplyOverrides; docs/plugin.md).
+// env and parameters applied by the plugin's own rules
+// (spec.PluginEnvOverride, spec.Parameter, spec.ApplyOverrides; docs/plugin.md).
 func overrides(s spec.Spec, a *App) (spec.Spec, error) {
-	var vars []string
+	var ovs []spec.Override
 	for _, e := range a.Env {
-		vars = append(vars, cmpserver.EnvPluginPrefix+e[0]+"="+e[1])
+		ovs = append(ovs, spec.PluginEnvOverride(e[0], e[1]))
 	}
-	if len(a.Params) > 0 {
-		js, err := json.Marshal(a.Params)
-		if err != nil {
-			return s, err
-		}
-		vars = append(vars, cmpserver.EnvParameters+"="+string(js))
+	for _, p := range a.Params {
+		ovs = append(ovs, p.Override())
 	}
-	env, err := cmpserver.ParseEnv(vars)
-	if err != nil {
-		return s, fmt.Errorf("%s: %w", a, err)
-	}
-	out, err := spec.ApplyOverrides(s, env.Overrides)
+	out, err := spec.ApplyOverrides(s, ovs)
 	if err != nil {
 		return s, fmt.Errorf("%s: %w", a, err)
 	}

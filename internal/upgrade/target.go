@@ -7,40 +7,67 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
 // target is one application directory: its olm-cmp.yaml, the Argo CD
-// application that passes it a version (nil when the file holds it), and
-// the spec the plugin renders (the file with that application's version,
-// digest and upgradeFrom put in, as Argo CD sends them).
+// applications that render it (app passes it a version, or is the only
+// one; nil when the file holds the version for all) and the spec the plugin
+// renders (the file with that application's version, digest and
+// upgradeFrom put in, as Argo CD sends them).
 type target struct {
 	dir      string
 	specFile string
 	data     []byte // olm-cmp.yaml as read
 	file     *spec.File
 	app      *App
-	spec     spec.Spec
+	// apps are every application of dir when several render it at one
+	// version: a bump writes every place (plan), so they move together.
+	apps []*App
+	spec spec.Spec
 }
 
-// where says where the version lives, for the report.
+// where says where the version lives, for the report: every place when
+// several applications render the directory.
 func (t *target) where() string {
-	if t.app != nil && t.app.Version != nil && t.app.Version.Value() != "" {
-		return fmt.Sprintf("%s, %s", t.app, t.app.Version.Where)
+	if len(t.apps) > 1 {
+		places := make([]string, len(t.apps))
+		for i, a := range t.apps {
+			places[i] = placeOf(a, t.specFile)
+		}
+		return strings.Join(places, "; ")
 	}
-	return t.specFile
+	return placeOf(t.app, t.specFile)
 }
 
-// versionInApp reports whether the application's version slot is what the
+func placeOf(a *App, specFile string) string {
+	if inApp(a) {
+		return fmt.Sprintf("%s, %s", a, a.Version.Where)
+	}
+	if a != nil && len(a.Params)+len(a.Env) > 0 {
+		return fmt.Sprintf("%s (for %s)", specFile, a)
+	}
+	return specFile
+}
+
+// inApp reports whether the application's version slot is what the
 // plugin renders: a parameter or element with a value (an empty one means
 // "not set": docs/plugin.md).
-func (t *target) versionInApp() bool {
-	return t.app != nil && t.app.Version != nil && t.app.Version.Value() != ""
+func inApp(a *App) bool {
+	return a != nil && a.Version != nil && a.Version.Value() != ""
 }
+
+// versionInApp reports whether t.app passes the version the plugin renders.
+func (t *target) versionInApp() bool { return inApp(t.app) }
 
 // loadTarget reads dir's spec and finds the application passing it a
 // version. Several applications rendering one directory, one of which
-// passes its own version, is refused: one directory, one version to write.
+// passes its own version, digest or upgradeFrom, are upgraded together when
+// they render the same bundle at the same version, digest and upgradeFrom
+// (an Application and an ApplicationSet element naming one directory, as
+// examples/ has); when they disagree, which to bump is not upgrade's to
+// guess: refused, naming what each renders.
 func loadTarget(ix *Index, dir string, data []byte) (*target, error) {
 	t := &target{dir: dir, specFile: filepath.Join(dir, spec.FileName), data: data}
 	f, err := spec.Parse(t.specFile, data)
@@ -61,25 +88,60 @@ func loadTarget(ix *Index, dir string, data []byte) (*target, error) {
 			passing = append(passing, a)
 		}
 	}
-	if len(passing) > 0 && len(apps) > 1 {
+	if len(passing) == 0 && len(apps) != 1 {
+		return t, nil
+	}
+	specs := make([]spec.Spec, len(apps))
+	for i, a := range apps {
+		if specs[i], err = overrides(f.Spec, a); err != nil {
+			return nil, err
+		}
+	}
+	t.app = apps[0]
+	if len(passing) > 0 {
+		t.app = passing[0]
+	}
+	for i, a := range apps {
+		if a == t.app {
+			t.spec = specs[i]
+		}
+	}
+	if len(apps) == 1 {
+		return t, nil
+	}
+	var differ []string
+	for i, a := range apps {
+		if versionKey(specs[i]) != versionKey(t.spec) {
+			differ = append(differ, fmt.Sprintf("%s renders %s", a.What, versionKey(specs[i])))
+		}
+	}
+	if len(differ) > 0 {
 		names := make([]string, len(apps))
 		for i, a := range apps {
 			names[i] = a.String()
 		}
-		return nil, fmt.Errorf("%s is rendered by %d Argo CD applications (%s), and %s passes its own version, digest or upgradeFrom: upgrade cannot write one version for all of them; give each application its own directory (one olm-cmp.yaml each), or name the manifests in use with --apps-from",
-			dir, len(apps), strings.Join(names, "; "), passing[0].What)
+		return nil, fmt.Errorf("%s is rendered by %d Argo CD applications (%s) that do not render one version (%s renders %s; %s): upgrade cannot write one version for all of them; give each application its own directory (one olm-cmp.yaml each), or name the manifests in use with --apps-from",
+			dir, len(apps), strings.Join(names, "; "), t.app.What, versionKey(t.spec), strings.Join(differ, "; "))
 	}
-	if len(passing) == 1 || len(apps) == 1 {
-		if len(passing) == 1 {
-			t.app = passing[0]
-		} else {
-			t.app = apps[0]
-		}
-		if t.spec, err = overrides(t.spec, t.app); err != nil {
-			return nil, err
-		}
-	}
+	t.apps = apps
 	return t, nil
+}
+
+// versionKey is what applications of one directory must agree on to be
+// bumped together: the bundle or catalog choice and the version, digest and
+// upgradeFrom they render.
+func versionKey(s spec.Spec) string {
+	w := func(v string) string {
+		if v == "" {
+			return "none"
+		}
+		return echo.Quote(v)
+	}
+	k := fmt.Sprintf("version %s, digest %s, upgradeFrom %s", w(s.Version), w(s.Digest), w(s.UpgradeFrom))
+	if s.Catalog != "" {
+		return fmt.Sprintf("catalog %s package %s channel %s %s", w(s.Catalog), w(s.Package), w(s.Channel), k)
+	}
+	return fmt.Sprintf("bundle %s %s", w(s.Bundle), k)
 }
 
 // imageParts splits an image reference as spelled into its repository,

@@ -133,13 +133,7 @@ func Run(ctx context.Context, o Options, dirs []string) *Report {
 					others = append(others, rep.Applications[j].Dir)
 				}
 			}
-			r := &rep.Applications[i]
-			note := fmt.Sprintf("package %s is also in %s: each directory is upgraded on its own", pkg, strings.Join(others, ", "))
-			if r.Reason == "" {
-				r.Reason = note
-			} else {
-				r.Reason += "; " + note
-			}
+			addNote(&rep.Applications[i], fmt.Sprintf("package %s is also in %s: each directory is upgraded on its own", pkg, strings.Join(others, ", ")))
 		}
 	}
 	return rep
@@ -180,6 +174,13 @@ func (o Options) one(ctx context.Context, dir string) (res Result) {
 		return fail(err)
 	}
 	res.Where = t.where()
+	if len(t.apps) > 1 {
+		defer func() {
+			if res.Status != Failed {
+				addNote(&res, fmt.Sprintf("%d Argo CD applications render %s at one version: upgrade moves them together (every place in where)", len(t.apps), dir))
+			}
+		}()
+	}
 	r := &render.Renderer{Loader: o.Loader}
 	cur := t.spec
 	cur.UpgradeFrom = "" // what runs today, not the last bump's check
@@ -274,6 +275,15 @@ func (o Options) one(ctx context.Context, dir string) (res Result) {
 		}
 	}
 	return res
+}
+
+// addNote adds a note to r's reason.
+func addNote(r *Result, note string) {
+	if r.Reason == "" {
+		r.Reason = note
+	} else {
+		r.Reason += "; " + note
+	}
 }
 
 // readSpec reads dir/olm-cmp.yaml within spec's size bound.

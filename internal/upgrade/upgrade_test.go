@@ -311,7 +311,7 @@ func TestApplicationSetElement(t *testing.T) {
 // unless the manifests to read are named (--apps-from).
 func TestOneDirectoryTwoVersions(t *testing.T) {
 	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
-	e.file(t, "g/olm-cmp.yaml", specDoc("bundle: "+e.repo(), "version: v0.1.0"))
+	e.file(t, "g/olm-cmp.yaml", specDoc("bundle: "+e.repo(), "version: v0.2.0"))
 	staging := `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: staging}
@@ -325,7 +325,8 @@ spec: {source: {path: g}}
 `)
 	rep := e.run(t, OLMv1, true, "g")
 	r := one(t, rep)
-	if r.Status != Failed || !strings.Contains(r.Reason, "is rendered by 2 Argo CD applications (Application production (production.yaml:1); Application staging (staging.yaml:1)), and Application staging passes its own version") {
+	wantMsg := "is rendered by 2 Argo CD applications (Application production (production.yaml:1); Application staging (staging.yaml:1)) that do not render one version (Application staging renders bundle \"" + e.repo() + "\" version \"v0.1.0\", digest none, upgradeFrom none; Application production renders bundle \"" + e.repo() + "\" version \"v0.2.0\", digest none, upgradeFrom none): upgrade cannot write one version for all of them"
+	if r.Status != Failed || !strings.Contains(r.Reason, wantMsg) {
 		t.Fatalf("got %+v", r)
 	}
 	if rep.ExitStatus() != 1 {
@@ -342,6 +343,48 @@ spec: {source: {path: g}}
 	}
 	if _, err := Scan(e.root, t.TempDir()); err == nil || !strings.Contains(err.Error(), "is outside the repository") {
 		t.Errorf("a path outside the repository: %v", err)
+	}
+}
+
+// TestExamplesApplicationAndSet: the repository's own examples/, where an
+// Application and an ApplicationSet element both render one directory at
+// the same version: upgrade moves both (the element's version and digest,
+// olm-cmp.yaml's version, digest and upgradeFrom), says so, and a second
+// run changes nothing.
+func TestExamplesApplicationAndSet(t *testing.T) {
+	e := newEnv(t, []string{"1.20.0", "x"}, []string{"1.21.0", "greeter-operator.v1.20.0"})
+	if err := os.CopyFS(filepath.Join(e.root, "examples"), os.DirFS(filepath.Join("..", "..", "examples"))); err != nil {
+		t.Fatal(err)
+	}
+	e.file(t, "examples/cert-manager-operator/olm-cmp.yaml", specDoc("bundle: "+e.repo(), "version: v1.20.0"))
+	set := e.read(t, "examples/applicationset.yaml")
+	app := e.read(t, "examples/cert-manager-operator/argocd/application.yaml")
+	rep := e.run(t, OLMv1, true, "examples/cert-manager-operator")
+	r := one(t, rep)
+	if r.Status != Written || r.Chosen != "v1.21.0" {
+		t.Fatalf("got %+v", r)
+	}
+	if !strings.Contains(r.Reason, "2 Argo CD applications render "+filepath.Join(e.root, "examples/cert-manager-operator")+" at one version: upgrade moves them together") {
+		t.Errorf("reason does not say both move: %q", r.Reason)
+	}
+	if !strings.Contains(r.Where, "applicationset.yaml:22), element key version; ") || !strings.Contains(r.Where, "cert-manager-operator/olm-cmp.yaml") {
+		t.Errorf("where: %q", r.Where)
+	}
+	d := e.digests["1.21.0"]
+	wantSet := strings.Replace(set, `cert-manager-operator, version: v1.20.0, digest: ""}`, `cert-manager-operator, version: v1.21.0, digest: "`+d+`"}`, 1)
+	if got := e.read(t, "examples/applicationset.yaml"); got != wantSet {
+		t.Errorf("applicationset.yaml:\n%s\nwant:\n%s", got, wantSet)
+	}
+	wantSpec := specDoc("bundle: "+e.repo(), "version: v1.21.0", `digest: "`+d+`"`, `upgradeFrom: "v1.20.0"`)
+	if got := e.read(t, "examples/cert-manager-operator/olm-cmp.yaml"); got != wantSpec {
+		t.Errorf("olm-cmp.yaml:\n%s\nwant:\n%s", got, wantSpec)
+	}
+	if e.read(t, "examples/cert-manager-operator/argocd/application.yaml") != app {
+		t.Error("the Application, which passes no version, was edited")
+	}
+	r = one(t, e.run(t, OLMv1, true, "examples/cert-manager-operator"))
+	if r.Status != None || e.read(t, "examples/applicationset.yaml") != wantSet || e.read(t, "examples/cert-manager-operator/olm-cmp.yaml") != wantSpec {
+		t.Errorf("second run: %+v", r)
 	}
 }
 

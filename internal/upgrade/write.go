@@ -33,53 +33,47 @@ type edited struct {
 
 // plan computes the files a bump changes, each checked by reading it back
 // as olm-cmp and Argo CD would (the effective spec must say exactly what was
-// meant) before anything is written: a write is whole or absent.
+// meant) before anything is written: a write is whole or absent. Several
+// applications of the directory (t.apps) each get their places written.
 func (t *target) plan(ix *Index, b bump) ([]edited, error) {
-	var specEdits []specedit.Edit
-	var repl map[string][]specedit.Replacement // manifest file -> replacements
-	inApp := t.versionInApp()
-	var bad error
-	slot := func(s *Slot, v string) bool {
-		if s == nil {
-			return false
-		}
-		if s.Node.Line == 0 && bad == nil {
-			// A value built by a template from several parts ('v{{.version}}'):
-			// no one place holds it.
-			bad = fmt.Errorf("%s: %s is a template of several parts (%s): upgrade edits a plain value or a whole {{.key}}; set it to %s by hand", t.app, s.Where, echo.Quote(s.Template), echo.Quote(v))
-		}
-		if repl == nil {
-			repl = map[string][]specedit.Replacement{}
-		}
-		repl[t.app.File] = append(repl[t.app.File], specedit.Replacement{Node: s.Node, Value: v})
-		return true
+	apps := slices.Clone(t.apps)
+	if len(apps) == 0 {
+		apps = []*App{t.app}
 	}
-	if inApp {
-		slot(t.app.Version, b.version)
-		// An application slot for digest or upgradeFrom holds them beside the
-		// version; without one they go to olm-cmp.yaml (applied to the
-		// parameter's version, as the plugin does: docs/plugin.md).
-		if !slot(t.app.Digest, b.digest) {
-			specEdits = append(specEdits, specedit.Edit{Key: "digest", Value: b.digest, After: t.anchor(nil, "version")})
+	// Applications that render the file's version first: their edits of
+	// olm-cmp.yaml (the version itself) are the ones the others' anchor on.
+	slices.SortStableFunc(apps, func(x, y *App) int {
+		switch {
+		case inApp(x) == inApp(y):
+			return 0
+		case inApp(y):
+			return -1
 		}
-	} else {
-		e, err := t.versionEdits(b)
+		return 1
+	})
+	var specEdits []specedit.Edit
+	repl := map[string][]specedit.Replacement{} // manifest file -> replacements
+	what := map[string]string{}                 // manifest file -> an application in it
+	for _, a := range apps {
+		es, rs, err := t.appEdits(a, b, specEdits)
 		if err != nil {
 			return nil, err
 		}
-		specEdits = append(specEdits, e...)
-		if t.app != nil && t.app.Digest != nil && t.app.Digest.Value() != "" {
-			// An application's digest overrides the file's: it moves too.
-			slot(t.app.Digest, b.digest)
+		for _, e := range es {
+			i := slices.IndexFunc(specEdits, func(o specedit.Edit) bool { return o.Key == e.Key })
+			switch {
+			case i < 0:
+				specEdits = append(specEdits, e)
+			case specEdits[i].Value != e.Value || specEdits[i].Delete != e.Delete:
+				return nil, fmt.Errorf("could not edit %s safely (its applications need spec.%s both %q and %q): set version %s, digest %s and upgradeFrom %s by hand", t.where(), e.Key, specEdits[i].Value, e.Value, b.version, b.digest, b.from)
+			}
+		}
+		if len(rs) > 0 {
+			repl[a.File] = append(repl[a.File], rs...)
+			what[a.File] = a.What
 		}
 	}
-	if !(t.app != nil && t.app.UpgradeFr != nil && (inApp || t.app.UpgradeFr.Value() != "") && slot(t.app.UpgradeFr, b.from)) {
-		specEdits = append(specEdits, specedit.Edit{Key: "upgradeFrom", Value: b.from, After: t.anchor(specEdits, "digest", "version")})
-	}
 
-	if bad != nil {
-		return nil, bad
-	}
 	var out []edited
 	if len(specEdits) > 0 {
 		data, err := specedit.Apply(t.data, specEdits)
@@ -97,7 +91,7 @@ func (t *target) plan(ix *Index, b bump) ([]edited, error) {
 		}
 		data, err := specedit.Replace(old, repl[file])
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w: make the change by hand", file, t.app.What, err)
+			return nil, fmt.Errorf("%s: %s: %w: make the change by hand", file, what[file], err)
 		}
 		if !bytes.Equal(data, old) {
 			disk := filepath.Join(ix.Root, filepath.FromSlash(file))
@@ -105,6 +99,51 @@ func (t *target) plan(ix *Index, b bump) ([]edited, error) {
 		}
 	}
 	return out, t.check(ix, out, b)
+}
+
+// appEdits are the edits that move application a (nil: the file alone) to
+// b: olm-cmp.yaml's, and the replacements in a's manifest. prior are the
+// olm-cmp.yaml edits other applications of the directory already make.
+func (t *target) appEdits(a *App, b bump, prior []specedit.Edit) ([]specedit.Edit, []specedit.Replacement, error) {
+	var specEdits []specedit.Edit
+	var repl []specedit.Replacement
+	in := inApp(a)
+	var bad error
+	slot := func(s *Slot, v string) bool {
+		if s == nil {
+			return false
+		}
+		if s.Node.Line == 0 && bad == nil {
+			// A value built by a template from several parts ('v{{.version}}'):
+			// no one place holds it.
+			bad = fmt.Errorf("%s: %s is a template of several parts (%s): upgrade edits a plain value or a whole {{.key}}; set it to %s by hand", a, s.Where, echo.Quote(s.Template), echo.Quote(v))
+		}
+		repl = append(repl, specedit.Replacement{Node: s.Node, Value: v})
+		return true
+	}
+	if in {
+		slot(a.Version, b.version)
+		// An application slot for digest or upgradeFrom holds them beside the
+		// version; without one they go to olm-cmp.yaml (applied to the
+		// parameter's version, as the plugin does: docs/plugin.md).
+		if !slot(a.Digest, b.digest) {
+			specEdits = append(specEdits, specedit.Edit{Key: "digest", Value: b.digest, After: t.anchor(prior, "version")})
+		}
+	} else {
+		e, err := t.versionEdits(b)
+		if err != nil {
+			return nil, nil, err
+		}
+		specEdits = append(specEdits, e...)
+		if a != nil && a.Digest != nil && a.Digest.Value() != "" {
+			// An application's digest overrides the file's: it moves too.
+			slot(a.Digest, b.digest)
+		}
+	}
+	if !(a != nil && a.UpgradeFr != nil && (in || a.UpgradeFr.Value() != "") && slot(a.UpgradeFr, b.from)) {
+		specEdits = append(specEdits, specedit.Edit{Key: "upgradeFrom", Value: b.from, After: t.anchor(append(slices.Clip(prior), specEdits...), "digest", "version")})
+	}
+	return specEdits, repl, bad
 }
 
 // versionEdits are the olm-cmp.yaml edits that move its version: the tag

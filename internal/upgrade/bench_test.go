@@ -17,8 +17,8 @@ import (
 // chain with skipRanges), from the first version of one package: the
 // render of today's version, the package read, the successors, the new
 // version's resolve and the safety check (upgrade graph and CRDs). A
-// catalog directory is streamed whole on each read (no digest to key an
-// index on): the worst case.
+// catalog directory has no digest to key an index on: the run's
+// catalog.Memo reads it once for all four.
 func BenchmarkUpgradeCatalog10000(b *testing.B) {
 	host, _ := bundletest.NewRegistry(b)
 	root := b.TempDir()

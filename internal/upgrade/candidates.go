@@ -145,14 +145,22 @@ func (o Options) openCatalog(ctx context.Context, t *target, rv render.Resolved)
 		if err != nil {
 			return nil, nil, fmt.Errorf("spec.catalog %s: %w", echo.Quote(t.spec.Catalog), err)
 		}
-		return catalog.Open(fsys, bundle.CatalogIndexFile(origin.Dir)), func() {}, nil
+		return catalog.Open(fsys, bundle.CatalogIndexFile(origin.Dir)).Remember(o.memo, rv.Catalog.Image), func() {}, nil
 	}
-	// Resolve read this directory already, through the same bound.
-	root, err := os.OpenRoot(filepath.Join(t.dir, filepath.FromSlash(t.spec.Catalog)))
+	// Resolve read this directory already, through the same bound; the
+	// run's memo holds the package it read (one read per catalog and run).
+	dir := filepath.Join(t.dir, filepath.FromSlash(t.spec.Catalog))
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("spec.catalog %s: %w", echo.Quote(t.spec.Catalog), err)
 	}
-	return catalog.Open(root.FS(), ""), func() { root.Close() }, nil
+	key := dir
+	if abs, err := filepath.Abs(dir); err == nil {
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			key = real
+		}
+	}
+	return catalog.Open(root.FS(), "").Remember(o.memo, render.CatalogDirKey(key)), func() { root.Close() }, nil
 }
 
 func channelOf(p *versions.Package, name string) versions.Channel {

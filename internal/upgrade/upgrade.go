@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/catalog"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/safety"
@@ -106,6 +107,11 @@ type Options struct {
 	// Index holds the repository's Argo CD applications (Scan); nil when
 	// only olm-cmp.yaml files hold versions.
 	Index *Index
+
+	// memo keeps each catalog package read once per Run: today's choice,
+	// the successors, the new version's choice and the safety check's
+	// graph share it (a catalog directory has no on-disk index).
+	memo *catalog.Memo
 }
 
 // Run plans (and with Write, writes) the upgrade of each directory, in the
@@ -113,6 +119,7 @@ type Options struct {
 // own (a staging and a production copy, say), and each says so.
 func Run(ctx context.Context, o Options, dirs []string) *Report {
 	rep := &Report{Applications: []Result{}}
+	o.memo = catalog.NewMemo()
 	for _, d := range dirs {
 		rep.Applications = append(rep.Applications, o.one(ctx, d))
 	}
@@ -181,7 +188,7 @@ func (o Options) one(ctx context.Context, dir string) (res Result) {
 			}
 		}()
 	}
-	r := &render.Renderer{Loader: o.Loader}
+	r := &render.Renderer{Loader: o.Loader, CatalogMemo: o.memo}
 	cur := t.spec
 	cur.UpgradeFrom = "" // what runs today, not the last bump's check
 	req := render.Request{Spec: cur, Name: t.file.Metadata.Name, SourceDir: dir}

@@ -2,7 +2,9 @@ package upgrade
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -96,6 +98,20 @@ func (t *target) plan(ix *Index, b bump) ([]edited, error) {
 		if !bytes.Equal(data, old) {
 			disk := filepath.Join(ix.Root, filepath.FromSlash(file))
 			out = append(out, edited{path: shown(disk), disk: disk, key: file, old: old, data: data})
+		}
+	}
+	root := ""
+	if ix != nil {
+		root = ix.Root
+	} else {
+		var err error
+		if root, err = RepoRoot(t.dir); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range out {
+		if err := insideRepo(root, e); err != nil {
+			return nil, err
 		}
 	}
 	return out, t.check(ix, out, b)
@@ -241,9 +257,14 @@ func (t *target) check(ix *Index, out []edited, b bump) error {
 	return nil
 }
 
+// writeFile is specedit.WriteFile; a test replaces it to fail one write.
+var writeFile = specedit.WriteFile
+
 // write writes the edited files, each atomically (specedit.WriteFile),
-// after checking that none changed since it was read: a bump is written
-// whole, or (a file edited meanwhile) not at all.
+// after checking that none changed since it was read and that each can be
+// written (a read-only file is the user's "do not touch"): a bump is written
+// whole, or not at all. A write that fails midway (a full disk) puts back
+// the files already written.
 func write(files []edited) error {
 	for _, e := range files {
 		cur, err := os.ReadFile(e.disk)
@@ -253,15 +274,58 @@ func write(files []edited) error {
 		if !bytes.Equal(cur, e.old) {
 			return fmt.Errorf("%s changed while upgrade ran: nothing was written; run upgrade again", e.path)
 		}
+		if err := writable(e.disk); err != nil {
+			return fmt.Errorf("%s is read-only: nothing was written; make it writable (chmod u+w) or change it by hand", e.path)
+		}
 	}
 	for i, e := range files {
-		if _, err := specedit.WriteFile(e.disk, e.data); err != nil {
-			done := ""
-			if i > 0 {
-				done = fmt.Sprintf(" (%s written: restore it with git checkout)", files[0].path)
+		if _, err := writeFile(e.disk, e.data); err != nil {
+			msg := fmt.Sprintf("writing %s: %v: nothing was written", e.path, unwrapPath(err))
+			for _, done := range files[:i] {
+				if _, rerr := writeFile(done.disk, done.old); rerr != nil {
+					msg = fmt.Sprintf("writing %s: %v; %s was written and could not be put back: restore it with git checkout", e.path, unwrapPath(err), done.path)
+				}
 			}
-			return fmt.Errorf("writing %s: %w%s", e.path, err, done)
+			return errors.New(msg)
 		}
+	}
+	return nil
+}
+
+// writable reports whether file (through a symbolic link: its target) may
+// be written by this process: opened for writing (no O_TRUNC: it is left as
+// it is) and closed.
+func writable(file string) error {
+	f, err := os.OpenFile(file, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// unwrapPath drops an *fs.PathError's operation and path (the message names
+// the file already).
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// insideRepo refuses a file upgrade would write outside the repository
+// root: an olm-cmp.yaml that is a symbolic link out of it (write through
+// the link would change a file no pull request shows).
+func insideRepo(root string, e edited) error {
+	real, err := filepath.EvalSymlinks(e.disk)
+	if err != nil {
+		return err
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("%s is a symbolic link to %s, outside the repository %s: upgrade writes only inside the repository; replace the link with the file, or change it by hand", e.path, real, root)
 	}
 	return nil
 }

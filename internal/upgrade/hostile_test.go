@@ -1,0 +1,103 @@
+package upgrade
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/olm-cmp/olm-cmp/internal/specedit"
+)
+
+// hostileSet is an ApplicationSet element passing version to apps/s, and
+// hostileSpec the directory's olm-cmp.yaml without a version: a bump
+// writes both files (the element's version; olm-cmp.yaml's digest and
+// upgradeFrom).
+const hostileSet = "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: s}\nspec:\n  generators:\n  - list:\n      elements:\n      - {name: s, version: v0.1.0}\n  template:\n    spec:\n      source:\n        path: 'apps/{{.name}}'\n        plugin:\n          parameters:\n          - name: version\n            string: '{{.version}}'\n"
+
+func hostileSpec(repo string) string {
+	return "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: g}\nspec:\n  bundle: " + repo + "\n  namespace: g\n"
+}
+
+// TestWriteWholeOrNothing: the second of two writes fails (a full disk):
+// the first file is put back, the answer says nothing was written.
+func TestWriteWholeOrNothing(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
+	spec := hostileSpec(e.repo())
+	e.file(t, "apps/s/olm-cmp.yaml", spec)
+	e.file(t, "argocd/set.yaml", hostileSet)
+	n := 0
+	writeFile = func(file string, data []byte) (string, error) {
+		if n++; n == 2 {
+			return "", &os.PathError{Op: "write", Path: file, Err: errors.New("no space left on device")}
+		}
+		return specedit.WriteFile(file, data)
+	}
+	defer func() { writeFile = specedit.WriteFile }()
+	rep := e.run(t, OLMv1, true, "apps/s")
+	r := one(t, rep)
+	if r.Status != Failed || !strings.Contains(r.Reason, ": no space left on device: nothing was written") {
+		t.Errorf("got %+v", r)
+	}
+	if e.read(t, "apps/s/olm-cmp.yaml") != spec || e.read(t, "argocd/set.yaml") != hostileSet {
+		t.Errorf("a file was left written:\n%s\n%s", e.read(t, "apps/s/olm-cmp.yaml"), e.read(t, "argocd/set.yaml"))
+	}
+	if rep.ExitStatus() != 1 {
+		t.Errorf("exit status %d, want 1", rep.ExitStatus())
+	}
+}
+
+// TestWriteReadOnly: a read-only file is the user's "do not touch": nothing
+// is written (root may write anything: skipped then).
+func TestWriteReadOnly(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root, which may write a read-only file")
+	}
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
+	spec := hostileSpec(e.repo())
+	e.file(t, "apps/s/olm-cmp.yaml", spec)
+	set := e.file(t, "argocd/set.yaml", hostileSet)
+	if err := os.Chmod(set, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	r := one(t, e.run(t, OLMv1, true, "apps/s"))
+	if r.Status != Failed || !strings.Contains(r.Reason, "set.yaml is read-only: nothing was written; make it writable (chmod u+w) or change it by hand") {
+		t.Errorf("got %+v", r)
+	}
+	if e.read(t, "apps/s/olm-cmp.yaml") != spec || e.read(t, "argocd/set.yaml") != hostileSet {
+		t.Error("a file was written")
+	}
+}
+
+// TestWriteOutsideRepository: an olm-cmp.yaml that is a symbolic link out
+// of the repository is never written through (no pull request would show
+// the change); a link inside the repository still is.
+func TestWriteOutsideRepository(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
+	spec := "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: g}\nspec:\n  bundle: " + e.repo() + "\n  version: v0.1.0\n  namespace: g\n"
+	outside := filepath.Join(t.TempDir(), "olm-cmp.yaml")
+	if err := os.WriteFile(outside, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.file(t, "shared/olm-cmp.yaml", spec)
+	for link, target := range map[string]string{"out": outside, "in": filepath.Join(e.root, "shared", "olm-cmp.yaml")} {
+		if err := os.MkdirAll(filepath.Join(e.root, link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(e.root, link, "olm-cmp.yaml")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := e.run(t, OLMv1, true, "out")
+	r := one(t, rep)
+	if r.Status != Failed || !strings.Contains(r.Reason, "olm-cmp.yaml is a symbolic link to "+outside+", outside the repository ") || !strings.HasSuffix(r.Reason, ": upgrade writes only inside the repository; replace the link with the file, or change it by hand") {
+		t.Errorf("got %+v", r)
+	}
+	if data, _ := os.ReadFile(outside); string(data) != spec {
+		t.Errorf("the file outside the repository was written:\n%s", data)
+	}
+	if r := one(t, e.run(t, OLMv1, true, "in")); r.Status != Written || e.read(t, "shared/olm-cmp.yaml") == spec {
+		t.Errorf("a link inside the repository: %+v", r)
+	}
+}

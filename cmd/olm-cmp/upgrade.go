@@ -55,10 +55,10 @@ See docs/upgrade.md.`,
 			case "olmv0", "v0":
 				p = upgrade.OLMv0
 			default:
-				return fmt.Errorf("--policy %q: use olmv1 (OLM v1's successors, the default) or olmv0 (one hop along the channel)", policy)
+				return fmt.Errorf("--policy %s: use olmv1 (OLM v1's successors, the default) or olmv0 (one hop along the channel)", echo.Quote(policy))
 			}
 			if output != "text" && output != "json" {
-				return fmt.Errorf("--output %q: use text or json", output)
+				return fmt.Errorf("--output %s: use text or json", echo.Quote(output))
 			}
 			if len(args) == 0 {
 				args = []string{"."}

@@ -132,3 +132,18 @@ func TestUpgradeAppsFrom(t *testing.T) {
 		t.Errorf("--apps-from none: status %d\n%s%s", code, out, stderr)
 	}
 }
+
+// TestUpgradeBadFlagValuesCapped: a hostile --policy or -o value is repeated
+// quoted, escaped and cut, in one line.
+func TestUpgradeBadFlagValuesCapped(t *testing.T) {
+	long := strings.Repeat("a", 5000) + "\x1b[31m"
+	for _, tc := range []struct{ flag, want string }{
+		{"--policy", "--policy \"" + strings.Repeat("a", 120) + "\"… (5005 bytes): use olmv1"},
+		{"-o", "--output \"" + strings.Repeat("a", 120) + "\"… (5005 bytes): use text or json"},
+	} {
+		_, stderr, code := runStatus(t, "upgrade", tc.flag, long, t.TempDir())
+		if code != 1 || !strings.Contains(stderr, tc.want) || len(stderr) > 400 || strings.Contains(stderr, "\x1b") {
+			t.Errorf("%s: status %d\n%s", tc.flag, code, stderr)
+		}
+	}
+}

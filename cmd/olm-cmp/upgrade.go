@@ -63,7 +63,7 @@ See docs/upgrade.md.`,
 			if len(args) == 0 {
 				args = []string{"."}
 			}
-			dirs, err := upgrade.Dirs(args)
+			dirs, err := upgrade.Dirs(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
@@ -78,7 +78,7 @@ See docs/upgrade.md.`,
 			}
 			var ix *upgrade.Index
 			if len(from) != 1 || from[0] != "none" {
-				if ix, err = upgrade.Scan(root, from...); err != nil {
+				if ix, err = upgrade.Scan(cmd.Context(), root, from...); err != nil {
 					return err
 				}
 			}

@@ -1,9 +1,11 @@
 package upgrade
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -99,5 +101,43 @@ func TestWriteOutsideRepository(t *testing.T) {
 	}
 	if r := one(t, e.run(t, OLMv1, true, "in")); r.Status != Written || e.read(t, "shared/olm-cmp.yaml") == spec {
 		t.Errorf("a link inside the repository: %+v", r)
+	}
+}
+
+// TestSearchHonoursDeadline: the search for application directories and
+// for Argo CD manifests stops at the command's deadline (a DIR of a whole
+// disk would otherwise be walked to the end, past --timeout), naming it.
+func TestSearchHonoursDeadline(t *testing.T) {
+	root := t.TempDir()
+	for i := range 50 {
+		if err := os.MkdirAll(filepath.Join(root, "d", strconv.Itoa(i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(root, "d", "7", "olm-cmp.yaml"), []byte("x"), 0o644)
+	limit := errors.New("the deadline")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(limit)
+	if _, err := Dirs(ctx, []string{root}); !errors.Is(err, limit) || !strings.Contains(err.Error(), root+": the search for olm-cmp.yaml files was cut short: the deadline") {
+		t.Errorf("Dirs: %v", err)
+	}
+	if _, err := Scan(ctx, root); !errors.Is(err, limit) || !strings.Contains(err.Error(), root+": the search for Argo CD manifests was cut short: the deadline") {
+		t.Errorf("Scan: %v", err)
+	}
+	if dirs, err := Dirs(context.Background(), []string{root}); err != nil || len(dirs) != 1 {
+		t.Errorf("without a deadline: %v %v", dirs, err)
+	}
+}
+
+// TestWriteRelativeDirectory: an application directory given relative to
+// the working directory (".", as `olm-cmp upgrade` defaults to) is inside
+// the repository.
+func TestWriteRelativeDirectory(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
+	e.file(t, "g/olm-cmp.yaml", "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: g}\nspec:\n  bundle: "+e.repo()+"\n  version: v0.1.0\n  namespace: g\n")
+	t.Chdir(filepath.Join(e.root, "g"))
+	r := one(t, Run(context.Background(), Options{Write: true, Loader: e.loader}, []string{"."}))
+	if r.Status != Written || !strings.Contains(e.read(t, "g/olm-cmp.yaml"), "version: v0.2.0") {
+		t.Errorf("got %+v", r)
 	}
 }

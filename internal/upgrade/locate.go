@@ -2,6 +2,7 @@ package upgrade
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -109,7 +110,7 @@ func skipDir(name string) bool {
 // root) to read instead of all of root. A file that does not parse is
 // skipped (it is not olm-cmp's to judge); a tree beyond the scan bounds is
 // an error.
-func Scan(root string, only ...string) (*Index, error) {
+func Scan(ctx context.Context, root string, only ...string) (*Index, error) {
 	root, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -135,6 +136,9 @@ func Scan(root string, only ...string) (*Index, error) {
 	n := 0
 	for _, top := range paths {
 		err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+			if ctx.Err() != nil {
+				return fmt.Errorf("%s: the search for Argo CD manifests was cut short: %w", root, context.Cause(ctx))
+			}
 			if err != nil {
 				if p == top {
 					return err
@@ -495,7 +499,7 @@ const maxApps = 1000
 // directory below it that holds one (hidden ones, node_modules and vendor
 // aside), in lexical order, so `olm-cmp upgrade` at a repository's root
 // covers all its applications.
-func Dirs(args []string) ([]string, error) {
+func Dirs(ctx context.Context, args []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
 		if _, err := os.Stat(filepath.Join(a, "olm-cmp.yaml")); err == nil {
@@ -511,6 +515,9 @@ func Dirs(args []string) ([]string, error) {
 		}
 		n := 0
 		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+			if ctx.Err() != nil {
+				return fmt.Errorf("%s: the search for olm-cmp.yaml files was cut short: %w", a, context.Cause(ctx))
+			}
 			if err != nil {
 				return nil
 			}

@@ -71,7 +71,7 @@ func (e *env) read(t *testing.T, name string) string {
 // run runs upgrade on the repository's application directories.
 func (e *env) run(t *testing.T, p Policy, write bool, dirs ...string) *Report {
 	t.Helper()
-	ix, err := Scan(e.root)
+	ix, err := Scan(context.Background(), e.root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ spec: {source: {path: g}}
 	if rep.ExitStatus() != 1 {
 		t.Errorf("exit status %d, want 1", rep.ExitStatus())
 	}
-	ix, err := Scan(e.root, filepath.Join(e.root, "staging.yaml"))
+	ix, err := Scan(context.Background(), e.root, filepath.Join(e.root, "staging.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ spec: {source: {path: g}}
 	if r.Status != Written || e.read(t, "staging.yaml") != want {
 		t.Errorf("with staging.yaml only: %+v\n%s", r, e.read(t, "staging.yaml"))
 	}
-	if _, err := Scan(e.root, t.TempDir()); err == nil || !strings.Contains(err.Error(), "is outside the repository") {
+	if _, err := Scan(context.Background(), e.root, t.TempDir()); err == nil || !strings.Contains(err.Error(), "is outside the repository") {
 		t.Errorf("a path outside the repository: %v", err)
 	}
 }
@@ -668,7 +668,7 @@ func TestScanHostileAndBounded(t *testing.T) {
 	write("bomb.yaml", bomb)
 	write("broken.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: Application\nspec: [unclosed\n")
 	write("ok.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ok}\nspec: {source: {path: g, plugin: {parameters: [{name: version, string: v1.0.0}]}}}\n")
-	ix, err := Scan(root)
+	ix, err := Scan(context.Background(), root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -677,7 +677,7 @@ func TestScanHostileAndBounded(t *testing.T) {
 	}
 	defer func(n int) { maxScanFiles = n }(maxScanFiles)
 	maxScanFiles = 2
-	if _, err := Scan(root); err == nil || !strings.Contains(err.Error(), "holds over 2 YAML files: give the repository's root (or a smaller checkout)") {
+	if _, err := Scan(context.Background(), root); err == nil || !strings.Contains(err.Error(), "holds over 2 YAML files: give the repository's root (or a smaller checkout)") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -721,7 +721,7 @@ spec:
 		t.Fatalf("got %+v", r)
 	}
 	// Without the application, the spec has no namespace: it fails, naming it.
-	ix, _ := Scan(e.root, filepath.Join(e.root, "g"))
+	ix, _ := Scan(context.Background(), e.root, filepath.Join(e.root, "g"))
 	r = one(t, Run(context.Background(), Options{Loader: e.loader, Index: ix}, []string{filepath.Join(e.root, "g")}))
 	if r.Status != Failed || !strings.Contains(r.Reason, "namespace") {
 		t.Errorf("without the Application: %+v", r)

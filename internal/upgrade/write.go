@@ -318,8 +318,14 @@ func unwrapPath(err error) error {
 // the link would change a file no pull request shows).
 func insideRepo(root string, e edited) error {
 	real, err := filepath.EvalSymlinks(e.disk)
+	if err == nil {
+		real, err = filepath.Abs(real)
+	}
 	if err != nil {
 		return err
+	}
+	if r, err := filepath.Abs(root); err == nil {
+		root = r
 	}
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		root = r

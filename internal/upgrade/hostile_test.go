@@ -141,3 +141,38 @@ func TestWriteRelativeDirectory(t *testing.T) {
 		t.Errorf("got %+v", r)
 	}
 }
+
+// TestVersionThroughYAMLAlias: Argo CD reads aliases and merge keys, so an
+// application passing its version through one is seen (the file's version
+// is not what renders), and is refused: an edit of the anchored value would
+// change every element repeating it (another directory's version), an edit
+// of olm-cmp.yaml would not change what renders. Nothing is written.
+func TestVersionThroughYAMLAlias(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
+	spec := "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: g}\nspec:\n  bundle: " + e.repo() + "\n  version: v0.1.0\n  namespace: g\n"
+	set := "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: s}\nspec:\n  generators:\n  - list:\n      elements:\n      - &base {name: a, version: v0.1.0}\n      - <<: *base\n        name: b\n  template:\n    spec:\n      source:\n        path: '{{.name}}'\n        plugin:\n          parameters:\n          - name: version\n            string: '{{.version}}'\n"
+	app := "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: m, annotations: {v: &v v0.1.0}}\nspec:\n  source:\n    path: c\n    plugin:\n      parameters:\n      - name: version\n        string: *v\n"
+	for _, d := range []string{"a", "b", "c"} {
+		e.file(t, d+"/olm-cmp.yaml", spec)
+	}
+	e.file(t, "set.yaml", set)
+	e.file(t, "app.yaml", app)
+	for dir, want := range map[string]string{
+		"a": `ApplicationSet s, element a (set.yaml:8) passes its version, digest or upgradeFrom through a YAML anchor or alias ("&base"): an edit there would change every place that repeats it, or not the place meant; write the values out in full (no & or *), or make the change by hand`,
+		"b": `ApplicationSet s, element b (set.yaml:9) passes its version, digest or upgradeFrom through a YAML anchor or alias ("*base")`,
+		"c": `Application m (app.yaml:1) passes its version, digest or upgradeFrom through a YAML anchor or alias ("*v")`,
+	} {
+		r := one(t, e.run(t, OLMv1, true, dir))
+		if r.Status != Failed || !strings.HasPrefix(r.Reason, want) {
+			t.Errorf("%s: got %+v", dir, r)
+		}
+	}
+	if e.read(t, "set.yaml") != set || e.read(t, "app.yaml") != app {
+		t.Error("a manifest was written")
+	}
+	for _, d := range []string{"a", "b", "c"} {
+		if e.read(t, d+"/olm-cmp.yaml") != spec {
+			t.Errorf("%s/olm-cmp.yaml was written", d)
+		}
+	}
+}

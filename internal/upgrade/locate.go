@@ -58,6 +58,10 @@ type App struct {
 	// Line is where the application (or element) starts in File.
 	Line                       int
 	Version, Digest, UpgradeFr *Slot
+	// Shared is the first YAML anchor or alias ("&base", "*v") in what
+	// upgrade reads the slots from (the list element, the source's plugin
+	// section): such slots are not upgrade's to edit (loadTarget).
+	Shared string
 	// Params and Env are every plugin parameter and env entry the
 	// application passes (templates put in), for the spec the plugin
 	// renders (overrides).
@@ -247,6 +251,9 @@ func sources(spec node) []node {
 // ApplicationSet template's (el: the list element its templates read), and
 // returns the source's path.
 func (a *App) fromSource(src, el node) (string, bool) {
+	if a.Shared = shared(el); a.Shared == "" {
+		a.Shared = shared(field(src, "plugin"))
+	}
 	p, ok := expand(field(src, "path"), el)
 	if !ok || p.Value == "" {
 		return "", false
@@ -425,20 +432,69 @@ func lookup(n node, key string) node {
 // below take nil.
 type node = *yaml.Node
 
+// field is a mapping's value for key as Argo CD reads it: aliases
+// followed, merge keys (<<: *base) consulted when the mapping lacks key.
 func field(n node, key string) node {
+	n = deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
+		if n.Content[i].Value == key && n.Content[i].Tag != "!!merge" {
+			return deref(n.Content[i+1])
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Tag != "!!merge" {
+			continue
+		}
+		m := deref(n.Content[i+1])
+		bases := []node{m}
+		if m != nil && m.Kind == yaml.SequenceNode {
+			bases = m.Content
+		}
+		for _, b := range bases {
+			if v := field(b, key); v != nil {
+				return v
+			}
 		}
 	}
 	return nil
 }
 
+// deref is the node an alias stands for (yamlsafe refused cycles).
+func deref(n node) node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+// shared names the first YAML anchor or alias in n ("&base", "*v"), ""
+// for none: a value there is written once and read in several places, so
+// an edit would change them all (or, through an alias, not the place
+// meant).
+func shared(n node) string {
+	if n == nil {
+		return ""
+	}
+	switch {
+	case n.Kind == yaml.AliasNode:
+		return "*" + n.Value
+	case n.Anchor != "":
+		return "&" + n.Anchor
+	}
+	for _, c := range n.Content {
+		if s := shared(c); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
 // items are a sequence's entries; nil for anything else.
 func items(n node) []node {
+	n = deref(n)
 	if n == nil || n.Kind != yaml.SequenceNode {
 		return nil
 	}
@@ -446,6 +502,7 @@ func items(n node) []node {
 }
 
 func value(n node) string {
+	n = deref(n)
 	if n == nil || n.Kind != yaml.ScalarNode {
 		return ""
 	}

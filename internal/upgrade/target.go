@@ -86,6 +86,9 @@ func loadTarget(ix *Index, dir string, data []byte) (*target, error) {
 	for _, a := range apps {
 		if a.Version != nil || a.Digest != nil || a.UpgradeFr != nil {
 			passing = append(passing, a)
+			if a.Shared != "" {
+				return nil, fmt.Errorf("%s passes its version, digest or upgradeFrom through a YAML anchor or alias (%s): an edit there would change every place that repeats it, or not the place meant; write the values out in full (no & or *), or make the change by hand", a, echo.Quote(a.Shared))
+			}
 		}
 	}
 	if len(passing) == 0 && len(apps) != 1 {

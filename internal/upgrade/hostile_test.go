@@ -176,3 +176,27 @@ func TestVersionThroughYAMLAlias(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionFromUnreadGenerator: an ApplicationSet whose matrix generator
+// (a list crossed with clusters, the common multi-cluster form) passes the
+// version: upgrade does not read it, so bumping olm-cmp.yaml would not move
+// what renders (and its new pin would break the render). A directory the
+// template's path may name is refused; another is upgraded.
+func TestVersionFromUnreadGenerator(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
+	spec := "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: g}\nspec:\n  bundle: " + e.repo() + "\n  version: v0.1.0\n  namespace: g\n"
+	e.file(t, "apps/a/olm-cmp.yaml", spec)
+	e.file(t, "other/b/olm-cmp.yaml", spec)
+	e.file(t, "set.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: s}\nspec:\n  generators:\n  - matrix:\n      generators:\n      - list:\n          elements:\n          - {name: a, version: v0.1.0}\n      - clusters: {}\n  template:\n    spec:\n      source:\n        path: 'apps/{{.name}}'\n        plugin:\n          parameters:\n          - name: version\n            string: '{{.version}}'\n")
+	rep := e.run(t, OLMv1, true, "apps/a", "other/b")
+	want := `ApplicationSet s (set.yaml:6) may render apps/a with a version, digest or upgradeFrom from its "matrix" generator, which upgrade does not read (it reads list generators): bump it by hand, or name the manifests that render apps/a with --apps-from`
+	if r := rep.Applications[0]; r.Status != Failed || r.Reason != want {
+		t.Errorf("apps/a: got %+v\nwant %s", r, want)
+	}
+	if e.read(t, "apps/a/olm-cmp.yaml") != spec {
+		t.Error("apps/a/olm-cmp.yaml was written")
+	}
+	if r := rep.Applications[1]; r.Status != Written {
+		t.Errorf("other/b: got %+v", r)
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
@@ -77,6 +78,11 @@ func (a *App) String() string { return fmt.Sprintf("%s (%s:%d)", a.What, a.File,
 type Index struct {
 	Root string
 	Apps map[string][]*App
+	// unread are ApplicationSets whose generators upgrade does not read
+	// (matrix, git, clusters, …) and whose template passes the plugin a
+	// templated version, digest or upgradeFrom: a directory their path
+	// pattern matches may get its version from them (Of refuses it).
+	unread []unreadSet
 	// data holds each manifest's bytes as parsed: the nodes point into them.
 	data map[string][]byte
 }
@@ -211,6 +217,53 @@ func (ix *Index) add(file string, data []byte) {
 	}
 }
 
+// unreadSet is an ApplicationSet generator upgrade cannot read values from.
+type unreadSet struct {
+	what, file, kind string
+	line             int
+	path             *regexp.Regexp // the template's source path, {{…}} matching anything
+}
+
+// passesVersion reports whether a template's source passes the plugin a
+// version, digest or upgradeFrom built by a template.
+func passesVersion(src node) bool {
+	plugin := field(src, "plugin")
+	for _, prm := range items(field(plugin, "parameters")) {
+		switch value(field(prm, "name")) {
+		case "version", "digest", "upgradeFrom":
+			if strings.Contains(value(field(prm, "string")), "{{") {
+				return true
+			}
+		}
+	}
+	for _, env := range items(field(plugin, "env")) {
+		if strings.Contains(value(field(env, "value")), "{{") && looseVersionName(value(field(env, "name"))) {
+			return true
+		}
+	}
+	return false
+}
+
+// looseVersionName reports whether a plugin env name means version, digest
+// or upgradeFrom (any case, '_' and '-' ignored, as the plugin reads it).
+func looseVersionName(n string) bool {
+	n = strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(n))
+	return n == "version" || n == "digest" || n == "upgradefrom"
+}
+
+// pathPattern matches the directories a templated source path may name.
+func pathPattern(p string) *regexp.Regexp {
+	parts := templateAny.Split(p, -1)
+	for i := range parts {
+		parts[i] = regexp.QuoteMeta(parts[i])
+	}
+	re, err := regexp.Compile("^" + strings.Join(parts, ".+") + "$")
+	if err != nil {
+		return nil
+	}
+	return re
+}
+
 // addSet indexes the list generator elements of an ApplicationSet: each
 // element's source path is the template's, with the element's keys put in.
 func (ix *Index) addSet(file, name string, doc *yaml.Node) bool {
@@ -218,6 +271,18 @@ func (ix *Index) addSet(file, name string, doc *yaml.Node) bool {
 	tmpl := field(field(spec, "template"), "spec")
 	found := false
 	for gi, g := range items(field(spec, "generators")) {
+		if field(g, "list") == nil {
+			kind := "unknown"
+			if gm := deref(g); gm != nil && gm.Kind == yaml.MappingNode && len(gm.Content) > 0 {
+				kind = gm.Content[0].Value
+			}
+			for _, src := range sources(tmpl) {
+				if re := pathPattern(value(field(src, "path"))); re != nil && passesVersion(src) {
+					ix.unread = append(ix.unread, unreadSet{what: "ApplicationSet " + name, file: file, kind: kind, line: deref(g).Line, path: re})
+					found = true
+				}
+			}
+		}
 		for ei, el := range items(field(field(g, "list"), "elements")) {
 			if el.Kind != yaml.MappingNode {
 				continue
@@ -520,7 +585,13 @@ func (ix *Index) Of(dir string) ([]*App, error) {
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return nil, nil
 	}
-	apps := slices.Clone(ix.Apps[path.Clean(filepath.ToSlash(rel))])
+	rel = path.Clean(filepath.ToSlash(rel))
+	for _, u := range ix.unread {
+		if u.path.MatchString(rel) {
+			return nil, fmt.Errorf("%s (%s:%d) may render %s with a version, digest or upgradeFrom from its %s generator, which upgrade does not read (it reads list generators): bump it by hand, or name the manifests that render %s with --apps-from", u.what, u.file, u.line, rel, echo.Quote(u.kind), rel)
+		}
+	}
+	apps := slices.Clone(ix.Apps[rel])
 	return apps, nil
 }
 
@@ -542,7 +613,7 @@ func (ix *Index) clone() *Index {
 func (ix *Index) replace(file string, data []byte) {
 	all := ix.data
 	all[file] = data
-	ix.Apps, ix.data = map[string][]*App{}, map[string][]byte{}
+	ix.Apps, ix.data, ix.unread = map[string][]*App{}, map[string][]byte{}, nil
 	for _, f := range slices.Sorted(maps.Keys(all)) {
 		ix.add(f, all[f])
 	}

@@ -200,3 +200,27 @@ func TestVersionFromUnreadGenerator(t *testing.T) {
 		t.Errorf("other/b: got %+v", r)
 	}
 }
+
+// TestWriteFileChangedMeanwhile: a file edited by someone else between
+// upgrade's read and its write: nothing is written, the answer names it.
+func TestWriteFileChangedMeanwhile(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	os.WriteFile(a, []byte("a: 1\n"), 0o644)
+	os.WriteFile(b, []byte("b: 1\n"), 0o644)
+	files := []edited{
+		{path: "a.yaml", disk: a, old: []byte("a: 1\n"), data: []byte("a: 2\n")},
+		{path: "b.yaml", disk: b, old: []byte("b: 1\n"), data: []byte("b: 2\n")},
+	}
+	os.WriteFile(b, []byte("b: 9\n"), 0o644) // the other writer
+	err := write(files)
+	if err == nil || err.Error() != "b.yaml changed while upgrade ran: nothing was written; run upgrade again" {
+		t.Errorf("got %v", err)
+	}
+	if got, _ := os.ReadFile(a); string(got) != "a: 1\n" {
+		t.Errorf("a.yaml was written: %q", got)
+	}
+	if got, _ := os.ReadFile(b); string(got) != "b: 9\n" {
+		t.Errorf("b.yaml: %q", got)
+	}
+}

@@ -224,3 +224,18 @@ func TestWriteFileChangedMeanwhile(t *testing.T) {
 		t.Errorf("b.yaml: %q", got)
 	}
 }
+
+// TestDirsOnce: a directory named twice, directly and through a parent, or
+// spelled two ways, is upgraded once (twice would move two hops in a run).
+func TestDirsOnce(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a", "b"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+		os.WriteFile(filepath.Join(root, d, "olm-cmp.yaml"), []byte("x"), 0o644)
+	}
+	a := filepath.Join(root, "a")
+	dirs, err := Dirs(context.Background(), []string{a, root, a + "/", filepath.Join(root, "b", "..", "a")})
+	if err != nil || len(dirs) != 2 || dirs[0] != a || dirs[1] != filepath.Join(root, "b") {
+		t.Errorf("got %q %v", dirs, err)
+	}
+}

@@ -670,5 +670,16 @@ func Dirs(ctx context.Context, args []string) ([]string, error) {
 			return nil, fmt.Errorf("%s: no olm-cmp.yaml in it or below it", a)
 		}
 	}
-	return slices.Compact(out), nil
+	// One directory named twice (a/b and a, or a and ./a) is upgraded once:
+	// twice would write two hops in one run, and call itself a second copy.
+	seen := map[string]bool{}
+	return slices.DeleteFunc(out, func(d string) bool {
+		k := filepath.Clean(d)
+		if abs, err := filepath.Abs(d); err == nil {
+			k = abs
+		}
+		dup := seen[k]
+		seen[k] = true
+		return dup
+	}), nil
 }

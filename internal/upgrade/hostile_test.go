@@ -239,3 +239,30 @@ func TestDirsOnce(t *testing.T) {
 		t.Errorf("got %q %v", dirs, err)
 	}
 }
+
+// TestWriteTwoDirectoriesOneManifest: two directories whose versions live
+// in one ApplicationSet (examples/applicationset.yaml lists three): both
+// are written in one run, the second reading what the first wrote.
+func TestWriteTwoDirectoriesOneManifest(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
+	spec := hostileSpec(e.repo())
+	e.file(t, "apps/a/olm-cmp.yaml", spec)
+	e.file(t, "apps/b/olm-cmp.yaml", spec)
+	set := strings.Replace(hostileSet, "      - {name: s, version: v0.1.0}\n", "      - {name: a, version: v0.1.0}\n      - {name: b, version: v0.1.0}\n", 1)
+	e.file(t, "set.yaml", set)
+	rep := e.run(t, OLMv1, true, "apps/a", "apps/b")
+	for _, r := range rep.Applications {
+		if r.Status != Written {
+			t.Errorf("%s: %+v", r.Dir, r)
+		}
+	}
+	want := strings.ReplaceAll(set, "version: v0.1.0}", "version: v0.2.0}")
+	if got := e.read(t, "set.yaml"); got != want {
+		t.Errorf("set.yaml:\n%s\nwant:\n%s", got, want)
+	}
+	for _, r := range e.run(t, OLMv1, true, "apps/a", "apps/b").Applications {
+		if r.Status != None {
+			t.Errorf("second run, %s: %+v", r.Dir, r)
+		}
+	}
+}

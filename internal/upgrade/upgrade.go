@@ -280,6 +280,13 @@ func (o Options) one(ctx context.Context, dir string) (res Result) {
 		if err := write(files); err != nil {
 			return fail(err)
 		}
+		// The next directory may be in a manifest just written (an
+		// ApplicationSet listing several): it reads the new bytes.
+		for _, e := range files {
+			if e.key != "" {
+				o.Index.replace(e.key, e.data)
+			}
+		}
 	}
 	return res
 }

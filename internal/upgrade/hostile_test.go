@@ -266,3 +266,18 @@ func TestWriteTwoDirectoriesOneManifest(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplateInApplication: an Application (no ApplicationSet around it)
+// passing '{{.version}}': one line naming the parameter, not a registry
+// error about a tag.
+func TestTemplateInApplication(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"})
+	spec := hostileSpec(e.repo())
+	e.file(t, "g/olm-cmp.yaml", spec)
+	e.file(t, "app.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: m}\nspec:\n  source:\n    path: g\n    plugin:\n      parameters:\n      - name: version\n        string: '{{.version}}'\n")
+	r := one(t, e.run(t, OLMv1, true, "g"))
+	want := `Application m (app.yaml:1): parameter version is "{{.version}}", a template, which only an ApplicationSet fills in: Argo CD passes it to the plugin as written; write the value itself`
+	if r.Status != Failed || r.Reason != want {
+		t.Errorf("got %+v\nwant %s", r, want)
+	}
+}

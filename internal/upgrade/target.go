@@ -86,6 +86,11 @@ func loadTarget(ix *Index, dir string, data []byte) (*target, error) {
 	for _, a := range apps {
 		if a.Version != nil || a.Digest != nil || a.UpgradeFr != nil {
 			passing = append(passing, a)
+			for _, sl := range []*Slot{a.Version, a.Digest, a.UpgradeFr} {
+				if sl != nil && sl.Template == "" && strings.Contains(sl.Value(), "{{") {
+					return nil, fmt.Errorf("%s: %s is %s, a template, which only an ApplicationSet fills in: Argo CD passes it to the plugin as written; write the value itself", a, sl.Where, echo.Quote(sl.Value()))
+				}
+			}
 			if a.Shared != "" {
 				return nil, fmt.Errorf("%s passes its version, digest or upgradeFrom through a YAML anchor or alias (%s): an edit there would change every place that repeats it, or not the place meant; write the values out in full (no & or *), or make the change by hand", a, echo.Quote(a.Shared))
 			}

@@ -56,7 +56,9 @@ func Choose(ctx context.Context, fsys fs.FS, q Query) (image string, version str
 		return "", "", err
 	}
 
-	candidates := cat.bundles
+	// A copy: the package may be shared (Memo), and candidates is cut and
+	// sorted below.
+	candidates := slices.Clone(cat.bundles)
 	channels, err := cat.namedChannels(pkg, channel)
 	if err != nil {
 		return "", "", err
@@ -68,7 +70,7 @@ func Choose(ctx context.Context, fsys fs.FS, q Query) (image string, version str
 				inChannels[e.Name] = true
 			}
 		}
-		candidates = slices.DeleteFunc(slices.Clone(candidates), func(b fbcBundle) bool { return !inChannels[b.name] })
+		candidates = slices.DeleteFunc(candidates, func(b fbcBundle) bool { return !inChannels[b.name] })
 	}
 	var all []string
 	for _, b := range candidates {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,7 +51,7 @@ func ReadGraph(ctx context.Context, fsys fs.FS, pkg, channel string) (*Graph, er
 		g.Versions[b.name] = b.version
 	}
 	if channel == "" {
-		g.Channels = cat.channels
+		g.Channels = maps.Clone(cat.channels) // the package may be shared (Memo)
 	}
 	for _, n := range names {
 		g.Channels[n] = cat.channels[n]

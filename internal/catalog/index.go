@@ -38,6 +38,10 @@ import (
 type Catalog struct {
 	fs.FS
 	index string
+	// memo and key, when set (Remember), keep each package read for the
+	// rest of a run.
+	memo *Memo
+	key  string
 }
 
 // Open returns the catalog in fsys, indexed at index when it is not empty.
@@ -48,13 +52,21 @@ func Open(fsys fs.FS, index string) *Catalog {
 		if index == "" {
 			return c
 		}
-		fsys = c.FS
+		return &Catalog{FS: c.FS, index: index, memo: c.memo, key: c.key}
 	}
 	return &Catalog{FS: fsys, index: index}
 }
 
-// read returns the package name of the catalog, validated.
+// read returns the package name of the catalog, validated. With a Memo
+// (Remember) it is read once per run and shared: callers must not modify it.
 func (c *Catalog) read(ctx context.Context, name string) (*fbcPackage, error) {
+	if c.memo != nil {
+		return c.memo.recall(ctx, c.key, name, func() (*fbcPackage, error) { return c.readFresh(ctx, name) })
+	}
+	return c.readFresh(ctx, name)
+}
+
+func (c *Catalog) readFresh(ctx context.Context, name string) (*fbcPackage, error) {
 	p := newPackage(name)
 	add := func(o *object) error { p.add(o); return nil }
 	var err error
@@ -125,8 +137,8 @@ func packageList(names []string) string {
 // a change to what the reader keeps or refuses (read.go) must change the
 // version: an index of the old reader would otherwise outlive an upgrade
 // (2: the table names its catalog; YAML documents split at line starts
-// only; flow-style YAML counted).
-const indexMagic = "olm-cmp catalog index 2\n"
+// only; flow-style YAML counted; 3: olm.package's defaultChannel kept).
+const indexMagic = "olm-cmp catalog index 3\n"
 
 const (
 	trailerLen = 8 + sha256.Size

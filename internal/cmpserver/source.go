@@ -173,7 +173,7 @@ func Announce(appDir string, env *AppEnv) ([]Announcement, error) {
 		}
 		var envOnly []spec.Override
 		for _, o := range env.Overrides {
-			if strings.HasPrefix(o.Source, pluginEnvSource) {
+			if strings.HasPrefix(o.Source, spec.PluginEnvSource) {
 				envOnly = append(envOnly, o)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	bsemver "github.com/blang/semver/v4"
 
@@ -43,7 +44,7 @@ func (r *Renderer) openCatalog(ctx context.Context, req Request, pinned string) 
 		if err != nil {
 			return nil, fmt.Errorf("spec.catalog %s: %w", echo.Quote(s.Catalog), err)
 		}
-		return &openedCatalog{fsys: catalog.Open(root.FS(), ""), close: func() { root.Close() }}, nil
+		return &openedCatalog{fsys: catalog.Open(root.FS(), "").Remember(r.CatalogMemo, CatalogDirKey(dir)), close: func() { root.Close() }}, nil
 	}
 	if err := notLocal(req, "spec.catalog", s.Catalog); err != nil {
 		return nil, err
@@ -60,8 +61,12 @@ func (r *Renderer) openCatalog(ctx context.Context, req Request, pinned string) 
 	if err != nil {
 		return nil, fmt.Errorf("spec.catalog %s: %w", echo.Quote(s.Catalog), err)
 	}
-	return &openedCatalog{fsys: catalog.Open(fsys, bundle.CatalogIndexFile(o.Dir)), image: o.Image, close: func() {}}, nil
+	return &openedCatalog{fsys: catalog.Open(fsys, bundle.CatalogIndexFile(o.Dir)).Remember(r.CatalogMemo, o.Image), image: o.Image, close: func() {}}, nil
 }
+
+// CatalogDirKey is the catalog.Memo key of a catalog directory (located by
+// the render): every reader of the directory in one run shares its reads.
+func CatalogDirKey(dir string) string { return "dir:" + filepath.Clean(dir) }
 
 // checkPromised refuses a bundle a catalog chose (c; nil without a catalog)
 // whose CSV is not the version the catalog promised: a catalog that maps a

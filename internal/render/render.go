@@ -107,6 +107,10 @@ type Renderer struct {
 	// Loader resolves and loads bundle images (and pulls catalog images when
 	// it is a catalog.Puller); nil means directories only.
 	Loader Loader
+	// CatalogMemo, when set, keeps each catalog package read for the
+	// Renderer's life (catalog.Memo): for a run that reads one catalog
+	// several times (`olm-cmp upgrade`), never for a server.
+	CatalogMemo *catalog.Memo
 }
 
 // Loader resolves image references to digests and loads bundles.

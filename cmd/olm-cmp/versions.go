@@ -62,7 +62,7 @@ registry or catalog could not be read).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
-				return fmt.Errorf("--output %q: use text or json", output)
+				return fmt.Errorf("--output %s: use text or json", echo.Quote(output))
 			}
 			loader, err := rf.loader()
 			if err != nil {
@@ -181,12 +181,16 @@ func (r *tagsReport) writeText(out io.Writer) error {
 
 // packageReport is `versions --catalog C --package P`.
 type packageReport struct {
-	Catalog        string        `json:"catalog"`
-	Image          string        `json:"image,omitempty"`
-	Package        string        `json:"package"`
-	DefaultChannel string        `json:"defaultChannel,omitempty"`
-	Deprecated     bool          `json:"deprecated"`
-	Channels       []channelJSON `json:"channels"`
+	Catalog        string `json:"catalog"`
+	Image          string `json:"image,omitempty"`
+	Package        string `json:"package"`
+	DefaultChannel string `json:"defaultChannel,omitempty"`
+	Deprecated     bool   `json:"deprecated"`
+	// Problems are what opm validate refuses outside the channels' graphs
+	// (a bundle in no channel, a default channel that is not one, a
+	// deprecation naming nothing); absent when there are none.
+	Problems []string      `json:"problems,omitempty"`
+	Channels []channelJSON `json:"channels"`
 }
 
 type channelJSON struct {
@@ -219,7 +223,7 @@ func catalogVersions(ctx context.Context, loader *bundle.ImageLoader, ref, pkg, 
 	if err != nil {
 		return nil, err
 	}
-	r := &packageReport{Catalog: ref, Image: image, Package: p.Name, DefaultChannel: p.DefaultChannel, Deprecated: p.Deprecated, Channels: []channelJSON{}}
+	r := &packageReport{Catalog: ref, Image: image, Package: p.Name, DefaultChannel: p.DefaultChannel, Deprecated: p.Deprecated, Problems: p.Problems, Channels: []channelJSON{}}
 	want := map[string]bool{}
 	for _, n := range strings.Split(channels, ",") {
 		if n = strings.TrimSpace(n); n == "" {
@@ -265,14 +269,20 @@ func (r *packageReport) writeText(out io.Writer) error {
 		head += " (deprecated)"
 	}
 	w.printf("%s\n", head)
+	for _, p := range r.Problems {
+		w.printf("problem: %s\n", p) // escaped where it was worded
+	}
 	for _, c := range r.Channels {
 		line := fmt.Sprintf("\nchannel %s", echo.Short(c.Name))
 		if c.Deprecated {
 			line += " (deprecated)"
 		}
-		if c.Head != "" {
+		switch {
+		case c.Head != "" && c.Problem != "":
+			line += ": head " + echo.Short(c.Head) + ", but " + c.Problem
+		case c.Head != "":
 			line += ": head " + echo.Short(c.Head)
-		} else {
+		default:
 			line += ": " + c.Problem
 		}
 		w.printf("%s\n", line)

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"io/fs"
 	"maps"
+	"slices"
+
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
 
 // Bundle is one olm.bundle of a package, as Contents gives it.
@@ -37,6 +40,10 @@ type Contents struct {
 	Channels map[string][]Entry
 	// DeprecatedChannels holds the channels an olm.deprecations entry names.
 	DeprecatedChannels map[string]bool
+	// UnknownDeprecations are the olm.deprecations entries that name no
+	// bundle of the package or have no reference or an unknown schema
+	// ("bundle x", escaped), which opm validate refuses; sorted.
+	UnknownDeprecations []string
 }
 
 // ReadContents reads package pkg of the catalog in fsys (a *Catalog uses
@@ -53,8 +60,17 @@ func ReadContents(ctx context.Context, fsys fs.FS, pkg string) (*Contents, error
 		Name: pkg, DefaultChannel: p.defaultChannel, Deprecated: p.packageDeprecated,
 		Channels: maps.Clone(p.channels), DeprecatedChannels: maps.Clone(p.deprecatedChannels),
 	}
+	have := map[string]bool{}
 	for _, b := range p.bundles {
+		have[b.name] = true
 		c.Bundles = append(c.Bundles, Bundle{Name: b.name, Image: b.image, Version: b.versionStr, Release: b.release, Deprecated: p.deprecated[b.name]})
 	}
+	c.UnknownDeprecations = slices.Clone(p.badDeprecations)
+	for name := range p.deprecated {
+		if !have[name] {
+			c.UnknownDeprecations = append(c.UnknownDeprecations, "bundle "+echo.Quote(name))
+		}
+	}
+	slices.Sort(c.UnknownDeprecations)
 	return c, nil
 }

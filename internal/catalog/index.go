@@ -64,13 +64,13 @@ func (c *Catalog) read(ctx context.Context, name string) (*fbcPackage, error) {
 		err = readAll(ctx, c.FS, name, add)
 	}
 	if nf := (*notIndexed)(nil); errors.As(err, &nf) {
-		return nil, fmt.Errorf("catalog: package %q not found%s", name, packageList(nf.names))
+		return nil, fmt.Errorf("catalog: package %s not found%s", echo.Quote(name), packageList(nf.names))
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !p.found && p.err == nil {
-		return nil, fmt.Errorf("catalog: package %q not found%s", name, packageList(streamedNames(ctx, c.FS)))
+		return nil, fmt.Errorf("catalog: package %s not found%s", echo.Quote(name), packageList(streamedNames(ctx, c.FS)))
 	}
 	if err := p.validate(); err != nil {
 		return nil, err
@@ -113,7 +113,10 @@ func packageList(names []string) string {
 	if len(names) > shown {
 		names, more = names[:shown], fmt.Sprintf(" (and %d more)", len(names)-shown)
 	}
-	return "; the catalog's packages: " + echo.Text(strings.Join(names, ", ")) + more
+	for i, n := range names {
+		names[i] = echo.Short(n) // a catalog's names are its own: cut each
+	}
+	return "; the catalog's packages: " + strings.Join(names, ", ") + more
 }
 
 // Index file layout (version 2): indexMagic, the package slices (each the

@@ -38,8 +38,11 @@ type fbcPackage struct {
 	defaultChannel     string
 	packageDeprecated  bool
 	deprecatedChannels map[string]bool
-	items              int
-	kept               int // bytes of the strings kept (object.size)
+	// badDeprecations are olm.deprecations entries with no reference or
+	// an unknown schema, worded for Contents.UnknownDeprecations.
+	badDeprecations []string
+	items           int
+	kept            int // bytes of the strings kept (object.size)
 	// err is the first object of the package that could not be read; it
 	// fails a choice from this package only.
 	err error
@@ -87,6 +90,7 @@ func (c *fbcPackage) addObject(o *object) error {
 	case "olm.deprecations":
 		for _, e := range o.Entries {
 			if e.Reference == nil {
+				c.badDeprecations = append(c.badDeprecations, "an entry with no reference at "+o.at())
 				continue
 			}
 			switch e.Reference.Schema {
@@ -96,6 +100,8 @@ func (c *fbcPackage) addObject(o *object) error {
 				c.deprecatedChannels[e.Reference.Name] = true
 			case "olm.package":
 				c.packageDeprecated = true
+			default:
+				c.badDeprecations = append(c.badDeprecations, fmt.Sprintf("schema %s (%s) at %s", echo.Quote(e.Reference.Schema), echo.Quote(e.Reference.Name), o.at()))
 			}
 		}
 	case "olm.bundle":

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// What opm validate refuses and the channel tables alone would leave
+// unsaid is said, in text and in -o json: a bundle in no channel, a default
+// channel that is not one, a deprecation naming nothing, a replaces cycle
+// below a head, an entry listed twice.
+func TestVersionsCatalogProblems(t *testing.T) {
+	dir := t.TempDir()
+	fbc := `{"schema": "olm.package", "name": "p", "defaultChannel": "nope"}
+{"schema": "olm.channel", "package": "p", "name": "s", "entries": [{"name": "p.v4", "replaces": "p.v4"}, {"name": "p.v5", "replaces": "p.v4"}, {"name": "p.v5", "replaces": "p.v4"}]}
+{"schema": "olm.bundle", "package": "p", "name": "p.v4", "image": "example.com/p:4", "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "0.0.4"}}]}
+{"schema": "olm.bundle", "package": "p", "name": "p.v5", "image": "example.com/p:5", "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "0.0.5"}}]}
+{"schema": "olm.bundle", "package": "p", "name": "p.v9", "image": "example.com/p:9", "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "0.0.9"}}]}
+{"schema": "olm.deprecations", "package": "p", "entries": [{"reference": {"schema": "olm.bundle", "name": "p.ghost"}, "message": "x"}]}
+`
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(fbc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runStatus(t, "versions", "--catalog", dir, "--package", "p")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"problem: bundles in no channel (so not shown below), which OLM cannot install: p.v9; opm validate refuses this catalog\n",
+		`problem: default channel "nope" is not a channel of the package; opm validate refuses this catalog` + "\n",
+		`problem: olm.deprecations names what the package does not have: bundle "p.ghost"; opm validate refuses this catalog` + "\n",
+		"channel s: head p.v5, but lists p.v5 more than once; a cycle in the replaces chain from head p.v5 (p.v4 -> p.v4); opm validate refuses this channel\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	out, stderr, code = runStatus(t, "versions", "--catalog", dir, "--package", "p", "-o", "json")
+	var r packageReport
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("exit %d: %s%s", code, stderr, out)
+	}
+	if len(r.Problems) != 3 || len(r.Channels) != 1 || !strings.Contains(r.Channels[0].Problem, "a cycle in the replaces chain") || r.Channels[0].Head != "p.v5" {
+		t.Errorf("json: problems %q, channels %+v", r.Problems, r.Channels)
+	}
+	// The demo catalog is one opm accepts: no problem, no "problems" key.
+	out, _, _ = runStatus(t, "versions", "--catalog", "../../examples/demo-catalog", "--package", "greeter-operator", "-o", "json")
+	if strings.Contains(out, "problem") {
+		t.Errorf("demo catalog: %s", out)
+	}
+}
+
+// A flag value or path of any length is repeated cut, on one line.
+func TestVersionsLongValuesCut(t *testing.T) {
+	long := strings.Repeat("a", 100_000)
+	for _, args := range [][]string{
+		{"--catalog", "../../examples/demo-catalog", "--package", "greeter-operator", "-o", long},
+		{"--catalog", "../../examples/demo-catalog", "--package", long},
+		{"--catalog", "./" + long, "--package", "p"},
+	} {
+		out, stderr, code := runStatus(t, append([]string{"versions"}, args...)...)
+		if code != 1 || out != "" || len(stderr) > 1000 || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("versions %.80v: exit %d, %d bytes: %.300s", args, code, len(stderr), stderr)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package versions
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A channel opm validate refuses past its head (opm's model,
+// validateReplacesChain and Bundle.Validate; declcfg's duplicate entries)
+// says so in Problem, the head kept; a channel it accepts says nothing.
+func TestChannelProblemsAsOpm(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		entries []string
+		want    string // "" for no problem
+	}{
+		{"replaces and skips the same", []string{"p.v1", "p.v2<p.v1", "p.v3<p.v2|p.v2|>=0.0.1 <0.0.3"}, ""},
+		{"tail replaces a bundle not listed", []string{"p.v2<p.v1", "p.v3<p.v2"}, ""},
+		{"cycle without hops", []string{"p.v4<p.v4", "p.v5<p.v4"}, "a cycle in the replaces chain from head p.v5 (p.v4 -> p.v4); opm validate refuses this channel"},
+		{"cycle of hops", []string{"p.v1<p.v3", "p.v2<p.v1", "p.v3<p.v2", "p.v4<p.v3"}, "a cycle in the replaces chain from head p.v4 (p.v3 -> p.v2 -> p.v1 -> p.v3)"},
+		{"stranded", []string{"p.v1", "p.v2<p.v1", "p.v3<|p.v2"}, "stranded: the replaces chain from head p.v3 does not reach p.v1, and no entry skips them; opm validate refuses this channel"},
+		{"listed twice", []string{"p.v1", "p.v1"}, "lists p.v1 more than once; opm validate refuses this channel"},
+		{"bad skipRange", []string{"p.v1", "p.v2<p.v1||not a range"}, "the skipRange of p.v2 is not a version range (OLM ignores it); opm validate refuses this channel"},
+		{"empty skip", []string{"p.v1", "p.v2<p.v1|,p.v1"}, "an entry skips an empty name; opm validate refuses this channel"},
+		{"no head and twice", []string{"p.v1<p.v2", "p.v2<p.v1", "p.v2<p.v1"}, "no head: every entry is replaced or skipped by another (a cycle); lists p.v2 more than once; opm validate refuses this channel"},
+	} {
+		objs := []any{pkgObj("p", "s"), chanObj("p", "s", tc.entries...)}
+		for _, n := range []string{"p.v1", "p.v2", "p.v3", "p.v4", "p.v5"} {
+			objs = append(objs, bundleObj("p", n, "0.0."+n[3:]))
+		}
+		// Bundles no channel lists are the package's problem, not the
+		// channel's: list them all in a second channel.
+		objs = append(objs, chanObj("p", "all", "p.v1", "p.v2", "p.v3", "p.v4", "p.v5"))
+		p, err := ReadPackage(context.Background(), fbc(t, objs...), "p")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		c := p.Channel("s")
+		if tc.want == "" && c.Problem != "" || !strings.Contains(c.Problem, tc.want) {
+			t.Errorf("%s: problem %q, want %q", tc.name, c.Problem, tc.want)
+		}
+		if strings.Contains(tc.want, "from head") && c.Head == "" {
+			t.Errorf("%s: the head was dropped", tc.name)
+		}
+	}
+}
+
+// What opm validate refuses outside the channel graphs is said at the
+// package: a bundle no channel lists (so no channel shows it), a default
+// channel that is not there, deprecations naming nothing.
+func TestPackageProblemsAsOpm(t *testing.T) {
+	fsys := fbc(t,
+		pkgObj("p", "nope"),
+		chanObj("p", "s", "p.v1"),
+		bundleObj("p", "p.v1", "0.0.1"),
+		bundleObj("p", "p.v9", "0.0.9"),
+		obj{"schema": "olm.deprecations", "package": "p", "entries": []obj{
+			{"reference": obj{"schema": "olm.bundle", "name": "p.ghost"}, "message": "x"},
+			{"reference": obj{"schema": "olm.channel", "name": "ghost"}, "message": "x"},
+			{"reference": obj{"schema": "olm.weird", "name": "z"}, "message": "x"},
+			{"message": "no reference"},
+		}},
+	)
+	p, err := ReadPackage(context.Background(), fsys, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"bundles in no channel (so not shown below), which OLM cannot install: p.v9; opm validate refuses this catalog",
+		`default channel "nope" is not a channel of the package; opm validate refuses this catalog`,
+		"olm.deprecations names channels the package does not have: ghost; opm validate refuses this catalog",
+		`olm.deprecations names what the package does not have: an entry with no reference at catalog.json document 5, bundle "p.ghost", schema "olm.weird" ("z") at catalog.json document 5; opm validate refuses this catalog`,
+	}
+	if got := strings.Join(p.Problems, "\n"); got != strings.Join(want, "\n") {
+		t.Errorf("problems:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+	clean, err := ReadPackage(context.Background(), widget(t), "widget")
+	if err != nil || len(clean.Problems) != 0 {
+		t.Errorf("widget: %v, problems %q", err, clean.Problems)
+	}
+	noDefault, err := ReadPackage(context.Background(), fbc(t, pkgObj("p", ""), chanObj("p", "s", "p.v1"), bundleObj("p", "p.v1", "0.0.1")), "p")
+	if err != nil || strings.Join(noDefault.Problems, "") != "the package names no default channel; opm validate refuses this catalog" {
+		t.Errorf("no default channel: %v, problems %q", err, noDefault.Problems)
+	}
+}
+
+// A read the caller's deadline ends says the deadline's cause, not Go's
+// "context deadline exceeded".
+func TestReadPackageDeadlineCause(t *testing.T) {
+	cause := errors.New("olm-cmp versions did not finish within --timeout 1ns")
+	ctx, cancel := context.WithTimeoutCause(context.Background(), time.Nanosecond, cause)
+	defer cancel()
+	<-ctx.Done()
+	_, err := ReadPackage(ctx, widget(t), "widget")
+	if !errors.Is(err, cause) || strings.Contains(err.Error(), "context deadline exceeded") {
+		t.Errorf("error: %v", err)
+	}
+}
+
+// A package name asked for, and the catalog's own names, are repeated cut:
+// a megabyte --package or package name is not a megabyte error line.
+func TestReadPackageNotFoundBounded(t *testing.T) {
+	long := strings.Repeat("a", 1<<20)
+	_, err := ReadPackage(context.Background(), fbc(t, pkgObj(long+"1", "s"), pkgObj(long+"2", "s")), long)
+	if err == nil || len(err.Error()) > 1000 || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("error: %d bytes: %.300v", len(err.Error()), err)
+	}
+}

@@ -55,7 +55,7 @@ registry or catalog could not be read).`,
 			if pkg != "" || channels != "" {
 				return fmt.Errorf("--package and --channel need --catalog")
 			}
-			if len(args) != 1 {
+			if len(args) != 1 || strings.TrimSpace(args[0]) == "" {
 				return fmt.Errorf("versions takes one bundle repository (quay.io/org/operator-bundle), or --catalog C --package P")
 			}
 			return nil
@@ -100,7 +100,7 @@ registry or catalog could not be read).`,
 // through the loader's registry access, a catalog image through its pull
 // and index (a directory is read through an os.Root, as render reads one).
 
-func listRepositoryTags(ctx context.Context, loader *bundle.ImageLoader, ref string) ([]versions.Tag, []string, error) {
+func listRepositoryTags(ctx context.Context, loader *bundle.ImageLoader, ref string) ([]versions.Tag, []string, int, error) {
 	return versions.ListTagsWith(ctx, loader, ref)
 }
 
@@ -132,6 +132,9 @@ type tagsReport struct {
 	Tags       []tagJSON `json:"tags"`
 	// Other are the tags that are not semantic versions, sorted.
 	Other []string `json:"other"`
+	// Invalid counts the names the registry listed that are not tags (the
+	// distribution API's grammar), left out; absent when none.
+	Invalid int `json:"invalid,omitempty"`
 }
 
 type tagJSON struct {
@@ -147,11 +150,11 @@ func tagVersions(ctx context.Context, loader *bundle.ImageLoader, ref string) (*
 		last := ref[strings.LastIndexByte(ref, '/')+1:]
 		return nil, fmt.Errorf("%s: not an image repository with its registry: give it as quay.io/org/%s (docker.io/org/%s for Docker Hub)", echo.Short(ref), echo.Short(last), echo.Short(last))
 	}
-	semver, other, err := listRepositoryTags(ctx, loader, ref)
+	semver, other, invalid, err := listRepositoryTags(ctx, loader, ref)
 	if err != nil {
 		return nil, err
 	}
-	r := &tagsReport{Repository: ref, Tags: []tagJSON{}, Other: other}
+	r := &tagsReport{Repository: ref, Tags: []tagJSON{}, Other: other, Invalid: invalid}
 	if name, err := versions.RepositoryName(ref); err == nil {
 		r.Repository = name
 	}
@@ -167,6 +170,9 @@ func tagVersions(ctx context.Context, loader *bundle.ImageLoader, ref string) (*
 func (r *tagsReport) writeText(out io.Writer) error {
 	w := &errWriter{w: out}
 	w.printf("%s: %d semantic version tags, %d other tags\n", echo.Text(r.Repository), len(r.Tags), len(r.Other))
+	if r.Invalid > 0 {
+		w.printf("left out: %d names the registry listed that are not valid tags ([A-Za-z0-9_][A-Za-z0-9._-]{0,127})\n", r.Invalid)
+	}
 	for _, t := range r.Tags {
 		w.printf("%s\n", t.Name) // checked against the tag grammar: nothing to escape
 	}

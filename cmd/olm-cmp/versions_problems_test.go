@@ -67,3 +67,17 @@ func TestVersionsLongValuesCut(t *testing.T) {
 		}
 	}
 }
+
+// An empty REF is a missing one; a REF that is not a repository says what
+// one is.
+func TestVersionsRefWorded(t *testing.T) {
+	for _, tc := range []struct{ ref, want string }{
+		{"", "error: versions takes one bundle repository (quay.io/org/operator-bundle), or --catalog C --package P\n"},
+		{"quay.io/Org/Bundle", `error: repository "quay.io/Org/Bundle" is not an image repository reference: a repository's path is lowercase: give quay.io/org/bundle` + "\n"},
+	} {
+		out, stderr, code := runStatus(t, "versions", tc.ref)
+		if code != 1 || out != "" || stderr != tc.want {
+			t.Errorf("versions %q: exit %d, stderr %q, want %q", tc.ref, code, stderr, tc.want)
+		}
+	}
+}

@@ -3,6 +3,9 @@ package versions
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -107,5 +110,47 @@ func TestReadPackageNotFoundBounded(t *testing.T) {
 	_, err := ReadPackage(context.Background(), fbc(t, pkgObj(long+"1", "s"), pkgObj(long+"2", "s")), long)
 	if err == nil || len(err.Error()) > 1000 || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("error: %d bytes: %.300v", len(err.Error()), err)
+	}
+}
+
+// Names a registry lists that are not tags are left out and counted, not
+// dropped unsaid; an answer that is not a JSON tag list (a login page, a
+// document nested past the decoder's depth) is one line without the JSON
+// decoder's words.
+func TestListTagsInvalidAndNotJSON(t *testing.T) {
+	ts := newTagServer(t, 2, map[string][]string{"org/w": {"v1.0.0", "\x1b[31mred", "x\u202ey", "-dash", "latest", "v1.0.0"}})
+	semver, other, invalid, err := ListTags(context.Background(), ts.host+"/org/w")
+	if err != nil || strings.Join(tagNames(semver), ",") != "v1.0.0" || strings.Join(other, ",") != "latest" || invalid != 3 {
+		t.Errorf("semver %v other %v invalid %d: %v", tagNames(semver), other, invalid, err)
+	}
+	for name, body := range map[string]string{
+		"html": "<html>sign in</html>",
+		"deep": `{"tags":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`,
+		"type": `{"tags":{"a":1}}`,
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/v2/" {
+				return
+			}
+			io.WriteString(w, body)
+		}))
+		_, _, _, err := ListTags(context.Background(), strings.TrimPrefix(srv.URL, "http://")+"/org/w")
+		srv.Close()
+		if err == nil || !strings.Contains(err.Error(), "is not the distribution API's JSON tag list") || strings.Contains(err.Error(), "invalid character") || strings.Contains(err.Error(), "json:") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// A reference that is not a repository says what one is, and that a
+// repository's path is lowercase, not "could not parse reference".
+func TestRepositoryErrorWorded(t *testing.T) {
+	_, _, _, err := ListTags(context.Background(), "quay.io/Org/Bundle")
+	if err == nil || !strings.Contains(err.Error(), "a repository's path is lowercase: give quay.io/org/bundle") {
+		t.Errorf("uppercase: %v", err)
+	}
+	_, _, _, err = ListTags(context.Background(), "quay.io/")
+	if err == nil || strings.Contains(err.Error(), "could not parse") || !strings.Contains(err.Error(), "a repository is registry/path") {
+		t.Errorf("no path: %v", err)
 	}
 }

@@ -244,6 +244,9 @@ func catalogVersions(ctx context.Context, loader *bundle.ImageLoader, ref, pkg, 
 		}
 		want[n] = true
 	}
+	if channels != "" && len(want) == 0 {
+		return nil, fmt.Errorf("--channel %s names no channel: give channel names, comma-separated, or leave --channel out for every channel", echo.Quote(channels))
+	}
 	for _, c := range p.Channels {
 		if len(want) > 0 && !want[c.Name] {
 			continue
@@ -300,7 +303,7 @@ func (r *packageReport) writeText(out io.Writer) error {
 			if e.Deprecated {
 				note = "deprecated"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", cell(e.Version), cell(e.Name), cell(e.Replaces), cell(strings.Join(e.Skips, ",")), cell(e.SkipRange), note)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", cell(versionCell(e)), cell(e.Name), cell(e.Replaces), cell(strings.Join(e.Skips, ",")), cell(e.SkipRange), note)
 		}
 		tw.Flush()
 		for _, l := range strings.SplitAfter(table.String(), "\n") {
@@ -308,6 +311,16 @@ func (r *packageReport) writeText(out io.Writer) error {
 		}
 	}
 	return w.err
+}
+
+// versionCell is an entry's version with its release when the version
+// does not already show it (a legacy bundle's build metadata): bundles of
+// one version told apart as -o json tells them.
+func versionCell(e entryJSON) string {
+	if e.Release == "" || strings.HasSuffix(e.Version, "+"+e.Release) {
+		return e.Version
+	}
+	return e.Version + " (release " + e.Release + ")"
 }
 
 // cell is a table cell: escaped, cut, "-" when empty; tabs cannot reach

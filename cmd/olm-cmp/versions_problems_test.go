@@ -81,3 +81,35 @@ func TestVersionsRefWorded(t *testing.T) {
 		}
 	}
 }
+
+// Bundles of one version are told apart by their release in text as in
+// -o json; a --channel naming no channel is refused, not read as "all";
+// a channel or bundle with no name is a problem said.
+func TestVersionsReleasesAndEmptyNames(t *testing.T) {
+	dir := t.TempDir()
+	b := func(name, version, extra string) string {
+		return `{"schema": "olm.bundle", "package": "p", "name": "` + name + `", "image": "example.com/p", "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "` + version + `"` + extra + `}}]}` + "\n"
+	}
+	fbc := `{"schema": "olm.package", "name": "p", "defaultChannel": "s"}
+{"schema": "olm.channel", "package": "p", "name": "s", "entries": [{"name": "p.r1"}, {"name": "p.r2", "replaces": "p.r1"}, {"name": "p.b3", "replaces": "p.r2"}]}
+{"schema": "olm.channel", "package": "p", "name": "", "entries": [{"name": ""}]}
+` + b("p.r1", "1.0.0", `, "release": "1"`) + b("p.r2", "1.0.0", `, "release": "2"`) + b("p.b3", "1.0.0+3", "") + b("", "0.0.1", "")
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(fbc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runStatus(t, "versions", "--catalog", dir, "--package", "p", "--channel", "s")
+	for _, want := range []string{
+		"problem: objects with no name: a channel, a bundle (version 0.0.1); opm validate refuses this catalog\n",
+		"  1.0.0 (release 1)  p.r1",
+		"  1.0.0 (release 2)  p.r2",
+		"  1.0.0+3            p.b3",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("exit %d %s; output lacks %q:\n%s", code, stderr, want, out)
+		}
+	}
+	out, stderr, code = runStatus(t, "versions", "--catalog", dir, "--package", "p", "--channel", " , ")
+	if code != 1 || out != "" || !strings.HasPrefix(stderr, `error: --channel " , " names no channel`) {
+		t.Errorf("--channel ' , ': exit %d, %q, %s", code, stderr, out)
+	}
+}

@@ -244,6 +244,18 @@ func packageProblems(c *catalog.Contents, inChannels map[string][]string) []stri
 		slices.Sort(orphans)
 		problems = append(problems, fmt.Sprintf("bundles in no channel (so not shown below), which OLM cannot install: %s", listNames(orphans)))
 	}
+	var unnamed []string
+	if _, ok := c.Channels[""]; ok {
+		unnamed = append(unnamed, "a channel")
+	}
+	for _, b := range c.Bundles {
+		if b.Name == "" {
+			unnamed = append(unnamed, "a bundle (version "+echo.Short(b.Version)+")")
+		}
+	}
+	if len(unnamed) > 0 {
+		problems = append(problems, fmt.Sprintf("objects with no name: %s", strings.Join(unnamed[:min(len(unnamed), maxListed)], ", ")))
+	}
 	switch _, ok := c.Channels[c.DefaultChannel]; {
 	case len(c.Channels) == 0:
 		problems = append(problems, "the package has no channels")

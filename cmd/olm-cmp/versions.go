@@ -80,6 +80,11 @@ registry or catalog could not be read).`,
 			if err != nil {
 				return err
 			}
+			if pr, ok := report.(*packageReport); ok && output == "json" {
+				if n := pr.jsonSize(); n > maxJSONReport {
+					return fmt.Errorf("the -o json report of package %s would be over %d MiB (every entry repeats the channels listing its bundle, and this package lists its bundles in many channels): show fewer channels with --channel, or use the text output", echo.Quote(pr.Package), maxJSONReport>>20)
+				}
+			}
 			if output == "json" {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -259,6 +264,58 @@ func catalogVersions(ctx context.Context, loader *bundle.ImageLoader, ref, pkg, 
 		r.Channels = append(r.Channels, cj)
 	}
 	return r, nil
+}
+
+// maxJSONReport bounds a package's -o json report, before it is built. An
+// entry's channels repeat in every channel listing its bundle, so a
+// catalog can make the report grow as the square of its size (a bundle in
+// 60,000 one-entry channels: 60,000² names from a 5 MB catalog). The
+// largest package the catalog reader keeps (catalog.maxPackageBytes of
+// names, 131072 items) reports in well under this when each bundle is in
+// a few channels; real packages report in a few MB.
+const maxJSONReport = 128 << 20
+
+// jsonSize is an upper bound of the bytes of r's JSON form, computed in
+// time linear in the package (each bundle's channel list is measured
+// once) and given up as soon as it passes maxJSONReport.
+func (r *packageReport) jsonSize() int {
+	n := 512 + jsonLen(r.Catalog) + jsonLen(r.Image) + jsonLen(r.Package) + jsonLen(r.DefaultChannel)
+	for _, p := range r.Problems {
+		n += 16 + jsonLen(p)
+	}
+	listed := map[string]int{} // bundle → bytes of its channels list
+	for _, c := range r.Channels {
+		n += 128 + jsonLen(c.Name) + jsonLen(c.Head) + jsonLen(c.Problem)
+		for _, e := range c.Entries {
+			l, ok := listed[e.Name]
+			if !ok {
+				for _, ch := range e.Channels {
+					l += 16 + jsonLen(ch)
+				}
+				listed[e.Name] = l
+			}
+			n += 384 + l + jsonLen(e.Name) + jsonLen(e.Version) + jsonLen(e.Release) + jsonLen(e.Image) + jsonLen(e.Replaces) + jsonLen(e.SkipRange)
+			for _, s := range e.Skips {
+				n += 16 + jsonLen(s)
+			}
+			if n > maxJSONReport {
+				return n
+			}
+		}
+	}
+	return n
+}
+
+// jsonLen bounds the bytes of s as a JSON string: a byte encoding/json
+// escapes takes six (\u001b).
+func jsonLen(s string) int {
+	n := len(s) + 2
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b == '<' || b == '>' || b == '&' || b == '"' || b == '\\' || b >= 0x80 {
+			n += 5
+		}
+	}
+	return n
 }
 
 // writeText prints a channel at a time: its head, then a table of its

@@ -33,7 +33,7 @@ func TestVersionsCatalogProblems(t *testing.T) {
 		"problem: bundles in no channel (so not shown below), which OLM cannot install: p.v9; opm validate refuses this catalog\n",
 		`problem: default channel "nope" is not a channel of the package; opm validate refuses this catalog` + "\n",
 		`problem: olm.deprecations names what the package does not have: bundle "p.ghost"; opm validate refuses this catalog` + "\n",
-		"channel s: head p.v5, but lists p.v5 more than once; a cycle in the replaces chain from head p.v5 (p.v4 -> p.v4); opm validate refuses this channel\n",
+		"channel s: head p.v5, but lists more than once: p.v5; a cycle in the replaces chain from head p.v5 (p.v4 -> p.v4); opm validate refuses this channel\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)

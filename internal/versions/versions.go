@@ -160,14 +160,16 @@ func listNames(names []string) string {
 // entry skips (stranded), as opm's model checks a channel
 // (validateReplacesChain). Linear in the entries.
 func graphProblems(head string, entries []Entry) []string {
+	// Sets, not slice searches: every list here can hold 100,000 names.
 	var problems, twice, badRange []string
 	byName := make(map[string]*Entry, len(entries))
-	skipped := map[string]bool{}
+	skipped, saidTwice, saidRange := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	emptySkip := false
 	for i := range entries {
 		e := &entries[i]
 		if _, ok := byName[e.Name]; ok {
-			if !slices.Contains(twice, e.Name) {
+			if !saidTwice[e.Name] {
+				saidTwice[e.Name] = true
 				twice = append(twice, e.Name)
 			}
 		} else {
@@ -177,14 +179,15 @@ func graphProblems(head string, entries []Entry) []string {
 			skipped[s] = true
 			emptySkip = emptySkip || s == ""
 		}
-		if e.SkipRange != "" {
-			if _, err := bsemver.ParseRange(e.SkipRange); err != nil && !slices.Contains(badRange, e.Name) {
+		if e.SkipRange != "" && !saidRange[e.Name] {
+			if _, err := bsemver.ParseRange(e.SkipRange); err != nil {
+				saidRange[e.Name] = true
 				badRange = append(badRange, e.Name)
 			}
 		}
 	}
 	if len(twice) > 0 {
-		problems = append(problems, fmt.Sprintf("lists %s more than once", listNames(twice)))
+		problems = append(problems, fmt.Sprintf("lists more than once: %s", listNames(twice)))
 	}
 	if emptySkip {
 		problems = append(problems, "an entry skips an empty name")
@@ -207,8 +210,9 @@ func graphProblems(head string, entries []Entry) []string {
 	}
 	var stranded []string
 	for _, e := range entries {
-		if !reached[e.Name] && !skipped[e.Name] && !slices.Contains(stranded, e.Name) {
+		if !reached[e.Name] && !skipped[e.Name] {
 			stranded = append(stranded, e.Name)
+			reached[e.Name] = true // said once
 		}
 	}
 	if len(stranded) > 0 {
@@ -304,8 +308,9 @@ func head(entries []Entry) (string, string) {
 	}
 	var heads []string
 	for _, e := range entries {
-		if !named[e.Name] && !slices.Contains(heads, e.Name) {
+		if !named[e.Name] {
 			heads = append(heads, e.Name)
+			named[e.Name] = true // once, in a set: a channel can list 100,000 heads
 		}
 	}
 	switch len(heads) {

@@ -197,3 +197,27 @@ func BenchmarkChannelProblems30000(b *testing.B) {
 		graphProblems("h", cycles)
 	}
 }
+
+// BenchmarkSuccessorsOneVersion20000: an installed version that names
+// 20,000 bundles (a catalog repeating one version) is a set each entry is
+// checked against, not a list: 2.6 s an op as a list, 11 ms as a set.
+func BenchmarkSuccessorsOneVersion20000(b *testing.B) {
+	objs := []any{pkgObj("p", "s")}
+	var entries []string
+	for i := range 20_000 {
+		name := "p.r" + strconv.Itoa(i)
+		objs = append(objs, obj{"schema": "olm.bundle", "package": "p", "name": name, "image": "q",
+			"properties": []obj{{"type": "olm.package", "value": obj{"packageName": "p", "version": "1.0.0"}}}})
+		entries = append(entries, name+"<p.r"+strconv.Itoa(i+1)+"|p.x")
+	}
+	objs = append(objs, chanObj("p", "s", entries...))
+	p, err := ReadPackage(context.Background(), fbc(b, objs...), "p")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := SuccessorsOLMv1(p, "1.0.0", nil, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

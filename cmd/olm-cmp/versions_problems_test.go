@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
 )
 
 // What opm validate refuses and the channel tables alone would leave
@@ -142,5 +144,51 @@ func TestVersionsJSONReportBounded(t *testing.T) {
 	}
 	if _, stderr, code = runStatus(t, "versions", "--catalog", dir, "--package", "p"); code != 0 {
 		t.Errorf("text: exit %d %s", code, stderr)
+	}
+}
+
+// A catalog image answers from its per-package index what its directory
+// answers from one pass: the same channels, problems and deprecations,
+// byte for byte, run after run.
+func TestVersionsImageAsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	fbc := `{"schema": "olm.package", "name": "p", "defaultChannel": "s"}
+{"schema": "olm.channel", "package": "p", "name": "s", "entries": [{"name": "p.v1"}, {"name": "p.v2", "replaces": "p.v1", "skipRange": "<0.0.2"}, {"name": "p.v3", "skips": ["p.v2"]}]}
+{"schema": "olm.channel", "package": "p", "name": "b", "entries": [{"name": "p.v2"}, {"name": "p.v3", "replaces": "p.v2"}]}
+{"schema": "olm.bundle", "package": "p", "name": "p.v1", "image": "example.com/p:1", "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "0.0.1"}}]}
+{"schema": "olm.bundle", "package": "p", "name": "p.v2", "image": "example.com/p:2", "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "0.0.2"}}]}
+{"schema": "olm.bundle", "package": "p", "name": "p.v3", "image": "example.com/p:3", "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "0.0.3"}}]}
+{"schema": "olm.bundle", "package": "p", "name": "p.v9", "image": "example.com/p:9", "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "0.0.9"}}]}
+{"schema": "olm.deprecations", "package": "p", "entries": [{"reference": {"schema": "olm.bundle", "name": "p.v2"}, "message": "x"}, {"reference": {"schema": "olm.bundle", "name": "p.ghost"}, "message": "x"}, {"reference": {"schema": "olm.channel", "name": "b"}, "message": "x"}]}
+{"schema": "olm.package", "name": "q", "defaultChannel": "s"}
+`
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(fbc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := bundletest.NewRegistry(t)
+	bundletest.Push(t, host, "catalogs/p", "v1", bundletest.CatalogImage(t, dir, "/configs"))
+	fromDir, stderr, code := runStatus(t, "versions", "--catalog", dir, "--package", "p", "-o", "json")
+	if code != 0 {
+		t.Fatalf("directory: exit %d %s", code, stderr)
+	}
+	for range 3 {
+		again, _, _ := runStatus(t, "versions", "--catalog", dir, "--package", "p", "-o", "json")
+		if again != fromDir {
+			t.Fatalf("directory: output differs between runs")
+		}
+	}
+	fromImage, stderr, code := runStatus(t, "versions", "--catalog", host+"/catalogs/p:v1", "--package", "p", "-o", "json", "--insecure-registry", host)
+	if code != 0 {
+		t.Fatalf("image: exit %d %s", code, stderr)
+	}
+	var d, i packageReport
+	if json.Unmarshal([]byte(fromDir), &d) != nil || json.Unmarshal([]byte(fromImage), &i) != nil {
+		t.Fatalf("not JSON:\n%s\n%s", fromDir, fromImage)
+	}
+	d.Catalog, d.Image, i.Catalog, i.Image = "", "", "", ""
+	dj, _ := json.Marshal(d)
+	ij, _ := json.Marshal(i)
+	if string(dj) != string(ij) || len(d.Problems) != 2 || !strings.Contains(d.Channels[1].Problem, "stranded") {
+		t.Errorf("directory and image differ or miss a problem:\n%s\n%s", dj, ij)
 	}
 }

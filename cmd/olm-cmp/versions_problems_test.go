@@ -34,7 +34,7 @@ func TestVersionsCatalogProblems(t *testing.T) {
 	for _, want := range []string{
 		"problem: bundles in no channel (so not shown below), which OLM cannot install: p.v9; opm validate refuses this catalog\n",
 		`problem: default channel "nope" is not a channel of the package; opm validate refuses this catalog` + "\n",
-		`problem: olm.deprecations names what the package does not have: bundle "p.ghost"; opm validate refuses this catalog` + "\n",
+		`problem: olm.deprecations names bundle "p.ghost", which the package does not have; opm validate refuses this catalog` + "\n",
 		"channel s: head p.v5, but lists more than once: p.v5; a cycle in the replaces chain from head p.v5 (p.v4 -> p.v4); opm validate refuses this channel\n",
 	} {
 		if !strings.Contains(out, want) {

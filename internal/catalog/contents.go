@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
 	"slices"
@@ -40,10 +41,14 @@ type Contents struct {
 	Channels map[string][]Entry
 	// DeprecatedChannels holds the channels an olm.deprecations entry names.
 	DeprecatedChannels map[string]bool
-	// UnknownDeprecations are the olm.deprecations entries that name no
-	// bundle of the package or have no reference or an unknown schema
-	// ("bundle x", escaped), which opm validate refuses; sorted.
-	UnknownDeprecations []string
+	// DeprecationProblems are what opm validate refuses in the package's
+	// olm.deprecations, each a phrase following "olm.deprecations"
+	// ("names bundle "x", which the package does not have"), escaped, in
+	// catalog order: an entry naming a bundle the package does not have,
+	// with no reference, an unknown schema or a repeated reference, and a
+	// second olm.deprecations object. (Channels it names that the package
+	// does not have are in DeprecatedChannels.)
+	DeprecationProblems []string
 }
 
 // ReadContents reads package pkg of the catalog in fsys (a *Catalog uses
@@ -65,12 +70,19 @@ func ReadContents(ctx context.Context, fsys fs.FS, pkg string) (*Contents, error
 		have[b.name] = true
 		c.Bundles = append(c.Bundles, Bundle{Name: b.name, Image: b.image, Version: b.versionStr, Release: b.release, Deprecated: p.deprecated[b.name]})
 	}
-	c.UnknownDeprecations = slices.Clone(p.badDeprecations)
+	if n := len(p.deprecationsAt); n > 1 {
+		c.DeprecationProblems = append(c.DeprecationProblems, fmt.Sprintf("is declared %d times (at %s): a package has one", n, listed(p.deprecationsAt, " and ")))
+	}
+	var ghosts []string
 	for name := range p.deprecated {
 		if !have[name] {
-			c.UnknownDeprecations = append(c.UnknownDeprecations, "bundle "+echo.Quote(name))
+			ghosts = append(ghosts, name)
 		}
 	}
-	slices.Sort(c.UnknownDeprecations)
+	slices.Sort(ghosts)
+	for _, name := range ghosts {
+		c.DeprecationProblems = append(c.DeprecationProblems, fmt.Sprintf("names bundle %s, which the package does not have", echo.Quote(name)))
+	}
+	c.DeprecationProblems = append(c.DeprecationProblems, p.badDeprecations...)
 	return c, nil
 }

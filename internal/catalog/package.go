@@ -38,9 +38,13 @@ type fbcPackage struct {
 	defaultChannel     string
 	packageDeprecated  bool
 	deprecatedChannels map[string]bool
-	// badDeprecations are olm.deprecations entries with no reference or
-	// an unknown schema, worded for Contents.UnknownDeprecations.
+	// badDeprecations are olm.deprecations entries opm validate refuses
+	// (no reference, an unknown schema, a reference repeated), worded for
+	// Contents.DeprecationProblems; deprecationsAt is where each
+	// olm.deprecations object is (a package has at most one).
 	badDeprecations []string
+	deprecationsAt  []string
+	deprecationRefs map[reference]bool
 	items           int
 	kept            int // bytes of the strings kept (object.size)
 	// err is the first object of the package that could not be read; it
@@ -88,11 +92,20 @@ func (c *fbcPackage) addObject(o *object) error {
 		}
 		c.channels[o.Name] = entries
 	case "olm.deprecations":
+		c.deprecationsAt = append(c.deprecationsAt, o.at())
+		if c.deprecationRefs == nil {
+			c.deprecationRefs = map[reference]bool{}
+		}
 		for _, e := range o.Entries {
 			if e.Reference == nil {
-				c.badDeprecations = append(c.badDeprecations, "an entry with no reference at "+o.at())
+				c.badDeprecations = append(c.badDeprecations, "has an entry with no reference (at "+o.at()+")")
 				continue
 			}
+			if c.deprecationRefs[*e.Reference] {
+				c.badDeprecations = append(c.badDeprecations, fmt.Sprintf("names %s %s twice (at %s)", echo.Short(e.Reference.Schema), echo.Quote(e.Reference.Name), o.at()))
+				continue
+			}
+			c.deprecationRefs[*e.Reference] = true
 			switch e.Reference.Schema {
 			case "olm.bundle":
 				c.deprecated[e.Reference.Name] = true
@@ -101,7 +114,7 @@ func (c *fbcPackage) addObject(o *object) error {
 			case "olm.package":
 				c.packageDeprecated = true
 			default:
-				c.badDeprecations = append(c.badDeprecations, fmt.Sprintf("schema %s (%s) at %s", echo.Quote(e.Reference.Schema), echo.Quote(e.Reference.Name), o.at()))
+				c.badDeprecations = append(c.badDeprecations, fmt.Sprintf("names schema %s (%s), not olm.bundle, olm.channel or olm.package (at %s)", echo.Quote(e.Reference.Schema), echo.Quote(e.Reference.Name), o.at()))
 			}
 		}
 	case "olm.bundle":

@@ -67,6 +67,9 @@ func TestPackageProblemsAsOpm(t *testing.T) {
 			{"reference": obj{"schema": "olm.weird", "name": "z"}, "message": "x"},
 			{"message": "no reference"},
 		}},
+		obj{"schema": "olm.deprecations", "package": "p", "entries": []obj{
+			{"reference": obj{"schema": "olm.channel", "name": "ghost"}, "message": "again"},
+		}},
 	)
 	p, err := ReadPackage(context.Background(), fsys, "p")
 	if err != nil {
@@ -76,7 +79,11 @@ func TestPackageProblemsAsOpm(t *testing.T) {
 		"bundles in no channel (so not shown below), which OLM cannot install: p.v9; opm validate refuses this catalog",
 		`default channel "nope" is not a channel of the package; opm validate refuses this catalog`,
 		"olm.deprecations names channels the package does not have: ghost; opm validate refuses this catalog",
-		`olm.deprecations names what the package does not have: an entry with no reference at catalog.json document 5, bundle "p.ghost", schema "olm.weird" ("z") at catalog.json document 5; opm validate refuses this catalog`,
+		`olm.deprecations is declared 2 times (at catalog.json document 5 and catalog.json document 6): a package has one; opm validate refuses this catalog`,
+		`olm.deprecations names bundle "p.ghost", which the package does not have; opm validate refuses this catalog`,
+		`olm.deprecations names schema "olm.weird" ("z"), not olm.bundle, olm.channel or olm.package (at catalog.json document 5); opm validate refuses this catalog`,
+		`olm.deprecations has an entry with no reference (at catalog.json document 5); opm validate refuses this catalog`,
+		`olm.deprecations names olm.channel "ghost" twice (at catalog.json document 6); opm validate refuses this catalog`,
 	}
 	if got := strings.Join(p.Problems, "\n"); got != strings.Join(want, "\n") {
 		t.Errorf("problems:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))

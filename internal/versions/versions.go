@@ -277,8 +277,12 @@ func packageProblems(c *catalog.Contents, inChannels map[string][]string) []stri
 	if len(ghosts) > 0 {
 		problems = append(problems, fmt.Sprintf("olm.deprecations names channels the package does not have: %s", listNames(ghosts)))
 	}
-	if len(c.UnknownDeprecations) > 0 {
-		problems = append(problems, fmt.Sprintf("olm.deprecations names what the package does not have: %s", listNames(c.UnknownDeprecations)))
+	for i, d := range c.DeprecationProblems {
+		if i == maxListed {
+			problems = append(problems, fmt.Sprintf("olm.deprecations has %d more such problems", len(c.DeprecationProblems)-maxListed))
+			break
+		}
+		problems = append(problems, "olm.deprecations "+d) // escaped where worded
 	}
 	for i, p := range problems {
 		problems[i] = p + "; opm validate refuses this catalog"

@@ -243,6 +243,9 @@ func catalogVersions(ctx context.Context, loader *bundle.ImageLoader, ref, pkg, 
 		if p.Channel(n) == nil {
 			var all []string
 			for _, c := range p.Channels {
+				if strings.EqualFold(c.Name, n) {
+					return nil, fmt.Errorf("--channel %s: package %s has no such channel (channel names are case-sensitive: did you mean %s?)", echo.Quote(n), echo.Quote(pkg), echo.Quote(c.Name))
+				}
 				all = append(all, c.Name)
 			}
 			return nil, fmt.Errorf("--channel %s: package %s has no such channel (channels: %s)", echo.Quote(n), echo.Quote(pkg), echo.Short(strings.Join(all, ", ")))

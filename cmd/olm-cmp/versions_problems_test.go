@@ -192,3 +192,20 @@ func TestVersionsImageAsDirectory(t *testing.T) {
 		t.Errorf("directory and image differ or miss a problem:\n%s\n%s", dj, ij)
 	}
 }
+
+// A package or channel asked for in the wrong case names the right one:
+// a catalog's package list shows 20 of its hundreds.
+func TestVersionsWrongCase(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--package", "Greeter-Operator"}, `error: catalog: package "Greeter-Operator" not found (package names are case-sensitive: did you mean "greeter-operator"?)` + "\n"},
+		{[]string{"--package", "greeter-operator", "--channel", "Stable"}, `error: --channel "Stable": package "greeter-operator" has no such channel (channel names are case-sensitive: did you mean "stable"?)` + "\n"},
+	} {
+		out, stderr, code := runStatus(t, append([]string{"versions", "--catalog", "../../examples/demo-catalog"}, tc.args...)...)
+		if code != 1 || out != "" || stderr != tc.want {
+			t.Errorf("%v: exit %d, %q, want %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}

@@ -248,6 +248,9 @@ func catalogVersions(ctx context.Context, loader *bundle.ImageLoader, ref, pkg, 
 				}
 				all = append(all, c.Name)
 			}
+			if len(all) == 0 {
+				return nil, fmt.Errorf("--channel %s: package %s has no channels at all; opm validate refuses this catalog", echo.Quote(n), echo.Quote(pkg))
+			}
 			return nil, fmt.Errorf("--channel %s: package %s has no such channel (channels: %s)", echo.Quote(n), echo.Quote(pkg), echo.Short(strings.Join(all, ", ")))
 		}
 		want[n] = true

@@ -209,3 +209,22 @@ func TestVersionsWrongCase(t *testing.T) {
 		}
 	}
 }
+
+// A package with no channels says so, listed or filtered.
+func TestVersionsNoChannels(t *testing.T) {
+	dir := t.TempDir()
+	fbc := `{"schema": "olm.package", "name": "p", "defaultChannel": "s"}
+{"schema": "olm.bundle", "package": "p", "name": "p.v1", "image": "example.com/p", "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "0.0.1"}}]}
+`
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(fbc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := runStatus(t, "versions", "--catalog", dir, "--package", "p")
+	if code != 0 || !strings.Contains(out, "problem: the package has no channels; opm validate refuses this catalog\n") || !strings.Contains(out, "which OLM cannot install: p.v1;") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	_, stderr, code := runStatus(t, "versions", "--catalog", dir, "--package", "p", "--channel", "s")
+	if want := `error: --channel "s": package "p" has no channels at all; opm validate refuses this catalog` + "\n"; code != 1 || stderr != want {
+		t.Errorf("--channel s: exit %d, %q", code, stderr)
+	}
+}

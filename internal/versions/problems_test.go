@@ -228,3 +228,29 @@ func BenchmarkSuccessorsOneVersion20000(b *testing.B) {
 		}
 	}
 }
+
+// Releases order as OLM v1 orders them (semver pre-release identifiers): a
+// number below any word, so 9 < 10a; a release OLM v1 cannot read is said.
+func TestReleasesAsOLM(t *testing.T) {
+	rel := func(name, version, release string) obj {
+		v := obj{"packageName": "p", "version": version}
+		if release != "" {
+			v["release"] = release
+		}
+		return obj{"schema": "olm.bundle", "package": "p", "name": name, "image": "q", "properties": []obj{{"type": "olm.package", "value": v}}}
+	}
+	p, err := ReadPackage(context.Background(), fbc(t, pkgObj("p", "s"),
+		chanObj("p", "s", "p.10a", "p.9<p.10a", "p.2<p.9", "p.x<p.2", "p.01<p.x"),
+		rel("p.10a", "1.0.0", "10a"), rel("p.9", "1.0.0", "9"), rel("p.2", "1.0.0", "2"), rel("p.x", "1.0.0+build.007", ""), rel("p.01", "1.0.0", "01"),
+	), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(p.Channel("s").Entries); got != "p.01 p.2 p.9 p.10a p.x" {
+		t.Errorf("order: %s", got)
+	}
+	want := "releases OLM v1 cannot read (dot-separated identifiers of [0-9A-Za-z-], numbers without leading zeros), so it cannot order these bundles among others of their version: p.01 (01), p.x (build.007)"
+	if strings.Join(p.Problems, "\n") != want {
+		t.Errorf("problems: %q", p.Problems)
+	}
+}

@@ -287,7 +287,29 @@ func packageProblems(c *catalog.Contents, inChannels map[string][]string) []stri
 	for i, p := range problems {
 		problems[i] = p + "; opm validate refuses this catalog"
 	}
+	// Not opm's rule for a legacy bundle's build metadata, so said apart.
+	var badRelease []string
+	for _, b := range c.Bundles {
+		if b.Release != "" && !validRelease(b.Release) {
+			badRelease = append(badRelease, b.Name+" ("+b.Release+")")
+		}
+	}
+	if len(badRelease) > 0 {
+		slices.Sort(badRelease)
+		problems = append(problems, fmt.Sprintf("releases OLM v1 cannot read (dot-separated identifiers of [0-9A-Za-z-], numbers without leading zeros), so it cannot order these bundles among others of their version: %s", listNames(badRelease)))
+	}
 	return problems
+}
+
+// validRelease reports whether OLM v1 reads release (operator-registry's
+// NewRelease): dot-separated semver pre-release identifiers.
+func validRelease(release string) bool {
+	for _, seg := range strings.Split(release, ".") {
+		if _, err := bsemver.NewPRVersion(seg); err != nil || seg == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // compareEntries orders entries lowest version first, then release, then

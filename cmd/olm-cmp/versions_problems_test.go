@@ -228,3 +228,16 @@ func TestVersionsNoChannels(t *testing.T) {
 		t.Errorf("--channel s: exit %d, %q", code, stderr)
 	}
 }
+
+// A failed tag list says it failed reading the tag list, not "getting an
+// access token" (what the registry transport called any request it did
+// not know).
+func TestVersionsTagListStepNamed(t *testing.T) {
+	fr := bundletest.NewFaultRegistry(t, bundletest.FaultOptions{})
+	fr.PushDir(t, "demo/greeter-bundle", "v0.2.0", "../../examples/demo/bundle")
+	fr.Inject(bundletest.Where{Path: `/tags/list$`}, bundletest.Fault{Status: 500}, 0)
+	_, stderr, code := runStatus(t, "versions", fr.Host+"/demo/greeter-bundle", "--insecure-registry", fr.Host)
+	if code != 1 || !strings.Contains(stderr, "answered 500 Internal Server Error while reading the tag list") || strings.Contains(stderr, "access token") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
 )
 
 // A channel opm validate refuses past its head (opm's model,
@@ -252,5 +254,40 @@ func TestReleasesAsOLM(t *testing.T) {
 	want := "releases OLM v1 cannot read (dot-separated identifiers of [0-9A-Za-z-], numbers without leading zeros), so it cannot order these bundles among others of their version: p.01 (01), p.x (build.007)"
 	if strings.Join(p.Problems, "\n") != want {
 		t.Errorf("problems: %q", p.Problems)
+	}
+}
+
+// A listing stopped by its own time bound names that bound, through the
+// loader's transport (which words a stop by its context's cause) and
+// without it; the caller's deadline keeps its own cause.
+func TestListTagsTimeBoundNamed(t *testing.T) {
+	defer func(d time.Duration) { listTimeout = d }(listTimeout)
+	listTimeout = 300 * time.Millisecond
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v2/" {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	l := &bundle.ImageLoader{Insecure: []string{host}}
+	_, _, _, err := ListTagsWith(context.Background(), l, host+"/org/slow")
+	if err == nil || !strings.Contains(err.Error(), "the tag list took over 300ms, olm-cmp's bound on one listing") {
+		t.Errorf("through the loader: %v", err)
+	}
+	_, _, _, err = ListTags(context.Background(), host+"/org/slow")
+	if err == nil || !strings.Contains(err.Error(), "the tag list took over 300ms") {
+		t.Errorf("without it: %v", err)
+	}
+	cause := errors.New("the caller's own deadline")
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 50*time.Millisecond, cause)
+	defer cancel()
+	if _, _, _, err = ListTagsWith(ctx, l, host+"/org/slow"); err == nil || !strings.Contains(err.Error(), "the caller's own deadline") {
+		t.Errorf("caller's deadline: %v", err)
 	}
 }

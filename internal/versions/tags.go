@@ -44,10 +44,11 @@ const (
 	ListTimeout = 2 * time.Minute
 )
 
-// maxTags and maxPages are the bounds, lowered by tests.
+// maxTags, maxPages and ListTimeout are the bounds, lowered by tests.
 var (
 	maxTagsRead  = MaxTags
 	maxPagesRead = maxPages
+	listTimeout  = ListTimeout
 )
 
 // ListTags lists the tags of the repository repo (an image reference's
@@ -110,7 +111,10 @@ func RepositoryError(ref string) error {
 // listTags pages through repo's tag list. The caller's options come first
 // and olm-cmp's context last, so ListTimeout holds whatever they say.
 func listTags(ctx context.Context, repo name.Repository, opts []remote.Option) ([]Tag, []string, int, error) {
-	ctx, cancel := context.WithTimeout(ctx, ListTimeout)
+	// The bound's cause names it: the registry transport words a stop by
+	// its context's cause ("the deadline of the operation expired" names
+	// no bound); a caller's earlier deadline keeps its own cause.
+	ctx, cancel := context.WithTimeoutCause(ctx, listTimeout, fmt.Errorf("the tag list took over %s, olm-cmp's bound on one listing (docs/operations.md, Limits): the registry is too slow, or pages without end", listTimeout))
 	defer cancel()
 	opts = append(slices.Clip(opts), remote.WithContext(ctx), remote.WithPageSize(tagsPageSize))
 	p, err := remote.NewPuller(opts...)
@@ -119,7 +123,7 @@ func listTags(ctx context.Context, repo name.Repository, opts []remote.Option) (
 	}
 	lister, err := p.Lister(ctx, repo)
 	if err != nil {
-		return nil, nil, 0, listError(repo, err)
+		return nil, nil, 0, listError(ctx, repo, err)
 	}
 	seen := map[string]bool{}
 	var all []string
@@ -130,7 +134,7 @@ func listTags(ctx context.Context, repo name.Repository, opts []remote.Option) (
 		}
 		ts, err := lister.Next(ctx)
 		if err != nil {
-			return nil, nil, 0, listError(repo, err)
+			return nil, nil, 0, listError(ctx, repo, err)
 		}
 		for _, t := range ts.Tags {
 			// Only what a tag can be: a registry's list is not trusted.
@@ -195,7 +199,7 @@ func tagVersion(t string) *mmsemver.Version {
 
 // listError makes a failed listing one line; a 404 says the repository is
 // not there.
-func listError(repo name.Repository, err error) error {
+func listError(ctx context.Context, repo name.Repository, err error) error {
 	status, worded := registryStatus(err)
 	var te *transport.Error
 	if status == 0 && errors.As(err, &te) {
@@ -206,13 +210,13 @@ func listError(repo name.Repository, err error) error {
 	}
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
-	if errors.As(err, &syntax) || errors.As(err, &typ) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if !worded && (errors.As(err, &syntax) || errors.As(err, &typ) || errors.Is(err, io.ErrUnexpectedEOF)) {
 		// The answer was not the distribution API's {"name", "tags"}: a
 		// login page, a proxy's error, a hostile document.
 		return &registryFailure{errors.New("the registry's answer to the tag list is not the distribution API's JSON tag list (a login page or a proxy in the way?): check the registry address")}
 	}
 	if errors.Is(err, context.DeadlineExceeded) && !worded {
-		err = fmt.Errorf("gave up after %s (the tag list's time bound) or at the caller's deadline", ListTimeout)
+		err = context.Cause(ctx)
 	}
 	return &registryFailure{err}
 }

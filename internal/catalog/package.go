@@ -113,6 +113,9 @@ func (c *fbcPackage) addObject(o *object) error {
 				c.deprecatedChannels[e.Reference.Name] = true
 			case "olm.package":
 				c.packageDeprecated = true
+				if e.Reference.Name != "" {
+					c.badDeprecations = append(c.badDeprecations, fmt.Sprintf("names olm.package with a name (%s), which a package's own deprecation leaves out (at %s)", echo.Quote(e.Reference.Name), o.at()))
+				}
 			default:
 				c.badDeprecations = append(c.badDeprecations, fmt.Sprintf("names schema %s (%s), not olm.bundle, olm.channel or olm.package (at %s)", echo.Quote(e.Reference.Schema), echo.Quote(e.Reference.Name), o.at()))
 			}

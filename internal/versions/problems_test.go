@@ -68,6 +68,7 @@ func TestPackageProblemsAsOpm(t *testing.T) {
 			{"reference": obj{"schema": "olm.channel", "name": "ghost"}, "message": "x"},
 			{"reference": obj{"schema": "olm.weird", "name": "z"}, "message": "x"},
 			{"message": "no reference"},
+			{"reference": obj{"schema": "olm.package", "name": "other"}, "message": "x"},
 		}},
 		obj{"schema": "olm.deprecations", "package": "p", "entries": []obj{
 			{"reference": obj{"schema": "olm.channel", "name": "ghost"}, "message": "again"},
@@ -85,7 +86,8 @@ func TestPackageProblemsAsOpm(t *testing.T) {
 		`olm.deprecations names bundle "p.ghost", which the package does not have; opm validate refuses this catalog`,
 		`olm.deprecations names schema "olm.weird" ("z"), not olm.bundle, olm.channel or olm.package (at catalog.json document 5); opm validate refuses this catalog`,
 		`olm.deprecations has an entry with no reference (at catalog.json document 5); opm validate refuses this catalog`,
-		`olm.deprecations names olm.channel "ghost" twice (at catalog.json document 6); opm validate refuses this catalog`,
+		`olm.deprecations names olm.package with a name ("other"), which a package's own deprecation leaves out (at catalog.json document 5); opm validate refuses this catalog`,
+		`olm.deprecations has 1 more of these problems; opm validate refuses this catalog`,
 	}
 	if got := strings.Join(p.Problems, "\n"); got != strings.Join(want, "\n") {
 		t.Errorf("problems:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))

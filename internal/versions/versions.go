@@ -279,7 +279,7 @@ func packageProblems(c *catalog.Contents, inChannels map[string][]string) []stri
 	}
 	for i, d := range c.DeprecationProblems {
 		if i == maxListed {
-			problems = append(problems, fmt.Sprintf("olm.deprecations has %d more such problems", len(c.DeprecationProblems)-maxListed))
+			problems = append(problems, fmt.Sprintf("olm.deprecations has %d more of these problems", len(c.DeprecationProblems)-maxListed))
 			break
 		}
 		problems = append(problems, "olm.deprecations "+d) // escaped where worded

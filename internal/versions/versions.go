@@ -154,8 +154,8 @@ func listNames(names []string) string {
 }
 
 // graphProblems are the channel's problems that opm validate finds past
-// its head (validateChannelGraph): an entry listed twice, an empty skip, a
-// skipRange blang cannot read, and, when there is one head, a cycle in the
+// its head (declcfg: an entry listed twice, an empty skip, a
+// skipRange blang cannot read) and, when there is one head, a cycle in the
 // replaces chain from it and entries that chain neither reaches nor any
 // entry skips (stranded), as opm's model checks a channel
 // (validateReplacesChain). Linear in the entries.

@@ -41,7 +41,9 @@ the package's channels (--channel: only those, comma-separated), each with its
 head (the entry no other entry replaces or skips, as OLM computes it) and every
 version in it, lowest first, with the upgrade edges its channel entry declares
 (replaces, skips, skipRange) and whether it, its channel or the package is
-deprecated. A channel opm validate would refuse (no head, or several) says so.
+deprecated. What opm validate would refuse says so: a channel with no head or
+several, a replaces cycle or stranded entries, a bundle in no channel, a
+default channel or deprecation naming nothing.
 
 Exit status: 0 listed, 1 failure (the repository or package is not there, the
 registry or catalog could not be read).`,

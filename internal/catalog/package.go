@@ -135,7 +135,10 @@ func (c *fbcPackage) addObject(o *object) error {
 		}
 		ver, err := bsemver.Parse(v.Version)
 		if err != nil {
-			return fmt.Errorf("bundle %s: olm.package version %s: %s", echo.Quote(o.Name), echo.Quote(v.Version), echo.Short(err.Error()))
+			// blang's words ("strconv.ParseUint: … value out of range", "No
+			// Major.Minor.Patch elements found") are its own: say what a
+			// version is.
+			return fmt.Errorf("bundle %s: olm.package version %s is not a semantic version (MAJOR.MINOR.PATCH, numbers below 2^64 without leading zeros, then an optional -pre-release and +build of [0-9A-Za-z-] identifiers); opm validate refuses this catalog", echo.Quote(o.Name), echo.Quote(v.Version))
 		}
 		b.version, b.versionStr, b.constrained = ver, v.Version, masterminds(ver)
 		if v.Release != nil {

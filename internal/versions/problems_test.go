@@ -293,3 +293,14 @@ func TestListTagsTimeBoundNamed(t *testing.T) {
 		t.Errorf("caller's deadline: %v", err)
 	}
 }
+
+// A bundle version that is not semver says what one is, not blang's words
+// ("strconv.ParseUint: … value out of range").
+func TestReadPackageBadVersionWorded(t *testing.T) {
+	for _, v := range []string{"99999999999999999999.0.0", "1.0", "01.0.0"} {
+		_, err := ReadPackage(context.Background(), fbc(t, pkgObj("p", "s"), chanObj("p", "s", "p.v1"), bundleObj("p", "p.v1", v)), "p")
+		if err == nil || !strings.Contains(err.Error(), `olm.package version "`+v+`" is not a semantic version (MAJOR.MINOR.PATCH`) || strings.Contains(err.Error(), "strconv") || strings.Contains(err.Error(), "Major.Minor.Patch elements") {
+			t.Errorf("%s: %v", v, err)
+		}
+	}
+}

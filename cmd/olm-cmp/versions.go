@@ -237,12 +237,15 @@ func catalogVersions(ctx context.Context, loader *bundle.ImageLoader, ref, pkg, 
 		return nil, err
 	}
 	r := &packageReport{Catalog: ref, Image: image, Package: p.Name, DefaultChannel: p.DefaultChannel, Deprecated: p.Deprecated, Problems: p.Problems, Channels: []channelJSON{}}
-	want := map[string]bool{}
+	want, have := map[string]bool{}, make(map[string]bool, len(p.Channels))
+	for _, c := range p.Channels {
+		have[c.Name] = true // a set: --channel can name thousands
+	}
 	for _, n := range strings.Split(channels, ",") {
 		if n = strings.TrimSpace(n); n == "" {
 			continue
 		}
-		if p.Channel(n) == nil {
+		if !have[n] {
 			var all []string
 			for _, c := range p.Channels {
 				if strings.EqualFold(c.Name, n) {

@@ -87,12 +87,15 @@ func (ib installedBundle) upgradesFrom(e *Entry, ranges map[string]bsemver.Range
 
 // allowedChannels checks the channel names asked for; none means all.
 func (p *Package) allowedChannels(channels []string) (map[string]bool, error) {
-	allowed := map[string]bool{}
+	allowed, have := map[string]bool{}, make(map[string]bool, len(p.Channels))
+	for _, c := range p.Channels {
+		have[c.Name] = true // a set: a caller can name thousands
+	}
 	for _, n := range channels {
 		if n = strings.TrimSpace(n); n == "" {
 			continue
 		}
-		if p.Channel(n) == nil {
+		if !have[n] {
 			return nil, fmt.Errorf("package %s has no channel %s (channels: %s)", echo.Quote(p.Name), echo.Quote(n), p.channelNames())
 		}
 		allowed[n] = true

@@ -168,21 +168,22 @@ func setBundle(s *spec.Spec, flag, ref string) error {
 // completed it; it must exist.
 func flagDir(flag, ref string) (string, error) {
 	fi, err := os.Stat(ref)
+	shown := echo.Short(ref) // a path can be any length
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return "", fmt.Errorf("%s %s: no such directory (a path is relative to the working directory)", flag, ref)
+		return "", fmt.Errorf("%s %s: no such directory (a path is relative to the working directory)", flag, shown)
 	case err != nil:
-		return "", fmt.Errorf("%s %s: %w", flag, ref, errors.Unwrap(err))
+		return "", fmt.Errorf("%s %s: %w", flag, shown, errors.Unwrap(err))
 	case !fi.IsDir():
 		what := "a bundle directory (holding manifests/ and metadata/)"
 		if flag == "--catalog" {
 			what = "a file-based catalog's directory"
 		}
-		return "", fmt.Errorf("%s %s: not a directory: give %s or an image reference", flag, ref, what)
+		return "", fmt.Errorf("%s %s: not a directory: give %s or an image reference", flag, shown, what)
 	}
 	abs, err := filepath.Abs(ref)
 	if err != nil {
-		return "", fmt.Errorf("%s %s: %w", flag, ref, err)
+		return "", fmt.Errorf("%s %s: %w", flag, shown, err)
 	}
 	return abs, nil
 }

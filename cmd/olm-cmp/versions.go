@@ -41,7 +41,9 @@ the package's channels (--channel: only those, comma-separated), each with its
 head (the entry no other entry replaces or skips, as OLM computes it) and every
 version in it, lowest first, with the upgrade edges its channel entry declares
 (replaces, skips, skipRange) and whether it, its channel or the package is
-deprecated. A channel opm validate would refuse (no head, or several) says so.
+deprecated. What opm validate would refuse says so: a channel with no head or
+several, a replaces cycle or stranded entries, a bundle in no channel, a
+default channel or deprecation naming nothing.
 
 Exit status: 0 listed, 1 failure (the repository or package is not there, the
 registry or catalog could not be read).`,
@@ -55,14 +57,14 @@ registry or catalog could not be read).`,
 			if pkg != "" || channels != "" {
 				return fmt.Errorf("--package and --channel need --catalog")
 			}
-			if len(args) != 1 {
+			if len(args) != 1 || strings.TrimSpace(args[0]) == "" {
 				return fmt.Errorf("versions takes one bundle repository (quay.io/org/operator-bundle), or --catalog C --package P")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
-				return fmt.Errorf("--output %q: use text or json", output)
+				return fmt.Errorf("--output %s: use text or json", echo.Quote(output))
 			}
 			loader, err := rf.loader()
 			if err != nil {
@@ -79,6 +81,11 @@ registry or catalog could not be read).`,
 			}
 			if err != nil {
 				return err
+			}
+			if pr, ok := report.(*packageReport); ok && output == "json" {
+				if n := pr.jsonSize(); n > maxJSONReport {
+					return fmt.Errorf("the -o json report of package %s would be over %d MiB (every entry repeats the channels listing its bundle, and this package lists its bundles in many channels): show fewer channels with --channel, or use the text output", echo.Quote(pr.Package), maxJSONReport>>20)
+				}
 			}
 			if output == "json" {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -100,7 +107,7 @@ registry or catalog could not be read).`,
 // through the loader's registry access, a catalog image through its pull
 // and index (a directory is read through an os.Root, as render reads one).
 
-func listRepositoryTags(ctx context.Context, loader *bundle.ImageLoader, ref string) ([]versions.Tag, []string, error) {
+func listRepositoryTags(ctx context.Context, loader *bundle.ImageLoader, ref string) ([]versions.Tag, []string, int, error) {
 	return versions.ListTagsWith(ctx, loader, ref)
 }
 
@@ -132,6 +139,9 @@ type tagsReport struct {
 	Tags       []tagJSON `json:"tags"`
 	// Other are the tags that are not semantic versions, sorted.
 	Other []string `json:"other"`
+	// Invalid counts the names the registry listed that are not tags (the
+	// distribution API's grammar), left out; absent when none.
+	Invalid int `json:"invalid,omitempty"`
 }
 
 type tagJSON struct {
@@ -147,11 +157,11 @@ func tagVersions(ctx context.Context, loader *bundle.ImageLoader, ref string) (*
 		last := ref[strings.LastIndexByte(ref, '/')+1:]
 		return nil, fmt.Errorf("%s: not an image repository with its registry: give it as quay.io/org/%s (docker.io/org/%s for Docker Hub)", echo.Short(ref), echo.Short(last), echo.Short(last))
 	}
-	semver, other, err := listRepositoryTags(ctx, loader, ref)
+	semver, other, invalid, err := listRepositoryTags(ctx, loader, ref)
 	if err != nil {
 		return nil, err
 	}
-	r := &tagsReport{Repository: ref, Tags: []tagJSON{}, Other: other}
+	r := &tagsReport{Repository: ref, Tags: []tagJSON{}, Other: other, Invalid: invalid}
 	if name, err := versions.RepositoryName(ref); err == nil {
 		r.Repository = name
 	}
@@ -167,6 +177,9 @@ func tagVersions(ctx context.Context, loader *bundle.ImageLoader, ref string) (*
 func (r *tagsReport) writeText(out io.Writer) error {
 	w := &errWriter{w: out}
 	w.printf("%s: %d semantic version tags, %d other tags\n", echo.Text(r.Repository), len(r.Tags), len(r.Other))
+	if r.Invalid > 0 {
+		w.printf("left out: %d names the registry listed that are not valid tags ([A-Za-z0-9_][A-Za-z0-9._-]{0,127})\n", r.Invalid)
+	}
 	for _, t := range r.Tags {
 		w.printf("%s\n", t.Name) // checked against the tag grammar: nothing to escape
 	}
@@ -181,12 +194,16 @@ func (r *tagsReport) writeText(out io.Writer) error {
 
 // packageReport is `versions --catalog C --package P`.
 type packageReport struct {
-	Catalog        string        `json:"catalog"`
-	Image          string        `json:"image,omitempty"`
-	Package        string        `json:"package"`
-	DefaultChannel string        `json:"defaultChannel,omitempty"`
-	Deprecated     bool          `json:"deprecated"`
-	Channels       []channelJSON `json:"channels"`
+	Catalog        string `json:"catalog"`
+	Image          string `json:"image,omitempty"`
+	Package        string `json:"package"`
+	DefaultChannel string `json:"defaultChannel,omitempty"`
+	Deprecated     bool   `json:"deprecated"`
+	// Problems are what opm validate refuses outside the channels' graphs
+	// (a bundle in no channel, a default channel that is not one, a
+	// deprecation naming nothing); absent when there are none.
+	Problems []string      `json:"problems,omitempty"`
+	Channels []channelJSON `json:"channels"`
 }
 
 type channelJSON struct {
@@ -219,20 +236,32 @@ func catalogVersions(ctx context.Context, loader *bundle.ImageLoader, ref, pkg, 
 	if err != nil {
 		return nil, err
 	}
-	r := &packageReport{Catalog: ref, Image: image, Package: p.Name, DefaultChannel: p.DefaultChannel, Deprecated: p.Deprecated, Channels: []channelJSON{}}
-	want := map[string]bool{}
+	r := &packageReport{Catalog: ref, Image: image, Package: p.Name, DefaultChannel: p.DefaultChannel, Deprecated: p.Deprecated, Problems: p.Problems, Channels: []channelJSON{}}
+	want, have := map[string]bool{}, make(map[string]bool, len(p.Channels))
+	for _, c := range p.Channels {
+		have[c.Name] = true // a set: --channel can name thousands
+	}
 	for _, n := range strings.Split(channels, ",") {
 		if n = strings.TrimSpace(n); n == "" {
 			continue
 		}
-		if p.Channel(n) == nil {
+		if !have[n] {
 			var all []string
 			for _, c := range p.Channels {
+				if strings.EqualFold(c.Name, n) {
+					return nil, fmt.Errorf("--channel %s: package %s has no such channel (channel names are case-sensitive: did you mean %s?)", echo.Quote(n), echo.Quote(pkg), echo.Quote(c.Name))
+				}
 				all = append(all, c.Name)
+			}
+			if len(all) == 0 {
+				return nil, fmt.Errorf("--channel %s: package %s has no channels at all; opm validate refuses this catalog", echo.Quote(n), echo.Quote(pkg))
 			}
 			return nil, fmt.Errorf("--channel %s: package %s has no such channel (channels: %s)", echo.Quote(n), echo.Quote(pkg), echo.Short(strings.Join(all, ", ")))
 		}
 		want[n] = true
+	}
+	if channels != "" && len(want) == 0 {
+		return nil, fmt.Errorf("--channel %s names no channel: give channel names, comma-separated, or leave --channel out for every channel", echo.Quote(channels))
 	}
 	for _, c := range p.Channels {
 		if len(want) > 0 && !want[c.Name] {
@@ -246,6 +275,58 @@ func catalogVersions(ctx context.Context, loader *bundle.ImageLoader, ref, pkg, 
 		r.Channels = append(r.Channels, cj)
 	}
 	return r, nil
+}
+
+// maxJSONReport bounds a package's -o json report, before it is built. An
+// entry's channels repeat in every channel listing its bundle, so a
+// catalog can make the report grow as the square of its size (a bundle in
+// 60,000 one-entry channels: 60,000² names from a 5 MB catalog). The
+// largest package the catalog reader keeps (catalog.maxPackageBytes of
+// names, 131072 items) reports in well under this when each bundle is in
+// a few channels; real packages report in a few MB.
+const maxJSONReport = 128 << 20
+
+// jsonSize is an upper bound of the bytes of r's JSON form, computed in
+// time linear in the package (each bundle's channel list is measured
+// once) and given up as soon as it passes maxJSONReport.
+func (r *packageReport) jsonSize() int {
+	n := 512 + jsonLen(r.Catalog) + jsonLen(r.Image) + jsonLen(r.Package) + jsonLen(r.DefaultChannel)
+	for _, p := range r.Problems {
+		n += 16 + jsonLen(p)
+	}
+	listed := map[string]int{} // bundle → bytes of its channels list
+	for _, c := range r.Channels {
+		n += 128 + jsonLen(c.Name) + jsonLen(c.Head) + jsonLen(c.Problem)
+		for _, e := range c.Entries {
+			l, ok := listed[e.Name]
+			if !ok {
+				for _, ch := range e.Channels {
+					l += 16 + jsonLen(ch)
+				}
+				listed[e.Name] = l
+			}
+			n += 384 + l + jsonLen(e.Name) + jsonLen(e.Version) + jsonLen(e.Release) + jsonLen(e.Image) + jsonLen(e.Replaces) + jsonLen(e.SkipRange)
+			for _, s := range e.Skips {
+				n += 16 + jsonLen(s)
+			}
+			if n > maxJSONReport {
+				return n
+			}
+		}
+	}
+	return n
+}
+
+// jsonLen bounds the bytes of s as a JSON string: a byte encoding/json
+// escapes takes six (\u001b).
+func jsonLen(s string) int {
+	n := len(s) + 2
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b == '<' || b == '>' || b == '&' || b == '"' || b == '\\' || b >= 0x80 {
+			n += 5
+		}
+	}
+	return n
 }
 
 // writeText prints a channel at a time: its head, then a table of its
@@ -265,14 +346,20 @@ func (r *packageReport) writeText(out io.Writer) error {
 		head += " (deprecated)"
 	}
 	w.printf("%s\n", head)
+	for _, p := range r.Problems {
+		w.printf("problem: %s\n", p) // escaped where it was worded
+	}
 	for _, c := range r.Channels {
 		line := fmt.Sprintf("\nchannel %s", echo.Short(c.Name))
 		if c.Deprecated {
 			line += " (deprecated)"
 		}
-		if c.Head != "" {
+		switch {
+		case c.Head != "" && c.Problem != "":
+			line += ": head " + echo.Short(c.Head) + ", but " + c.Problem
+		case c.Head != "":
 			line += ": head " + echo.Short(c.Head)
-		} else {
+		default:
 			line += ": " + c.Problem
 		}
 		w.printf("%s\n", line)
@@ -284,7 +371,7 @@ func (r *packageReport) writeText(out io.Writer) error {
 			if e.Deprecated {
 				note = "deprecated"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", cell(e.Version), cell(e.Name), cell(e.Replaces), cell(strings.Join(e.Skips, ",")), cell(e.SkipRange), note)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", cell(versionCell(e)), cell(e.Name), cell(e.Replaces), cell(strings.Join(e.Skips, ",")), cell(e.SkipRange), note)
 		}
 		tw.Flush()
 		for _, l := range strings.SplitAfter(table.String(), "\n") {
@@ -292,6 +379,16 @@ func (r *packageReport) writeText(out io.Writer) error {
 		}
 	}
 	return w.err
+}
+
+// versionCell is an entry's version with its release when the version
+// does not already show it (a legacy bundle's build metadata): bundles of
+// one version told apart as -o json tells them.
+func versionCell(e entryJSON) string {
+	if e.Release == "" || strings.HasSuffix(e.Version, "+"+e.Release) {
+		return e.Version
+	}
+	return e.Version + " (release " + e.Release + ")"
 }
 
 // cell is a table cell: escaped, cut, "-" when empty; tabs cannot reach

@@ -477,6 +477,9 @@ func stepOf(req *http.Request) string {
 	if _, digest, ok := strings.Cut(p, "/blobs/"); ok {
 		return "fetching blob " + digest
 	}
+	if strings.HasSuffix(p, "/tags/list") {
+		return "reading the tag list" // versions REF, a missing tag's neighbours
+	}
 	return "getting an access token from " + orig.URL.Host
 }
 

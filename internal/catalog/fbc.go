@@ -130,8 +130,10 @@ func (c *fbcPackage) namedChannels(pkg, channel string) ([]string, error) {
 	return names, nil
 }
 
-// compareRelease orders releases by dot-separated segments, numerically
-// where both segments are numbers; no release is the lowest.
+// compareRelease orders releases by dot-separated segments as OLM does
+// (semver pre-release rules): numerically where both segments are numbers,
+// a number below any other segment, others lexically; no release is the
+// lowest.
 func compareRelease(a, b string) int {
 	if a == b {
 		return 0
@@ -144,9 +146,14 @@ func compareRelease(a, b string) int {
 		ai, aerr := strconv.ParseUint(as[i], 10, 64)
 		bi, berr := strconv.ParseUint(bs[i], 10, 64)
 		var c int
-		if aerr == nil && berr == nil {
+		switch {
+		case aerr == nil && berr == nil:
 			c = cmp.Compare(ai, bi)
-		} else {
+		case aerr == nil:
+			c = -1 // 9 < 10a, as in semver: a number is below any word
+		case berr == nil:
+			c = 1
+		default:
 			c = strings.Compare(as[i], bs[i])
 		}
 		if c != 0 {

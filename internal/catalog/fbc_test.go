@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 // testCatalog is the bundle package's catalog fixture, which its image tests
@@ -119,5 +120,28 @@ func TestChooseAndReadGraphHonourTheContext(t *testing.T) {
 	}
 	if _, err := ReadGraph(ctx, fsys, "widget", ""); !errors.Is(err, context.Canceled) {
 		t.Errorf("ReadGraph: %v, want the context's error", err)
+	}
+}
+
+// Releases order as OLM v1's (semver pre-release identifiers): a number is
+// below any word, so of 1.0.0 releases 2 and 10a, 10a is chosen.
+func TestChooseReleaseNumberBelowWord(t *testing.T) {
+	b := func(name, release string) string {
+		return `{"schema": "olm.bundle", "package": "p", "name": "` + name + `", "image": "example.com/` + name + `", "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "1.0.0", "release": "` + release + `"}}]}` + "\n"
+	}
+	fsys := fstest.MapFS{"catalog.json": {Data: []byte(`{"schema": "olm.package", "name": "p", "defaultChannel": "s"}
+{"schema": "olm.channel", "package": "p", "name": "s", "entries": [{"name": "p.2"}, {"name": "p.10a", "replaces": "p.2"}]}
+` + b("p.2", "2") + b("p.10a", "10a"))}}
+	image, _, err := Choose(context.Background(), fsys, Query{Package: "p"})
+	if err != nil || image != "example.com/p.10a" {
+		t.Errorf("chose %s, %v; want example.com/p.10a", image, err)
+	}
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{{"2", "10a", -1}, {"10a", "2", 1}, {"9", "10", -1}, {"a", "b", -1}, {"1.a", "1.1", 1}, {"", "0", -1}, {"rc", "rc.1", -1}} {
+		if got := compareRelease(tc.a, tc.b); got != tc.want {
+			t.Errorf("compareRelease(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
 	}
 }

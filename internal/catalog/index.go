@@ -76,13 +76,13 @@ func (c *Catalog) readFresh(ctx context.Context, name string) (*fbcPackage, erro
 		err = readAll(ctx, c.FS, name, add)
 	}
 	if nf := (*notIndexed)(nil); errors.As(err, &nf) {
-		return nil, fmt.Errorf("catalog: package %q not found%s", name, packageList(nf.names))
+		return nil, fmt.Errorf("catalog: package %s not found%s", echo.Quote(name), packageList(name, nf.names))
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !p.found && p.err == nil {
-		return nil, fmt.Errorf("catalog: package %q not found%s", name, packageList(streamedNames(ctx, c.FS)))
+		return nil, fmt.Errorf("catalog: package %s not found%s", echo.Quote(name), packageList(name, streamedNames(ctx, c.FS)))
 	}
 	if err := p.validate(); err != nil {
 		return nil, err
@@ -112,11 +112,18 @@ func streamedNames(ctx context.Context, fsys fs.FS) []string {
 }
 
 // packageList names the catalog's packages for a package name that is not
-// there (a typo, or the wrong catalog); "" when there are none.
-func packageList(names []string) string {
+// there (a typo, or the wrong catalog); "" when there are none. A name
+// that differs from want only in case is named first: the list shows 20
+// of a catalog's hundreds.
+func packageList(want string, names []string) string {
 	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "" })
 	if len(names) == 0 {
 		return ""
+	}
+	for _, n := range names {
+		if strings.EqualFold(n, want) {
+			return fmt.Sprintf(" (package names are case-sensitive: did you mean %s?)", echo.Quote(n))
+		}
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
@@ -125,7 +132,10 @@ func packageList(names []string) string {
 	if len(names) > shown {
 		names, more = names[:shown], fmt.Sprintf(" (and %d more)", len(names)-shown)
 	}
-	return "; the catalog's packages: " + echo.Text(strings.Join(names, ", ")) + more
+	for i, n := range names {
+		names[i] = echo.Short(n) // a catalog's names are its own: cut each
+	}
+	return "; the catalog's packages: " + strings.Join(names, ", ") + more
 }
 
 // Index file layout (version 2): indexMagic, the package slices (each the

@@ -38,8 +38,15 @@ type fbcPackage struct {
 	defaultChannel     string
 	packageDeprecated  bool
 	deprecatedChannels map[string]bool
-	items              int
-	kept               int // bytes of the strings kept (object.size)
+	// badDeprecations are olm.deprecations entries opm validate refuses
+	// (no reference, an unknown schema, a reference repeated), worded for
+	// Contents.DeprecationProblems; deprecationsAt is where each
+	// olm.deprecations object is (a package has at most one).
+	badDeprecations []string
+	deprecationsAt  []string
+	deprecationRefs map[reference]bool
+	items           int
+	kept            int // bytes of the strings kept (object.size)
 	// err is the first object of the package that could not be read; it
 	// fails a choice from this package only.
 	err error
@@ -85,10 +92,20 @@ func (c *fbcPackage) addObject(o *object) error {
 		}
 		c.channels[o.Name] = entries
 	case "olm.deprecations":
+		c.deprecationsAt = append(c.deprecationsAt, o.at())
+		if c.deprecationRefs == nil {
+			c.deprecationRefs = map[reference]bool{}
+		}
 		for _, e := range o.Entries {
 			if e.Reference == nil {
+				c.badDeprecations = append(c.badDeprecations, "has an entry with no reference (at "+o.at()+")")
 				continue
 			}
+			if c.deprecationRefs[*e.Reference] {
+				c.badDeprecations = append(c.badDeprecations, fmt.Sprintf("names %s %s twice (at %s)", echo.Short(e.Reference.Schema), echo.Quote(e.Reference.Name), o.at()))
+				continue
+			}
+			c.deprecationRefs[*e.Reference] = true
 			switch e.Reference.Schema {
 			case "olm.bundle":
 				c.deprecated[e.Reference.Name] = true
@@ -96,6 +113,11 @@ func (c *fbcPackage) addObject(o *object) error {
 				c.deprecatedChannels[e.Reference.Name] = true
 			case "olm.package":
 				c.packageDeprecated = true
+				if e.Reference.Name != "" {
+					c.badDeprecations = append(c.badDeprecations, fmt.Sprintf("names olm.package with a name (%s), which a package's own deprecation leaves out (at %s)", echo.Quote(e.Reference.Name), o.at()))
+				}
+			default:
+				c.badDeprecations = append(c.badDeprecations, fmt.Sprintf("names schema %s (%s), not olm.bundle, olm.channel or olm.package (at %s)", echo.Quote(e.Reference.Schema), echo.Quote(e.Reference.Name), o.at()))
 			}
 		}
 	case "olm.bundle":
@@ -113,7 +135,10 @@ func (c *fbcPackage) addObject(o *object) error {
 		}
 		ver, err := bsemver.Parse(v.Version)
 		if err != nil {
-			return fmt.Errorf("bundle %s: olm.package version %s: %s", echo.Quote(o.Name), echo.Quote(v.Version), echo.Short(err.Error()))
+			// blang's words ("strconv.ParseUint: … value out of range", "No
+			// Major.Minor.Patch elements found") are its own: say what a
+			// version is.
+			return fmt.Errorf("bundle %s: olm.package version %s is not a semantic version (MAJOR.MINOR.PATCH, numbers below 2^64 without leading zeros, then an optional -pre-release and +build of [0-9A-Za-z-] identifiers); opm validate refuses this catalog", echo.Quote(o.Name), echo.Quote(v.Version))
 		}
 		b.version, b.versionStr, b.constrained = ver, v.Version, masterminds(ver)
 		if v.Release != nil {

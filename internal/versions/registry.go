@@ -26,15 +26,18 @@ func registryStatus(err error) (status int, worded bool) {
 // credentials removed from errors. It is the one place internal/versions
 // reaches a registry through olm-cmp's own access (with registryStatus:
 // re-point both when registry access moves out of internal/bundle).
-func ListTagsWith(ctx context.Context, l *bundle.ImageLoader, ref string) ([]Tag, []string, error) {
+func ListTagsWith(ctx context.Context, l *bundle.ImageLoader, ref string) ([]Tag, []string, int, error) {
+	if _, err := parseRepository(ref); err != nil {
+		return nil, nil, 0, err
+	}
 	repo, opts, err := l.Repository(ctx, ref)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	sorted, other, err := listTags(ctx, repo, opts)
+	sorted, other, invalid, err := listTags(ctx, repo, opts)
 	var rf *registryFailure
 	if errors.As(err, &rf) {
-		return nil, nil, l.Redact(repo.Name(), "listing the tags of", rf.err)
+		return nil, nil, 0, l.Redact(repo.Name(), "listing the tags of", rf.err)
 	}
-	return sorted, other, err
+	return sorted, other, invalid, err
 }

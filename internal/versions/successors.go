@@ -18,7 +18,9 @@ import (
 // bundle names (one, or every bundle of its version) and its version and
 // release.
 type installedBundle struct {
-	names   []string
+	// names is a set: a version can name thousands of bundles (one per
+	// release), each entry is checked against all of them.
+	names   map[string]bool
 	version bsemver.Version
 	release string
 }
@@ -27,7 +29,7 @@ type installedBundle struct {
 // version and release (OLM's ExactVersionRelease). A bundle of the same
 // version and a higher release that upgrades from it is a successor.
 func (ib installedBundle) is(e *Entry) bool {
-	return slices.Contains(ib.names, e.Name) || (e.version.Equals(ib.version) && e.Release == ib.release)
+	return ib.names[e.Name] || (e.version.Equals(ib.version) && e.Release == ib.release)
 }
 
 // findInstalled reads installed as a bundle name of the package, else as
@@ -41,7 +43,7 @@ func (p *Package) findInstalled(installed string) (installedBundle, error) {
 	for _, c := range p.Channels {
 		for _, e := range c.Entries {
 			if e.Name == installed {
-				return installedBundle{names: []string{e.Name}, version: e.version, release: e.Release}, nil
+				return installedBundle{names: map[string]bool{e.Name: true}, version: e.version, release: e.Release}, nil
 			}
 		}
 	}
@@ -49,11 +51,11 @@ func (p *Package) findInstalled(installed string) (installedBundle, error) {
 	if err != nil {
 		return ib, fmt.Errorf("installed version %s is neither a bundle of package %s nor a semantic version", echo.Quote(installed), echo.Quote(p.Name))
 	}
-	ib.version, ib.release = v, strings.Join(v.Build, ".")
+	ib.version, ib.release, ib.names = v, strings.Join(v.Build, "."), map[string]bool{}
 	for _, c := range p.Channels {
 		for _, e := range c.Entries {
-			if e.version.Equals(v) && e.Release == ib.release && !slices.Contains(ib.names, e.Name) {
-				ib.names = append(ib.names, e.Name)
+			if e.version.Equals(v) && e.Release == ib.release {
+				ib.names[e.Name] = true
 			}
 		}
 	}
@@ -64,8 +66,11 @@ func (p *Package) findInstalled(installed string) (installedBundle, error) {
 // of its edges: replaces or skips names it, or its skipRange (blang, as OLM
 // reads it) holds its version.
 func (ib installedBundle) upgradesFrom(e *Entry, ranges map[string]bsemver.Range) bool {
-	for _, n := range ib.names {
-		if e.Replaces == n || slices.Contains(e.Skips, n) {
+	if ib.names[e.Replaces] && e.Replaces != "" {
+		return true
+	}
+	for _, s := range e.Skips {
+		if ib.names[s] {
 			return true
 		}
 	}
@@ -82,12 +87,15 @@ func (ib installedBundle) upgradesFrom(e *Entry, ranges map[string]bsemver.Range
 
 // allowedChannels checks the channel names asked for; none means all.
 func (p *Package) allowedChannels(channels []string) (map[string]bool, error) {
-	allowed := map[string]bool{}
+	allowed, have := map[string]bool{}, make(map[string]bool, len(p.Channels))
+	for _, c := range p.Channels {
+		have[c.Name] = true // a set: a caller can name thousands
+	}
 	for _, n := range channels {
 		if n = strings.TrimSpace(n); n == "" {
 			continue
 		}
-		if p.Channel(n) == nil {
+		if !have[n] {
 			return nil, fmt.Errorf("package %s has no channel %s (channels: %s)", echo.Quote(p.Name), echo.Quote(n), p.channelNames())
 		}
 		allowed[n] = true

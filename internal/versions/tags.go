@@ -3,8 +3,10 @@ package versions
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -42,10 +44,11 @@ const (
 	ListTimeout = 2 * time.Minute
 )
 
-// maxTags and maxPages are the bounds, lowered by tests.
+// maxTags, maxPages and ListTimeout are the bounds, lowered by tests.
 var (
 	maxTagsRead  = MaxTags
 	maxPagesRead = maxPages
+	listTimeout  = ListTimeout
 )
 
 // ListTags lists the tags of the repository repo (an image reference's
@@ -54,19 +57,21 @@ var (
 // (MAJOR.MINOR.PATCH with an optional leading v, a pre-release, and build
 // metadata after "_", as a tag cannot hold "+"),
 // by version, lowest first (equal versions by name); other are the rest
-// (latest, 1.2, sha256-….sig), sorted. opts are the registry access
+// (latest, 1.2, sha256-….sig), sorted; invalid counts the names the
+// registry listed that are not tags (the distribution grammar), left out
+// of both, so that a caller can say so. opts are the registry access
 // (bundle.ImageLoader.Repository gives the CLI's: ListTagsWith).
-func ListTags(ctx context.Context, repo string, opts ...remote.Option) (semverSorted []Tag, other []string, err error) {
+func ListTags(ctx context.Context, repo string, opts ...remote.Option) (semverSorted []Tag, other []string, invalid int, err error) {
 	r, err := parseRepository(repo)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	sorted, other, err := listTags(ctx, r, opts)
+	sorted, other, invalid, err := listTags(ctx, r, opts)
 	var rf *registryFailure
 	if errors.As(err, &rf) {
-		return nil, nil, fmt.Errorf("listing the tags of %s: %w", r.Name(), rf.err)
+		return nil, nil, 0, fmt.Errorf("listing the tags of %s: %w", r.Name(), rf.err)
 	}
-	return sorted, other, err
+	return sorted, other, invalid, err
 }
 
 // RepositoryName is the repository ref names (a tag or digest dropped), as
@@ -85,48 +90,69 @@ func parseRepository(ref string) (name.Repository, error) {
 	}
 	r, err := name.NewRepository(ref)
 	if err != nil {
-		return name.Repository{}, fmt.Errorf("repository %s: %s", echo.Quote(ref), echo.Short(err.Error()))
+		return name.Repository{}, RepositoryError(ref)
 	}
 	return r, nil
 }
 
+// RepositoryError says why ref is not a repository reference, in the
+// terms of its grammar rather than go-containerregistry's "could not
+// parse reference".
+func RepositoryError(ref string) error {
+	hint := "a repository is registry/path (quay.io/org/operator-bundle), its path 2 to 255 lowercase letters, digits and . _ - / (a :tag or @sha256:digest after it is ignored)"
+	if l := strings.ToLower(ref); l != ref {
+		if _, err := name.ParseReference(l); err == nil {
+			hint = "a repository's path is lowercase: give " + echo.Short(l)
+		}
+	}
+	return fmt.Errorf("repository %s is not an image repository reference: %s", echo.Quote(ref), hint)
+}
+
 // listTags pages through repo's tag list. The caller's options come first
 // and olm-cmp's context last, so ListTimeout holds whatever they say.
-func listTags(ctx context.Context, repo name.Repository, opts []remote.Option) ([]Tag, []string, error) {
-	ctx, cancel := context.WithTimeout(ctx, ListTimeout)
+func listTags(ctx context.Context, repo name.Repository, opts []remote.Option) ([]Tag, []string, int, error) {
+	// The bound's cause names it: the registry transport words a stop by
+	// its context's cause ("the deadline of the operation expired" names
+	// no bound); a caller's earlier deadline keeps its own cause.
+	ctx, cancel := context.WithTimeoutCause(ctx, listTimeout, fmt.Errorf("the tag list took over %s, olm-cmp's bound on one listing (docs/operations.md, Limits): the registry is too slow, or pages without end", listTimeout))
 	defer cancel()
 	opts = append(slices.Clip(opts), remote.WithContext(ctx), remote.WithPageSize(tagsPageSize))
 	p, err := remote.NewPuller(opts...)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	lister, err := p.Lister(ctx, repo)
 	if err != nil {
-		return nil, nil, listError(repo, err)
+		return nil, nil, 0, listError(ctx, repo, err)
 	}
 	seen := map[string]bool{}
 	var all []string
+	invalid := 0
 	for page := 0; lister.HasNext(); page++ {
 		if page == maxPagesRead {
-			return nil, nil, fmt.Errorf("repository %s: its tag list runs over %d pages: not a tag list olm-cmp reads (the registry may be paging in a loop)", repo.Name(), maxPagesRead)
+			return nil, nil, 0, fmt.Errorf("repository %s: its tag list runs over %d pages: not a tag list olm-cmp reads (the registry may be paging in a loop)", repo.Name(), maxPagesRead)
 		}
 		ts, err := lister.Next(ctx)
 		if err != nil {
-			return nil, nil, listError(repo, err)
+			return nil, nil, 0, listError(ctx, repo, err)
 		}
 		for _, t := range ts.Tags {
 			// Only what a tag can be: a registry's list is not trusted.
-			if seen[t] || !validTag(t) {
+			if !validTag(t) {
+				invalid++
+				continue
+			}
+			if seen[t] {
 				continue
 			}
 			seen[t] = true
 			if all = append(all, t); len(all) > maxTagsRead {
-				return nil, nil, fmt.Errorf("repository %s has over %d tags: olm-cmp lists at most %d (registries list tags by name, so the newest versions could be among those left out)", repo.Name(), maxTagsRead, maxTagsRead)
+				return nil, nil, 0, fmt.Errorf("repository %s has over %d tags: olm-cmp lists at most %d (registries list tags by name, so the newest versions could be among those left out)", repo.Name(), maxTagsRead, maxTagsRead)
 			}
 		}
 	}
 	sorted, other := SortTags(all)
-	return sorted, other, nil
+	return sorted, other, invalid, nil
 }
 
 // validTag is the distribution spec's tag grammar: [A-Za-z0-9_][A-Za-z0-9._-]{0,127}.
@@ -173,7 +199,7 @@ func tagVersion(t string) *mmsemver.Version {
 
 // listError makes a failed listing one line; a 404 says the repository is
 // not there.
-func listError(repo name.Repository, err error) error {
+func listError(ctx context.Context, repo name.Repository, err error) error {
 	status, worded := registryStatus(err)
 	var te *transport.Error
 	if status == 0 && errors.As(err, &te) {
@@ -182,8 +208,15 @@ func listError(repo name.Repository, err error) error {
 	if status == http.StatusNotFound {
 		return &NotFoundError{Repository: repo.Name()}
 	}
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if !worded && (errors.As(err, &syntax) || errors.As(err, &typ) || errors.Is(err, io.ErrUnexpectedEOF)) {
+		// The answer was not the distribution API's {"name", "tags"}: a
+		// login page, a proxy's error, a hostile document.
+		return &registryFailure{errors.New("the registry's answer to the tag list is not the distribution API's JSON tag list (a login page or a proxy in the way?): check the registry address")}
+	}
 	if errors.Is(err, context.DeadlineExceeded) && !worded {
-		err = fmt.Errorf("gave up after %s (the tag list's time bound) or at the caller's deadline", ListTimeout)
+		err = context.Cause(ctx)
 	}
 	return &registryFailure{err}
 }

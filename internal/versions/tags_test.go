@@ -87,7 +87,7 @@ func tagNames(ts []Tag) []string {
 func TestListTagsPaginatedAndSorted(t *testing.T) {
 	tags := []string{"v1.10.0", "v1.9.0", "1.2.3", "v2.0.0-rc.1", "v2.0.0", "latest", "1.2", "sha256-abc.sig", "v1.2.3", "v1.0.0_build.2", "v1.0.0_build.10", "v1_0"}
 	ts := newTagServer(t, 3, map[string][]string{"org/widget-bundle": tags})
-	semver, other, err := ListTags(context.Background(), ts.host+"/org/widget-bundle:v1.9.0")
+	semver, other, _, err := ListTags(context.Background(), ts.host+"/org/widget-bundle:v1.9.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestListTags100000(t *testing.T) {
 		}
 	}
 	ts := newTagServer(t, 1000, map[string][]string{"big": tags})
-	semver, other, err := ListTags(context.Background(), ts.host+"/big")
+	semver, other, _, err := ListTags(context.Background(), ts.host+"/big")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,28 +136,28 @@ func TestListTagsBounds(t *testing.T) {
 	ts := newTagServer(t, 10, map[string][]string{"many": tags})
 	defer func(n, p int) { maxTagsRead, maxPagesRead = n, p }(maxTagsRead, maxPagesRead)
 	maxTagsRead = 20
-	if _, _, err := ListTags(context.Background(), ts.host+"/many"); err == nil ||
+	if _, _, _, err := ListTags(context.Background(), ts.host+"/many"); err == nil ||
 		err.Error() != "repository "+ts.host+"/many has over 20 tags: olm-cmp lists at most 20 (registries list tags by name, so the newest versions could be among those left out)" {
 		t.Errorf("err = %v", err)
 	}
 	maxTagsRead = MaxTags
 	ts.loop = true
 	maxPagesRead = 30
-	if _, _, err := ListTags(context.Background(), ts.host+"/many"); err == nil || !strings.Contains(err.Error(), "its tag list runs over 30 pages") {
+	if _, _, _, err := ListTags(context.Background(), ts.host+"/many"); err == nil || !strings.Contains(err.Error(), "its tag list runs over 30 pages") {
 		t.Errorf("err = %v", err)
 	}
 }
 
 func TestListTags404(t *testing.T) {
 	ts := newTagServer(t, 10, nil)
-	_, _, err := ListTags(context.Background(), ts.host+"/org/nothing")
+	_, _, _, err := ListTags(context.Background(), ts.host+"/org/nothing")
 	var nf *NotFoundError
 	if !errors.As(err, &nf) || err.Error() != "repository "+ts.host+"/org/nothing not found (the registry answered 404 to its tag list): check the repository's name, and that your credentials may read it (--registry-config)" {
 		t.Errorf("err = %v", err)
 	}
 	// Through the loader's access too (its transport words statuses).
 	l := &bundle.ImageLoader{Insecure: []string{ts.host}}
-	if _, _, err := ListTagsWith(context.Background(), l, ts.host+"/org/nothing"); !errors.As(err, &nf) {
+	if _, _, _, err := ListTagsWith(context.Background(), l, ts.host+"/org/nothing"); !errors.As(err, &nf) {
 		t.Errorf("through the loader: %v", err)
 	}
 }
@@ -170,24 +170,24 @@ func TestListTagsWithLoader(t *testing.T) {
 
 	// No credentials: the loader's words, without the password.
 	l := &bundle.ImageLoader{Insecure: []string{host}, Keychain: authn.NewMultiKeychain()}
-	_, _, err := ListTagsWith(context.Background(), l, host+"/org/widget-bundle")
+	_, _, _, err := ListTagsWith(context.Background(), l, host+"/org/widget-bundle")
 	if err == nil || !strings.Contains(err.Error(), "listing the tags of image "+host+"/org/widget-bundle: registry "+host+" answered 401 Unauthorized") {
 		t.Errorf("without credentials: %v", err)
 	}
 	// With them: the tags.
 	l = &bundle.ImageLoader{Insecure: []string{host}, Keychain: basicKeychain{}}
-	semver, other, err := ListTagsWith(context.Background(), l, host+"/org/widget-bundle:v1.0.0")
+	semver, other, _, err := ListTagsWith(context.Background(), l, host+"/org/widget-bundle:v1.0.0")
 	if err != nil || !slices.Equal(tagNames(semver), []string{"v1.0.0", "v1.1.0"}) || !slices.Equal(other, []string{"latest"}) {
 		t.Errorf("with credentials: %v %v %v", tagNames(semver), other, err)
 	}
 	// Not allowed: refused before any call.
 	l = &bundle.ImageLoader{AllowedRegistries: []string{"quay.io"}}
-	if _, _, err := ListTagsWith(context.Background(), l, host+"/org/widget-bundle"); err == nil || !strings.Contains(err.Error(), "registry not allowed") {
+	if _, _, _, err := ListTagsWith(context.Background(), l, host+"/org/widget-bundle"); err == nil || !strings.Contains(err.Error(), "registry not allowed") {
 		t.Errorf("not allowed: %v", err)
 	}
 	// Plain HTTP to a registry not listed as insecure is refused.
 	l = &bundle.ImageLoader{}
-	if _, _, err := ListTagsWith(context.Background(), l, host+"/org/widget-bundle"); err == nil {
+	if _, _, _, err := ListTagsWith(context.Background(), l, host+"/org/widget-bundle"); err == nil {
 		t.Error("plain HTTP without --insecure-registry: no error")
 	}
 }

@@ -57,8 +57,11 @@ type Channel struct {
 	Deprecated bool
 	// Entries are the channel's bundles, lowest version first.
 	Entries []Entry
-	// Problem is set when the channel has no head (its edges form a
-	// cycle) or several.
+	// Problem is set when opm validate would refuse the channel: no head
+	// (its edges form a cycle) or several, a cycle in the replaces chain
+	// from its head, entries that chain does not reach and nothing skips
+	// (stranded), an entry listed twice, an empty skip or a skipRange that
+	// is not a range. Head is kept when there is exactly one.
 	Problem string
 }
 
@@ -68,6 +71,11 @@ type Package struct {
 	Deprecated           bool
 	// Channels are sorted by name.
 	Channels []Channel
+	// Problems are what opm validate would refuse in the package outside
+	// its channels' graphs, which the channels alone would leave unsaid: a
+	// bundle in no channel (no channel shows it), a default channel that
+	// is missing or not a channel, a deprecation naming nothing.
+	Problems []string
 }
 
 // ReadPackage reads package pkg from the file-based catalog in fsys (a
@@ -75,6 +83,12 @@ type Package struct {
 func ReadPackage(ctx context.Context, fsys fs.FS, pkg string) (*Package, error) {
 	c, err := catalog.ReadContents(ctx, fsys, pkg)
 	if err != nil {
+		if ctx.Err() != nil {
+			// The reader stopped at the deadline: its cause (the caller's
+			// --timeout) says which limit fired, "context deadline
+			// exceeded" does not.
+			return nil, fmt.Errorf("reading the catalog: %w", context.Cause(ctx))
+		}
 		return nil, err
 	}
 	return fromContents(c)
@@ -111,10 +125,191 @@ func fromContents(c *catalog.Contents) (*Package, error) {
 			})
 		}
 		out.Head, out.Problem = head(out.Entries)
+		if more := graphProblems(out.Head, out.Entries); len(more) > 0 {
+			const refuses = "; opm validate refuses this channel"
+			out.Problem = strings.Join(slices.DeleteFunc([]string{strings.TrimSuffix(out.Problem, refuses), strings.Join(more, "; ")}, func(s string) bool { return s == "" }), "; ") + refuses
+		}
 		slices.SortStableFunc(out.Entries, compareEntries)
 		p.Channels = append(p.Channels, out)
 	}
+	p.Problems = packageProblems(c, inChannels)
 	return p, nil
+}
+
+// maxListed is how many names a problem lists before "and N more".
+const maxListed = 5
+
+// listNames joins the first maxListed of names, each escaped and cut, and
+// says how many it left out.
+func listNames(names []string) string {
+	shown := make([]string, 0, min(len(names), maxListed))
+	for _, n := range names[:min(len(names), maxListed)] {
+		shown = append(shown, echo.Short(n))
+	}
+	s := strings.Join(shown, ", ")
+	if len(names) > maxListed {
+		s += fmt.Sprintf(" and %d more", len(names)-maxListed)
+	}
+	return s
+}
+
+// graphProblems are the channel's problems that opm validate finds past
+// its head (declcfg: an entry listed twice, an empty skip, a
+// skipRange blang cannot read) and, when there is one head, a cycle in the
+// replaces chain from it and entries that chain neither reaches nor any
+// entry skips (stranded), as opm's model checks a channel
+// (validateReplacesChain). Linear in the entries.
+func graphProblems(head string, entries []Entry) []string {
+	// Sets, not slice searches: every list here can hold 100,000 names.
+	var problems, twice, badRange []string
+	byName := make(map[string]*Entry, len(entries))
+	skipped, saidTwice, saidRange := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	emptySkip := false
+	for i := range entries {
+		e := &entries[i]
+		if _, ok := byName[e.Name]; ok {
+			if !saidTwice[e.Name] {
+				saidTwice[e.Name] = true
+				twice = append(twice, e.Name)
+			}
+		} else {
+			byName[e.Name] = e
+		}
+		for _, s := range e.Skips {
+			skipped[s] = true
+			emptySkip = emptySkip || s == ""
+		}
+		if e.SkipRange != "" && !saidRange[e.Name] {
+			if _, err := bsemver.ParseRange(e.SkipRange); err != nil {
+				saidRange[e.Name] = true
+				badRange = append(badRange, e.Name)
+			}
+		}
+	}
+	if len(twice) > 0 {
+		problems = append(problems, fmt.Sprintf("lists more than once: %s", listNames(twice)))
+	}
+	if emptySkip {
+		problems = append(problems, "an entry skips an empty name")
+	}
+	if len(badRange) > 0 {
+		problems = append(problems, fmt.Sprintf("the skipRange of %s is not a version range (OLM ignores it)", listNames(badRange)))
+	}
+	if head == "" {
+		return problems
+	}
+	chain := []string{head}
+	reached := map[string]bool{head: true}
+	for cur := byName[head]; cur != nil && cur.Replaces != ""; cur = byName[cur.Replaces] {
+		if reached[cur.Replaces] {
+			cycle := append(slices.Clone(chain[slices.Index(chain, cur.Replaces):]), cur.Replaces)
+			return append(problems, fmt.Sprintf("a cycle in the replaces chain from head %s (%s)", echo.Short(head), cycleText(cycle)))
+		}
+		reached[cur.Replaces] = true
+		chain = append(chain, cur.Replaces)
+	}
+	var stranded []string
+	for _, e := range entries {
+		if !reached[e.Name] && !skipped[e.Name] {
+			stranded = append(stranded, e.Name)
+			reached[e.Name] = true // said once
+		}
+	}
+	if len(stranded) > 0 {
+		slices.Sort(stranded)
+		problems = append(problems, fmt.Sprintf("stranded: the replaces chain from head %s does not reach %s, and no entry skips them", echo.Short(head), listNames(stranded)))
+	}
+	return problems
+}
+
+// cycleText is a replaces cycle, a -> b -> a, its middle left out when
+// long.
+func cycleText(cycle []string) string {
+	if len(cycle) > maxListed {
+		cycle = append(append(slices.Clone(cycle[:maxListed-1]), fmt.Sprintf("(%d more)", len(cycle)-maxListed)), cycle[len(cycle)-1])
+	}
+	for i := range cycle {
+		cycle[i] = echo.Short(cycle[i])
+	}
+	return strings.Join(cycle, " -> ")
+}
+
+// packageProblems are the package's problems opm validate refuses outside
+// the channel graphs (see Package.Problems); inChannels maps each bundle
+// listed in a channel to those channels.
+func packageProblems(c *catalog.Contents, inChannels map[string][]string) []string {
+	var problems, orphans []string
+	for _, b := range c.Bundles {
+		if len(inChannels[b.Name]) == 0 {
+			orphans = append(orphans, b.Name)
+		}
+	}
+	if len(orphans) > 0 {
+		slices.Sort(orphans)
+		problems = append(problems, fmt.Sprintf("bundles in no channel (so not shown below), which OLM cannot install: %s", listNames(orphans)))
+	}
+	var unnamed []string
+	if _, ok := c.Channels[""]; ok {
+		unnamed = append(unnamed, "a channel")
+	}
+	for _, b := range c.Bundles {
+		if b.Name == "" {
+			unnamed = append(unnamed, "a bundle (version "+echo.Short(b.Version)+")")
+		}
+	}
+	if len(unnamed) > 0 {
+		problems = append(problems, fmt.Sprintf("objects with no name: %s", strings.Join(unnamed[:min(len(unnamed), maxListed)], ", ")))
+	}
+	switch _, ok := c.Channels[c.DefaultChannel]; {
+	case len(c.Channels) == 0:
+		problems = append(problems, "the package has no channels")
+	case c.DefaultChannel == "":
+		problems = append(problems, "the package names no default channel")
+	case !ok:
+		problems = append(problems, fmt.Sprintf("default channel %s is not a channel of the package", echo.Quote(c.DefaultChannel)))
+	}
+	var ghosts []string
+	for _, ch := range slices.Sorted(maps.Keys(c.DeprecatedChannels)) {
+		if _, ok := c.Channels[ch]; !ok {
+			ghosts = append(ghosts, ch)
+		}
+	}
+	if len(ghosts) > 0 {
+		problems = append(problems, fmt.Sprintf("olm.deprecations names channels the package does not have: %s", listNames(ghosts)))
+	}
+	for i, d := range c.DeprecationProblems {
+		if i == maxListed {
+			problems = append(problems, fmt.Sprintf("olm.deprecations has %d more of these problems", len(c.DeprecationProblems)-maxListed))
+			break
+		}
+		problems = append(problems, "olm.deprecations "+d) // escaped where worded
+	}
+	for i, p := range problems {
+		problems[i] = p + "; opm validate refuses this catalog"
+	}
+	// Not opm's rule for a legacy bundle's build metadata, so said apart.
+	var badRelease []string
+	for _, b := range c.Bundles {
+		if b.Release != "" && !validRelease(b.Release) {
+			badRelease = append(badRelease, b.Name+" ("+b.Release+")")
+		}
+	}
+	if len(badRelease) > 0 {
+		slices.Sort(badRelease)
+		problems = append(problems, fmt.Sprintf("releases OLM v1 cannot read (dot-separated identifiers of [0-9A-Za-z-], numbers without leading zeros), so it cannot order these bundles among others of their version: %s", listNames(badRelease)))
+	}
+	return problems
+}
+
+// validRelease reports whether OLM v1 reads release (operator-registry's
+// NewRelease): dot-separated semver pre-release identifiers.
+func validRelease(release string) bool {
+	for _, seg := range strings.Split(release, ".") {
+		if _, err := bsemver.NewPRVersion(seg); err != nil || seg == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // compareEntries orders entries lowest version first, then release, then
@@ -139,8 +334,9 @@ func head(entries []Entry) (string, string) {
 	}
 	var heads []string
 	for _, e := range entries {
-		if !named[e.Name] && !slices.Contains(heads, e.Name) {
+		if !named[e.Name] {
 			heads = append(heads, e.Name)
+			named[e.Name] = true // once, in a set: a channel can list 100,000 heads
 		}
 	}
 	switch len(heads) {

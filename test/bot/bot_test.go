@@ -361,3 +361,163 @@ func newFleet(t *testing.T) *fleet {
 	f.commitAndPush("four applications")
 	return f
 }
+
+const (
+	branchGreeter = "olm-cmp/upgrade/apps-greeter"
+	branchCatalog = "olm-cmp/upgrade/apps-greeter-catalog"
+	branchStrict  = "olm-cmp/upgrade/apps-strict"
+	branchSolo    = "olm-cmp/upgrade/apps-solo"
+)
+
+// TestBotGitHub runs the bot against GitHub (gh) five times: the first run
+// pushes a branch and opens one pull request per application that has a
+// bump (a draft for the blocked one), the second changes nothing, a newer
+// version refreshes the same pull request, and an application made current
+// by a person has its pull request closed; a pull request a person closed
+// is not reopened.
+func TestBotGitHub(t *testing.T) {
+	f := newFleet(t)
+	logURL := "OLM_CMP_BOT_LOG_URL=https://github.com/org/repo/actions/runs/1"
+
+	// Run 1: three bumps, three pull requests.
+	out := f.mustRun(logURL)
+	t.Logf("run 1:\n%s", out)
+	b := f.branches()
+	for _, br := range []string{branchGreeter, branchCatalog, branchStrict} {
+		if b[br] == "" {
+			t.Errorf("no branch %s pushed; the remote has %v", br, b)
+		}
+	}
+	if b[branchSolo] != "" {
+		t.Errorf("a branch was pushed for apps/solo, which is current")
+	}
+	spec := f.show(branchGreeter, "apps/greeter/olm-cmp.yaml")
+	if !strings.Contains(spec, "version: v0.11.0") || !strings.Contains(spec, f.digests["0.11.0"]) || strings.Contains(spec, f.digests["0.10.2"]) {
+		t.Errorf("%s's spec does not move version and pin to 0.11.0 together:\n%s", branchGreeter, spec)
+	}
+	if got := f.git(f.remote, "log", "--format=%an <%ae>", "-1", branchGreeter); got != "olm-cmp-bot <olm-cmp-bot@users.noreply.localhost>" {
+		t.Errorf("the bump is committed by %q, want the bot", got)
+	}
+	if files := f.git(f.remote, "diff", "--name-only", "main", branchGreeter); files != "apps/greeter/olm-cmp.yaml" {
+		t.Errorf("%s changes %q, want only apps/greeter/olm-cmp.yaml", branchGreeter, files)
+	}
+	if spec := f.show(branchCatalog, "apps/greeter-catalog/olm-cmp.yaml"); !strings.Contains(spec, "0.11.0") {
+		t.Errorf("%s's spec does not name 0.11.0:\n%s", branchCatalog, spec)
+	}
+
+	greeter := f.request(branchGreeter)
+	if greeter == nil {
+		t.Fatalf("no pull request from %s; forge: %+v", branchGreeter, f.state().Requests)
+	}
+	for _, want := range []string{
+		"greeter-operator 0.10.2 -> 0.11.0",
+		"### olm-cmp diff: `greeter-operator 0.10.2 -> 0.11.0`",
+		"No safety error",
+		"apps/greeter/olm-cmp.yaml",
+		"Job log: https://github.com/org/repo/actions/runs/1",
+	} {
+		if !strings.Contains(greeter.Body, want) {
+			t.Errorf("the pull request's body lacks %q:\n%s", want, greeter.Body)
+		}
+	}
+	if greeter.Draft || strings.Join(greeter.Labels, ",") != "olm-cmp:safe" || greeter.Base != "main" || !strings.Contains(greeter.Title, "0.10.2 -> 0.11.0") {
+		t.Errorf("pull request %+v: want a ready one into main labelled olm-cmp:safe, titled with the bump", *greeter)
+	}
+	strict := f.request(branchStrict)
+	if strict == nil {
+		t.Fatal("no pull request for the blocked bump of apps/strict: it must be opened as a draft, never skipped")
+	}
+	if !strict.Draft || strings.Join(strict.Labels, ",") != "olm-cmp:blocked" {
+		t.Errorf("blocked bump: draft %v, labels %v; want a draft labelled olm-cmp:blocked", strict.Draft, strict.Labels)
+	}
+	for _, want := range []string{"Blocked by a safety error", ":x:", "existingFieldRemoval", ".spec.extra"} {
+		if !strings.Contains(strict.Body, want) {
+			t.Errorf("the blocked bump's body lacks %q:\n%s", want, strict.Body)
+		}
+	}
+	if f.request(branchCatalog) == nil || f.request(branchSolo) != nil {
+		t.Errorf("want a pull request for apps/greeter-catalog and none for apps/solo; forge: %+v", f.state().Requests)
+	}
+	for _, r := range f.state().Requests {
+		if len(r.Body) > 65000 {
+			t.Errorf("#%d: body of %d bytes, over the bot's 65,000", r.Number, len(r.Body))
+		}
+	}
+	if w := writes(f.newCalls()); len(w) < 5 {
+		t.Errorf("run 1 made %d forge writes, want label creation and three pull requests: %q", len(w), w)
+	}
+	if err := os.WriteFile(filepath.Join(t.TempDir(), "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// Run 2: nothing new, nothing done (another job log, too).
+	before := f.branches()
+	out = f.mustRun("OLM_CMP_BOT_LOG_URL=https://github.com/org/repo/actions/runs/2")
+	if after := f.branches(); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("run 2 moved branches:\nbefore %v\nafter  %v", before, after)
+	}
+	if w := writes(f.newCalls()); len(w) != 0 {
+		t.Errorf("run 2 changed the forge: %q\n%s", w, out)
+	}
+	if n := len(f.state().Requests); n != 3 {
+		t.Errorf("%d pull requests after run 2, want 3", n)
+	}
+
+	// Run 3: 0.12.0 is published; the same pull request is refreshed.
+	f.digests["0.12.0"] = pushVersion(t, f.host, "demo/greeter-bundle", "0.12.0", "greeter-operator.v0.11.0")
+	pushCatalog(t, f.host, []string{"0.10.1", "0.10.2", "0.11.0", "0.12.0"}, f.digests)
+	out = f.mustRun(logURL)
+	t.Logf("run 3:\n%s", out)
+	after := f.branches()
+	if after[branchGreeter] == before[branchGreeter] || after[branchStrict] != before[branchStrict] {
+		t.Errorf("run 3: want %s moved and %s kept:\nbefore %v\nafter  %v", branchGreeter, branchStrict, before, after)
+	}
+	if spec := f.show(branchGreeter, "apps/greeter/olm-cmp.yaml"); !strings.Contains(spec, "version: v0.12.0") || !strings.Contains(spec, f.digests["0.12.0"]) {
+		t.Errorf("after 0.12.0 was published, %s holds:\n%s", branchGreeter, spec)
+	}
+	if n := f.git(f.remote, "rev-list", "--count", "main.."+branchGreeter); n != "1" {
+		t.Errorf("%s is %s commits ahead of main, want 1 (the branch is rebuilt, not stacked)", branchGreeter, n)
+	}
+	refreshed := f.request(branchGreeter)
+	if refreshed.Number != greeter.Number || !strings.Contains(refreshed.Title, "0.10.2 -> 0.12.0") || !strings.Contains(refreshed.Body, "greeter-operator 0.10.2 -> 0.12.0") {
+		t.Errorf("run 3: pull request #%d %q; want #%d refreshed to 0.12.0:\n%s", refreshed.Number, refreshed.Title, greeter.Number, refreshed.Body)
+	}
+	if n := len(f.state().Requests); n != 3 {
+		t.Errorf("%d pull requests after run 3, want still 3 (refreshed, not opened)", n)
+	}
+	for _, w := range writes(f.newCalls()) {
+		if strings.HasPrefix(w, "gh pr create") {
+			t.Errorf("run 3 opened a pull request: %s", w)
+		}
+	}
+
+	// Run 4: a person moves apps/greeter to 0.12.0 on main, and closes the
+	// blocked pull request without merging it.
+	if out, code := f.olmCmp("upgrade", "--write", "apps/greeter"); code != 2 {
+		t.Fatalf("olm-cmp upgrade --write apps/greeter by hand: exit %d, want 2\n%s", code, out)
+	}
+	f.commitAndPush("greeter 0.12.0, by hand")
+	s := f.state()
+	for _, r := range s.Requests {
+		if r.Head == branchStrict {
+			r.State = "closed"
+		}
+	}
+	if err := saveState(f.forge, s); err != nil {
+		t.Fatal(err)
+	}
+	out = f.mustRun(logURL)
+	t.Logf("run 4:\n%s", out)
+	if r := f.request(branchGreeter); r.State != "closed" || len(r.Comments) != 1 || !strings.Contains(r.Comments[0], "is current") {
+		t.Errorf("apps/greeter is current on main: want #%d closed with a comment saying so, got %+v", r.Number, *r)
+	}
+	if b := f.branches(); b[branchGreeter] != "" {
+		t.Errorf("the branch %s of a closed pull request is still on the remote", branchGreeter)
+	}
+	if r := f.request(branchStrict); r.State != "closed" {
+		t.Errorf("the pull request a person closed was reopened: %+v", *r)
+	}
+	if n := len(f.state().Requests); n != 3 {
+		t.Errorf("%d pull requests after run 4, want 3 (the closed bump is not opened again)", n)
+	}
+}

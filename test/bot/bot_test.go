@@ -446,9 +446,6 @@ func TestBotGitHub(t *testing.T) {
 	if w := writes(f.newCalls()); len(w) < 5 {
 		t.Errorf("run 1 made %d forge writes, want label creation and three pull requests: %q", len(w), w)
 	}
-	if err := os.WriteFile(filepath.Join(t.TempDir(), "x"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
 
 	// Run 2: nothing new, nothing done (another job log, too).
 	before := f.branches()
@@ -519,5 +516,101 @@ func TestBotGitHub(t *testing.T) {
 	}
 	if n := len(f.state().Requests); n != 3 {
 		t.Errorf("%d pull requests after run 4, want 3 (the closed bump is not opened again)", n)
+	}
+}
+
+// TestBotGitLab runs the bot as a GitLab CI job would (GITLAB_CI set, so
+// glab) with a small body limit: merge requests are opened, the blocked one
+// as a draft, every body within the limit with the cut said and the job log
+// linked, and a second run (another job) changes nothing.
+func TestBotGitLab(t *testing.T) {
+	f := newFleet(t)
+	const limit = 3000
+	job := func(n int) []string {
+		return []string{"GITLAB_CI=true", "CI_DEFAULT_BRANCH=main", fmt.Sprintf("CI_JOB_URL=https://gitlab.example.com/org/repo/-/jobs/%d", n), fmt.Sprintf("OLM_CMP_BOT_MAX_BODY=%d", limit)}
+	}
+	out := f.mustRun(job(1)...)
+	t.Logf("run 1:\n%s", out)
+	reqs := f.state().Requests
+	if len(reqs) != 3 {
+		t.Fatalf("%d merge requests, want 3: %+v", len(reqs), reqs)
+	}
+	cut := 0
+	for _, r := range reqs {
+		if len(r.Body) > limit {
+			t.Errorf("!%d: body of %d bytes, over OLM_CMP_BOT_MAX_BODY=%d", r.Number, len(r.Body), limit)
+		}
+		if strings.Contains(r.Body, "The whole `olm-cmp diff` output is in the job log: https://gitlab.example.com/org/repo/-/jobs/1") {
+			cut++
+			if strings.Count(r.Body, "<details>") != strings.Count(r.Body, "</details>") {
+				t.Errorf("!%d: the cut leaves a <details> open:\n%s", r.Number, r.Body)
+			}
+		}
+	}
+	if cut == 0 {
+		t.Errorf("no body says it was cut, with %d bytes for each", limit)
+	}
+	strict := f.request(branchStrict)
+	if strict == nil || !strict.Draft || !strings.HasPrefix(strict.Title, "Draft: ") || strings.Join(strict.Labels, ",") != "olm-cmp:blocked" {
+		t.Errorf("blocked bump: %+v; want a draft merge request labelled olm-cmp:blocked", strict)
+	}
+	if g := f.request(branchGreeter); g == nil || g.Draft || strings.Join(g.Labels, ",") != "olm-cmp:safe" {
+		t.Errorf("safe bump: %+v; want a merge request labelled olm-cmp:safe, not a draft", g)
+	}
+	f.newCalls()
+	before := f.branches()
+	out = f.mustRun(job(2)...)
+	if w := writes(f.newCalls()); len(w) != 0 {
+		t.Errorf("run 2 changed the forge: %q\n%s", w, out)
+	}
+	if after := f.branches(); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("run 2 moved branches:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// TestBotSharedBundles: the pull request bodies for two real bumps,
+// cert-manager-operator 1.19.1 -> 1.20.0 and loki-operator 0.10.2 -> 0.11.0
+// (blocked: its CRD drops a stored field), from ../shared/bundles pushed to
+// the in-process registry. With OLM_CMP_BOT_BODIES_DIR set, each body is
+// written there as <package>.md.
+func TestBotSharedBundles(t *testing.T) {
+	shared := filepath.Join(root, "..", "shared", "bundles")
+	if _, err := os.Stat(shared); err != nil {
+		t.Skipf("../shared/bundles is absent (%v): the shared reference bundles are not on this machine", err)
+	}
+	host, _ := bundletest.NewRegistry(t)
+	e := newEnv(t, host)
+	for _, b := range []struct{ pkg, ns, from, to string }{
+		{"cert-manager-operator", "cert-manager-operator", "1.19.1", "1.20.0"},
+		{"loki-operator", "openshift-operators-redhat", "0.10.2", "0.11.0"},
+	} {
+		for _, v := range []string{b.from, b.to} {
+			bundletest.PushDir(t, host, "shared/"+b.pkg+"-bundle", "v"+v, filepath.Join(shared, b.pkg+"-"+v))
+		}
+		e.writeApp(b.pkg, "  bundle: "+host+"/shared/"+b.pkg+"-bundle\n  version: v"+b.from+"\n  namespace: "+b.ns+"\n")
+	}
+	e.commitAndPush("two operators")
+	out, code := e.run("OLM_CMP_BOT_LOG_URL=https://github.com/org/repo/actions/runs/1")
+	t.Logf("bot:\n%s", out)
+	if code != 0 {
+		t.Fatalf("the bot exited %d", code)
+	}
+	cert, loki := e.request("olm-cmp/upgrade/apps-cert-manager-operator"), e.request("olm-cmp/upgrade/apps-loki-operator")
+	if cert == nil || loki == nil {
+		t.Fatalf("want a pull request for each operator; forge: %+v", e.state().Requests)
+	}
+	if !strings.Contains(cert.Body, "cert-manager-operator 1.19.1 -> 1.20.0") {
+		t.Errorf("cert-manager-operator's body:\n%s", cert.Body)
+	}
+	if !loki.Draft || strings.Join(loki.Labels, ",") != "olm-cmp:blocked" || !strings.Contains(loki.Body, "loki-operator 0.10.2 -> 0.11.0") || !strings.Contains(loki.Body, "Blocked by a safety error") {
+		t.Errorf("loki-operator 0.10.2 -> 0.11.0 must be a blocked draft: draft %v, labels %v\n%s", loki.Draft, loki.Labels, loki.Body)
+	}
+	if dir := os.Getenv("OLM_CMP_BOT_BODIES_DIR"); dir != "" {
+		for name, r := range map[string]*request{"cert-manager-operator": cert, "loki-operator": loki} {
+			meta := fmt.Sprintf("<!-- title: %s | draft: %v | labels: %s -->\n", r.Title, r.Draft, strings.Join(r.Labels, ","))
+			if err := os.WriteFile(filepath.Join(dir, name+".md"), []byte(meta+r.Body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

@@ -210,14 +210,17 @@ body_write() {
     if [ "$(wc -c <"$diffmd")" -le "$budget" ]; then
       cat "$diffmd"
     else
-      # Cut whole lines, close a <details> left open, and say so.
+      # Cut whole lines, close a code fence and a <details> left open, and
+      # say so (the job log's address is in the last line, which changes
+      # with every run).
       LC_ALL=C awk -v budget=$(( budget - 600 )) '
         { n += length($0) + 1; if (n > budget) exit; print
+          if ($0 ~ /^```/) fence = !fence
           if ($0 ~ /<details>/) open++; if ($0 ~ /<\/details>/) open-- }
-        END { if (open > 0) print "</details>" }' "$diffmd"
+        END { if (fence) print "```"; while (open-- > 0) print "</details>" }' "$diffmd"
       printf '\n:scissors: **The review above is cut at %s of its %s bytes** to fit the request limit. ' "$budget" "$(wc -c <"$diffmd")"
-      if [ -n "$log_url" ]; then printf 'The whole `olm-cmp diff` output is in the job log: %s\n' "$log_url"
-      else printf 'Run `olm-cmp diff %s --git-base %s` to see it whole.\n' "$dir" "$base"; fi
+      if [ -n "$log_url" ]; then printf 'The whole `olm-cmp diff` output is in the job log (linked below).\n'
+      else printf 'Run `olm-cmp diff %s --git-base %s -o markdown` to see it whole.\n' "$dir" "$base"; fi
       log "$dir: the review is cut to fit the request body; the whole of it follows"
       cat "$diffmd" >&2
     fi

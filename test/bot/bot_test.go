@@ -303,30 +303,60 @@ func pushVersion(t *testing.T, host, repo, v, replaces string, crdEdits ...strin
 // upgrade OLM v1 refuses (existingFieldRemoval).
 var dropExtra = []string{"              extra:\n                type: object\n                x-kubernetes-preserve-unknown-fields: true\n", ""}
 
+// entry is one version in the catalog's channel stable.
+type entry struct{ version, replaces, skips string }
+
 // pushCatalog pushes host/demo/catalog:latest: a file-based catalog of
-// package greeter-operator, channel stable, one bundle per version (by
-// digest), each replacing the one before.
-func pushCatalog(t *testing.T, host string, versions []string, digests map[string]string) {
+// package greeter-operator, channel stable, one bundle per entry (by
+// digest).
+func pushCatalog(t *testing.T, host string, entries []entry, digests map[string]string) {
 	t.Helper()
 	dir := t.TempDir()
 	var b strings.Builder
 	b.WriteString(`{"schema":"olm.package","name":"greeter-operator","defaultChannel":"stable"}` + "\n")
-	var entries []string
-	for i, v := range versions {
-		e := `{"name":"greeter-operator.v` + v + `"`
-		if i > 0 {
-			e += `,"replaces":"greeter-operator.v` + versions[i-1] + `"`
+	var es []string
+	for _, e := range entries {
+		s := `{"name":"greeter-operator.v` + e.version + `"`
+		if e.replaces != "" {
+			s += `,"replaces":"greeter-operator.v` + e.replaces + `"`
 		}
-		entries = append(entries, e+"}")
+		if e.skips != "" {
+			s += `,"skips":["greeter-operator.v` + e.skips + `"]`
+		}
+		es = append(es, s+"}")
 	}
-	b.WriteString(`{"schema":"olm.channel","name":"stable","package":"greeter-operator","entries":[` + strings.Join(entries, ",") + "]}\n")
-	for _, v := range versions {
-		fmt.Fprintf(&b, `{"schema":"olm.bundle","name":"greeter-operator.v%s","package":"greeter-operator","image":"%s/demo/greeter-bundle@%s","properties":[{"type":"olm.package","value":{"packageName":"greeter-operator","version":"%s"}}]}`+"\n", v, host, digests[v], v)
+	b.WriteString(`{"schema":"olm.channel","name":"stable","package":"greeter-operator","entries":[` + strings.Join(es, ",") + "]}\n")
+	for _, e := range entries {
+		fmt.Fprintf(&b, `{"schema":"olm.bundle","name":"greeter-operator.v%s","package":"greeter-operator","image":"%s/demo/greeter-bundle@%s","properties":[{"type":"olm.package","value":{"packageName":"greeter-operator","version":"%s"}}]}`+"\n", e.version, host, digests[e.version], e.version)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	bundletest.Push(t, host, "demo/catalog", "latest", bundletest.CatalogImage(t, dir, "/configs"))
+}
+
+// The greeter versions: 0.11.0 replaces 0.10.2 and adds an optional field
+// to the CRD, with a long description (a body worth cutting); 0.12.0,
+// published later, replaces 0.11.0 and skips 0.10.2, so OLM moves 0.10.2
+// straight to it.
+var (
+	greeterVersions = []entry{{"0.10.1", "0.10.0", ""}, {"0.10.2", "0.10.1", ""}, {"0.11.0", "0.10.2", ""}}
+	greeter012      = entry{"0.12.0", "0.11.0", "0.10.2"}
+	addField        = []string{"              replicas:\n", "              greeting:\n                type: string\n                description: " + strings.Repeat("The greeting the operator answers with. ", 60) + "\n              replicas:\n"}
+)
+
+// pushGreeter pushes version e of demo/greeter-bundle.
+func pushGreeter(t *testing.T, host string, e entry) string {
+	t.Helper()
+	replaces := "greeter-operator.v" + e.replaces
+	if e.skips != "" {
+		replaces += "\n  skips:\n  - greeter-operator.v" + e.skips
+	}
+	var edits []string
+	if e.version != "0.10.1" && e.version != "0.10.2" {
+		edits = addField
+	}
+	return pushVersion(t, host, "demo/greeter-bundle", e.version, replaces, edits...)
 }
 
 // fleet is the repository of the main test: four applications.
@@ -343,10 +373,10 @@ type fleet struct {
 func newFleet(t *testing.T) *fleet {
 	host, _ := bundletest.NewRegistry(t)
 	f := &fleet{env: newEnv(t, host), digests: map[string]string{}}
-	for _, v := range [][2]string{{"0.10.1", "0.10.0"}, {"0.10.2", "0.10.1"}, {"0.11.0", "0.10.2"}} {
-		f.digests[v[0]] = pushVersion(t, host, "demo/greeter-bundle", v[0], "greeter-operator.v"+v[1])
+	for _, e := range greeterVersions {
+		f.digests[e.version] = pushGreeter(t, host, e)
 	}
-	pushCatalog(t, host, []string{"0.10.1", "0.10.2", "0.11.0"}, f.digests)
+	pushCatalog(t, host, greeterVersions, f.digests)
 	pushVersion(t, host, "demo/strict-bundle", "0.10.2", "greeter-operator.v0.10.1")
 	pushVersion(t, host, "demo/strict-bundle", "0.11.0", "greeter-operator.v0.10.2", dropExtra...)
 	pushVersion(t, host, "demo/solo-bundle", "1.0.0", "greeter-operator.v0.9.0")
@@ -461,8 +491,8 @@ func TestBotGitHub(t *testing.T) {
 	}
 
 	// Run 3: 0.12.0 is published; the same pull request is refreshed.
-	f.digests["0.12.0"] = pushVersion(t, f.host, "demo/greeter-bundle", "0.12.0", "greeter-operator.v0.11.0")
-	pushCatalog(t, f.host, []string{"0.10.1", "0.10.2", "0.11.0", "0.12.0"}, f.digests)
+	f.digests["0.12.0"] = pushGreeter(t, f.host, greeter012)
+	pushCatalog(t, f.host, append(greeterVersions, greeter012), f.digests)
 	out = f.mustRun(logURL)
 	t.Logf("run 3:\n%s", out)
 	after := f.branches()
@@ -525,7 +555,7 @@ func TestBotGitHub(t *testing.T) {
 // linked, and a second run (another job) changes nothing.
 func TestBotGitLab(t *testing.T) {
 	f := newFleet(t)
-	const limit = 3000
+	const limit = 2500
 	job := func(n int) []string {
 		return []string{"GITLAB_CI=true", "CI_DEFAULT_BRANCH=main", fmt.Sprintf("CI_JOB_URL=https://gitlab.example.com/org/repo/-/jobs/%d", n), fmt.Sprintf("OLM_CMP_BOT_MAX_BODY=%d", limit)}
 	}
@@ -540,10 +570,13 @@ func TestBotGitLab(t *testing.T) {
 		if len(r.Body) > limit {
 			t.Errorf("!%d: body of %d bytes, over OLM_CMP_BOT_MAX_BODY=%d", r.Number, len(r.Body), limit)
 		}
-		if strings.Contains(r.Body, "The whole `olm-cmp diff` output is in the job log: https://gitlab.example.com/org/repo/-/jobs/1") {
+		if strings.Contains(r.Body, "The whole `olm-cmp diff` output is in the job log (linked below).") {
 			cut++
-			if strings.Count(r.Body, "<details>") != strings.Count(r.Body, "</details>") {
-				t.Errorf("!%d: the cut leaves a <details> open:\n%s", r.Number, r.Body)
+			if strings.Count(r.Body, "<details>") != strings.Count(r.Body, "</details>") || strings.Count(r.Body, "```")%2 != 0 {
+				t.Errorf("!%d: the cut leaves a <details> or a code fence open:\n%s", r.Number, r.Body)
+			}
+			if !strings.HasSuffix(r.Body, "\n<sub>Job log: https://gitlab.example.com/org/repo/-/jobs/1</sub>") {
+				t.Errorf("!%d: the body does not end with the job log's address:\n%s", r.Number, r.Body)
 			}
 		}
 	}

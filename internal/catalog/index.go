@@ -125,8 +125,8 @@ func packageList(names []string) string {
 // a change to what the reader keeps or refuses (read.go) must change the
 // version: an index of the old reader would otherwise outlive an upgrade
 // (2: the table names its catalog; YAML documents split at line starts
-// only; flow-style YAML counted).
-const indexMagic = "olm-cmp catalog index 2\n"
+// only; flow-style YAML counted; 3: olm.package's defaultChannel kept).
+const indexMagic = "olm-cmp catalog index 3\n"
 
 const (
 	trailerLen = 8 + sha256.Size

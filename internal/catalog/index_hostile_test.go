@@ -203,7 +203,7 @@ func TestIndexDamagedWhileChoosing(t *testing.T) {
 			case 0:
 				os.Truncate(a+".index", 50)
 			case 1:
-				os.WriteFile(a+".index", []byte("olm-cmp catalog index 2\ngarbage"), 0o644)
+				os.WriteFile(a+".index", []byte("olm-cmp catalog index 3\ngarbage"), 0o644)
 			case 2:
 				os.Remove(a + ".index")
 			}

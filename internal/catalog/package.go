@@ -33,15 +33,20 @@ type fbcPackage struct {
 	channels   map[string][]Entry // channel → its entries, in file order
 	channelAt  map[string]string  // channel → where it is declared
 	deprecated map[string]bool    // bundle names
-	items      int
-	kept       int // bytes of the strings kept (object.size)
+	// defaultChannel, packageDeprecated and deprecatedChannels are read
+	// for internal/versions (Contents); choosing does not use them.
+	defaultChannel     string
+	packageDeprecated  bool
+	deprecatedChannels map[string]bool
+	items              int
+	kept               int // bytes of the strings kept (object.size)
 	// err is the first object of the package that could not be read; it
 	// fails a choice from this package only.
 	err error
 }
 
 func newPackage(name string) *fbcPackage {
-	return &fbcPackage{name: name, channels: map[string][]Entry{}, channelAt: map[string]string{}, deprecated: map[string]bool{}}
+	return &fbcPackage{name: name, channels: map[string][]Entry{}, channelAt: map[string]string{}, deprecated: map[string]bool{}, deprecatedChannels: map[string]bool{}}
 }
 
 // add takes one object of the package.
@@ -68,6 +73,7 @@ func (c *fbcPackage) addObject(o *object) error {
 	case "olm.package":
 		c.found = true
 		c.declared = append(c.declared, o.at())
+		c.defaultChannel = o.Default
 	case "olm.channel":
 		if at, ok := c.channelAt[o.Name]; ok {
 			return fmt.Errorf("package %s declares channel %s twice (first at %s); opm validate refuses this catalog: merge the two olm.channel objects", echo.Quote(c.name), echo.Quote(o.Name), at)
@@ -80,8 +86,16 @@ func (c *fbcPackage) addObject(o *object) error {
 		c.channels[o.Name] = entries
 	case "olm.deprecations":
 		for _, e := range o.Entries {
-			if e.Reference != nil && e.Reference.Schema == "olm.bundle" {
+			if e.Reference == nil {
+				continue
+			}
+			switch e.Reference.Schema {
+			case "olm.bundle":
 				c.deprecated[e.Reference.Name] = true
+			case "olm.channel":
+				c.deprecatedChannels[e.Reference.Name] = true
+			case "olm.package":
+				c.packageDeprecated = true
 			}
 		}
 	case "olm.bundle":

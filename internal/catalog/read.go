@@ -46,10 +46,12 @@ const (
 // object is one catalog object with only what choosing and validating use;
 // the index stores these, so field names are short.
 type object struct {
-	Schema  string  `json:"s"`
-	Name    string  `json:"n,omitempty"`
-	Package string  `json:"p,omitempty"`
-	Image   string  `json:"i,omitempty"`
+	Schema  string `json:"s"`
+	Name    string `json:"n,omitempty"`
+	Package string `json:"p,omitempty"`
+	Image   string `json:"i,omitempty"`
+	// Default is an olm.package's defaultChannel (internal/versions shows it).
+	Default string  `json:"dc,omitempty"`
 	Entries []entry `json:"e,omitempty"`
 	// Types are the bundle's property types, in order.
 	Types []string `json:"t,omitempty"`
@@ -85,7 +87,7 @@ type packageValue struct {
 
 // size is the bytes of the strings o keeps.
 func (o *object) size() int {
-	n := len(o.Schema) + len(o.Name) + len(o.Package) + len(o.Image) + len(o.File)
+	n := len(o.Schema) + len(o.Name) + len(o.Package) + len(o.Image) + len(o.Default) + len(o.File)
 	for _, e := range o.Entries {
 		n += len(e.Name) + len(e.Replaces) + len(e.SkipRange)
 		for _, s := range e.Skips {
@@ -264,12 +266,13 @@ func leading(br *bufio.Reader) (skip int, first byte) {
 
 // jsonObject is the JSON form of a catalog object, as far as choosing reads it.
 type jsonObject struct {
-	Schema     string         `json:"schema"`
-	Name       string         `json:"name"`
-	Package    string         `json:"package"`
-	Image      string         `json:"image"`
-	Entries    []entry        `json:"entries"`
-	Properties []jsonProperty `json:"properties"`
+	Schema         string         `json:"schema"`
+	Name           string         `json:"name"`
+	Package        string         `json:"package"`
+	Image          string         `json:"image"`
+	DefaultChannel string         `json:"defaultChannel"`
+	Entries        []entry        `json:"entries"`
+	Properties     []jsonProperty `json:"properties"`
 }
 
 type jsonProperty struct {
@@ -350,6 +353,9 @@ func readJSON(ctx context.Context, name string, r io.Reader, only string, fn fun
 			return done, fmt.Errorf("catalog file %s: document %d: not valid JSON (%s)", echo.Short(name), doc, echo.Short(err.Error()))
 		}
 		o := object{Schema: jo.Schema, Name: jo.Name, Package: jo.Package, Image: jo.Image, File: name, Doc: doc}
+		if o.Schema == "olm.package" {
+			o.Default = jo.DefaultChannel
+		}
 		if only != "" && o.key() != only {
 			done++
 			continue
@@ -385,12 +391,13 @@ func readJSON(ctx context.Context, name string, r io.Reader, only string, fn fun
 
 // yamlObject is the YAML form of a catalog object, as far as choosing reads it.
 type yamlObject struct {
-	Schema     string  `yaml:"schema"`
-	Name       string  `yaml:"name"`
-	Package    string  `yaml:"package"`
-	Image      string  `yaml:"image"`
-	Entries    []entry `yaml:"entries"`
-	Properties []struct {
+	Schema         string  `yaml:"schema"`
+	Name           string  `yaml:"name"`
+	Package        string  `yaml:"package"`
+	Image          string  `yaml:"image"`
+	DefaultChannel string  `yaml:"defaultChannel"`
+	Entries        []entry `yaml:"entries"`
+	Properties     []struct {
 		Type  string    `yaml:"type"`
 		Value yaml.Node `yaml:"value"`
 	} `yaml:"properties"`
@@ -480,6 +487,9 @@ func readYAMLDoc(ctx context.Context, name string, n int, data []byte, only stri
 			o.Err = yamlTypeError(err)
 		} else {
 			o.Image, o.Entries = yo.Image, yo.Entries
+			if o.Schema == "olm.package" {
+				o.Default = yo.DefaultChannel
+			}
 			for _, p := range yo.Properties {
 				o.Types = append(o.Types, intern(p.Type))
 				if p.Type != "olm.package" {

@@ -261,3 +261,67 @@ func plainSafe(v string) bool {
 	n, err := yaml.Parse(v)
 	return err == nil && n.YNode().Tag == yaml.NodeTagString && n.YNode().Value == v
 }
+
+// Replacement sets the one-line scalar Node (parsed from the same bytes,
+// e.g. by yamlsafe.Parse: its Line and Column locate it) to Value, written
+// in the node's own style. Unlike Edit it reaches any scalar of any
+// document, in block or flow context (an ApplicationSet's list element
+// `{name: a, version: "1.0"}`, an Application's plugin parameter).
+type Replacement struct {
+	Node  *yaml.Node
+	Value string
+}
+
+// Replace returns data with each replacement made and every other byte
+// kept. A node it cannot replace alone (a block scalar, a plain scalar
+// over several lines) is an error naming its line.
+func Replace(data []byte, rs []Replacement) ([]byte, error) {
+	lines := splitLines(data)
+	var splices []splice
+	for _, r := range rs {
+		n := r.Node
+		if n == nil || n.Kind != yaml.ScalarNode || n.Line < 1 || n.Line > len(lines) {
+			return nil, fmt.Errorf("cannot locate the value to replace")
+		}
+		l := lines[n.Line-1]
+		start := offset(l, n.Column)
+		var length int
+		if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+			var err error
+			if length, err = scalarLength(l.text[start:], n.Style); err != nil {
+				return nil, fmt.Errorf("line %d: %w", n.Line, err)
+			}
+		} else {
+			// A plain one-line scalar is written exactly as its value reads
+			// (no escapes), whatever context ends it: a comment, a comma,
+			// a closing brace.
+			if !strings.HasPrefix(l.text[start:], n.Value) {
+				return nil, fmt.Errorf("line %d: the value spans lines: write it on one line", n.Line)
+			}
+			length = len(n.Value)
+		}
+		style := n.Style
+		if style == 0 && inFlow(l.text[:start]) && !flowSafe(r.Value) {
+			style = yaml.DoubleQuotedStyle
+		}
+		splices = append(splices, splice{start: l.off + start, end: l.off + start + length, text: scalar(r.Value, style)})
+	}
+	sort.SliceStable(splices, func(i, j int) bool { return splices[i].start > splices[j].start })
+	for i := 1; i < len(splices); i++ {
+		if splices[i].end > splices[i-1].start {
+			return nil, fmt.Errorf("two replacements of one value")
+		}
+	}
+	out := bytes.Clone(data)
+	for _, s := range splices {
+		out = append(out[:s.start:s.start], append([]byte(s.text), out[s.end:]...)...)
+	}
+	return out, nil
+}
+
+// inFlow guesses whether a value starting after prefix (its line's text
+// before it) sits inside a flow collection, where a plain value must not
+// hold , [ ] { }.
+func inFlow(prefix string) bool { return strings.ContainsAny(prefix, "{[") }
+
+func flowSafe(v string) bool { return !strings.ContainsAny(v, ",[]{}") }

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/olm-cmp/olm-cmp/internal/echo"
+	"github.com/olm-cmp/olm-cmp/internal/upgrade"
+)
+
+func newUpgradeCmd() *cobra.Command {
+	var (
+		rf     registryFlags
+		write  bool
+		policy string
+		output string
+		root   string
+	)
+	cmd := &cobra.Command{
+		Use:   "upgrade [DIR...]",
+		Short: "Find the version each application may move to, check it is safe, and with --write bump it where the repository keeps it",
+		Long: `Upgrade answers, for each application directory (one holding olm-cmp.yaml; a
+directory above them stands for all of them; default: the working directory),
+which version it renders today, which versions it may move to and which one it
+would choose:
+  a catalog         OLM v1's successors of the running bundle (replaces, skips or
+                    skipRange name it; deprecated last, then the highest) within the
+                    spec's channels and version range (--policy olmv1, default), or
+                    OLM v0's one hop along the channel (--policy olmv0);
+  an image bundle   the repository's newer semver tags whose CSV replaces or skips
+                    the running one or has an olm.skipRange holding its version.
+The move is judged by olm-cmp diff's safety check (CRD upgrade safety, the
+upgrade edge). With --write, the version is changed where the repository keeps
+it: olm-cmp.yaml (spec.version or the tag of spec.bundle), or the version
+parameter (or plugin env) of the Argo CD Application or ApplicationSet list
+element in the same repository whose path is the directory; the digest pin
+moves with it (the new bundle image's digest), and upgradeFrom is set to the
+version left, so the plugin checks the upgrade again. Comments and layout are
+kept; a second run changes nothing. An unsafe upgrade is written too, so that
+a bot can open a draft pull request that says why.
+Exit status: 0 nothing to move to, 2 an upgrade available (or written) and
+safe, 3 an upgrade available (or written) but blocked by a safety error or a
+render error, 1 a failure (the report still lists every application).
+See docs/upgrade.md.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var p upgrade.Policy
+			switch policy {
+			case "olmv1", "v1":
+				p = upgrade.OLMv1
+			case "olmv0", "v0":
+				p = upgrade.OLMv0
+			default:
+				return fmt.Errorf("--policy %q: use olmv1 (OLM v1's successors, the default) or olmv0 (one hop along the channel)", policy)
+			}
+			if output != "text" && output != "json" {
+				return fmt.Errorf("--output %q: use text or json", output)
+			}
+			if len(args) == 0 {
+				args = []string{"."}
+			}
+			dirs, err := upgrade.Dirs(args)
+			if err != nil {
+				return err
+			}
+			loader, err := rf.loader()
+			if err != nil {
+				return err
+			}
+			if root == "" {
+				if root, err = upgrade.RepoRoot(dirs[0]); err != nil {
+					return err
+				}
+			}
+			ix, err := upgrade.Scan(root)
+			if err != nil {
+				return err
+			}
+			rep := upgrade.Run(cmd.Context(), upgrade.Options{Policy: p, Write: write, Loader: loader, Index: ix}, dirs)
+			w := cmd.OutOrStdout()
+			if output == "json" {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				printUpgrade(w, rep, write)
+			}
+			if code := rep.ExitStatus(); code != 0 {
+				return &exitError{code: code}
+			}
+			return nil
+		},
+	}
+	rf.register(cmd.Flags())
+	f := cmd.Flags()
+	f.BoolVar(&write, "write", false, "write the chosen version, its digest and upgradeFrom where the repository keeps the version")
+	f.StringVar(&policy, "policy", "olmv1", "how a catalog's next version is chosen: olmv1 (the best successor) or olmv0 (one hop along the channel)")
+	f.StringVarP(&output, "output", "o", "text", "text, or json (docs/upgrade.md)")
+	f.StringVar(&root, "repo-root", "", "where to look for the Argo CD Applications and ApplicationSets that pass versions (default: the Git work tree holding the first DIR)")
+	return cmd
+}
+
+// printUpgrade writes the report for people: one block per application.
+func printUpgrade(w io.Writer, rep *upgrade.Report, wrote bool) {
+	for i, a := range rep.Applications {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		head := a.Dir
+		if a.Package != "" {
+			head += " (" + a.Package + ")"
+		}
+		fmt.Fprintln(w, echo.Text(head))
+		line := func(k, v string) {
+			if v != "" {
+				fmt.Fprintf(w, "  %-11s %s\n", k, echo.Text(v))
+			}
+		}
+		line("current", a.Current)
+		line("where", a.Where)
+		for j, c := range a.Candidates {
+			k := ""
+			if j == 0 {
+				k = "candidates"
+			}
+			v := c.Version
+			if len(c.Edges) > 0 {
+				v += " (" + strings.Join(c.Edges, "; ") + ")"
+			} else {
+				v += " (no edge from " + a.Current + ")"
+			}
+			if c.Deprecated {
+				v += " deprecated"
+			}
+			fmt.Fprintf(w, "  %-11s %s\n", k, echo.Text(v))
+		}
+		if a.Chosen != "" {
+			line("chosen", a.Chosen+" ("+a.Digest+")")
+		}
+		if a.Safety != nil {
+			line("safety", a.Safety.Verdict)
+			for _, f := range a.Safety.Findings {
+				fmt.Fprintf(w, "  %-11s %s\n", "", echo.Text(f.String()))
+			}
+		}
+		status := string(a.Status)
+		if len(a.Files) > 0 {
+			verb := "would write"
+			if wrote {
+				verb = "wrote"
+			}
+			status += " (" + verb + " " + strings.Join(a.Files, ", ") + ")"
+		}
+		line("status", status)
+		line("reason", a.Reason)
+	}
+}

@@ -1,0 +1,448 @@
+package upgrade
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
+)
+
+// Scan bounds: a GitOps repository holds a few hundred manifests; a tree
+// far larger than these is not one (or the wrong directory was given).
+const (
+	maxScanFiles     = 20000
+	maxScanFileBytes = 1 << 20
+)
+
+// Slot is a value an Argo CD manifest passes to olm-cmp: the scalar node
+// to edit, and the value it holds now.
+type Slot struct {
+	Node *yaml.Node
+	// Where names it for messages: "parameter version", "element key digest".
+	Where string
+}
+
+// Value is the slot's value, "" for a missing slot.
+func (s *Slot) Value() string {
+	if s == nil {
+		return ""
+	}
+	return s.Node.Value
+}
+
+// App is one Argo CD Application (or one ApplicationSet list element) whose
+// source path is an application directory, with the slots it passes to
+// olm-cmp's version, digest and upgradeFrom (nil when it passes none).
+type App struct {
+	// File is the manifest, relative to the repository root.
+	File string
+	// What names the application: "Application cert-manager", "ApplicationSet
+	// operators, element 2 (name: lws-operator)".
+	What string
+	// Line is where the application (or element) starts in File.
+	Line                       int
+	Version, Digest, UpgradeFr *Slot
+}
+
+// String names the application and its place, for messages.
+func (a *App) String() string { return fmt.Sprintf("%s (%s:%d)", a.What, a.File, a.Line) }
+
+// Index is the Argo CD applications of a repository, by source path
+// (slash-separated, relative to the repository root, cleaned).
+type Index struct {
+	Root string
+	Apps map[string][]*App
+	// data holds each manifest's bytes as parsed: the nodes point into them.
+	data map[string][]byte
+}
+
+// RepoRoot is the Git work tree holding dir (the nearest parent with a .git
+// entry), else dir itself: the applications that render dir are looked for
+// there.
+func RepoRoot(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for d := abs; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return abs, nil
+		}
+		d = parent
+	}
+}
+
+// skipDir are directories never scanned for Argo CD manifests or
+// application directories (testdata: a repository's test fixtures).
+func skipDir(name string) bool {
+	return name != "." && strings.HasPrefix(name, ".") || name == "node_modules" || name == "vendor" || name == "testdata"
+}
+
+// Scan reads every *.yaml and *.yml file under root (hidden directories,
+// node_modules and vendor aside) that mentions argoproj.io, and indexes the
+// Applications and ApplicationSet list elements in them by source path. A
+// file that does not parse is skipped (it is not olm-cmp's to judge); a tree
+// beyond the scan bounds is an error.
+func Scan(root string) (*Index, error) {
+	ix := &Index{Root: root, Apps: map[string][]*App{}, data: map[string][]byte{}}
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return err
+			}
+			return nil // an unreadable corner of the tree holds no application of ours
+		}
+		if d.IsDir() {
+			if p != root && skipDir(d.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if ext := path.Ext(d.Name()); ext != ".yaml" && ext != ".yml" || !d.Type().IsRegular() {
+			return nil
+		}
+		if n++; n > maxScanFiles {
+			return fmt.Errorf("%s holds over %d YAML files: give the repository's root (or a smaller checkout) so the Argo CD applications can be found", root, maxScanFiles)
+		}
+		info, err := d.Info()
+		if err != nil || info.Size() > maxScanFileBytes {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(data, []byte("argoproj.io")) {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		ix.add(filepath.ToSlash(rel), data)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+func (ix *Index) add(file string, data []byte) {
+	docs, err := yamlsafe.Parse(data)
+	if err != nil {
+		return
+	}
+	found := false
+	for _, doc := range docs {
+		if doc == nil || doc.Kind != yaml.MappingNode || !strings.HasPrefix(value(field(doc, "apiVersion")), "argoproj.io/") {
+			continue
+		}
+		name := value(field(field(doc, "metadata"), "name"))
+		switch value(field(doc, "kind")) {
+		case "Application":
+			for _, src := range sources(field(doc, "spec")) {
+				a := &App{File: file, What: "Application " + name, Line: doc.Line}
+				if p, ok := a.fromSource(src, nil); ok {
+					ix.Apps[p] = append(ix.Apps[p], a)
+					found = true
+				}
+			}
+		case "ApplicationSet":
+			found = ix.addSet(file, name, doc) || found
+		}
+	}
+	if found {
+		ix.data[file] = data
+	}
+}
+
+// addSet indexes the list generator elements of an ApplicationSet: each
+// element's source path is the template's, with the element's keys put in.
+func (ix *Index) addSet(file, name string, doc *yaml.Node) bool {
+	spec := field(doc, "spec")
+	tmpl := field(field(spec, "template"), "spec")
+	found := false
+	for gi, g := range items(field(spec, "generators")) {
+		for ei, el := range items(field(field(g, "list"), "elements")) {
+			if el.Kind != yaml.MappingNode {
+				continue
+			}
+			what := fmt.Sprintf("ApplicationSet %s, generator %d, element %d", name, gi+1, ei+1)
+			if n := value(field(el, "name")); n != "" {
+				what = fmt.Sprintf("ApplicationSet %s, element %s", name, n)
+			}
+			for _, src := range sources(tmpl) {
+				a := &App{File: file, What: what, Line: el.Line}
+				if p, ok := a.fromSource(src, el); ok {
+					ix.Apps[p] = append(ix.Apps[p], a)
+					found = true
+				}
+			}
+		}
+	}
+	return found
+}
+
+// sources are an Application spec's source and sources[] entries.
+func sources(spec node) []node {
+	var out []node
+	if s := field(spec, "source"); s != nil {
+		out = append(out, s)
+	}
+	return append(out, items(field(spec, "sources"))...)
+}
+
+// fromSource fills a's slots from one source, an Application's or an
+// ApplicationSet template's (el: the list element its templates read), and
+// returns the source's path.
+func (a *App) fromSource(src, el node) (string, bool) {
+	p, ok := expand(field(src, "path"), el)
+	if !ok || p.Value == "" {
+		return "", false
+	}
+	plugin := field(src, "plugin")
+	for _, prm := range items(field(plugin, "parameters")) {
+		n := value(field(prm, "name"))
+		s, ok := expand(field(prm, "string"), el)
+		if !ok {
+			continue
+		}
+		slot := &Slot{Node: s, Where: "parameter " + n}
+		if el != nil && s != field(prm, "string") {
+			slot.Where = "element key " + templateKey(value(field(prm, "string")))
+		}
+		a.set(n, slot)
+	}
+	for _, env := range items(field(plugin, "env")) {
+		n := value(field(env, "name"))
+		s, ok := expand(field(env, "value"), el)
+		if !ok {
+			continue
+		}
+		a.set(envField(n), &Slot{Node: s, Where: "plugin env " + n})
+	}
+	return path.Clean(strings.TrimPrefix(p.Value, "./")), true
+}
+
+// set records a slot for the spec field name (a parameter's name, or a
+// plugin env name made into one); parameters come first and win, as in
+// olm-cmp's own precedence.
+func (a *App) set(name string, s *Slot) {
+	var dst **Slot
+	switch name {
+	case "version":
+		dst = &a.Version
+	case "digest":
+		dst = &a.Digest
+	case "upgradeFrom":
+		dst = &a.UpgradeFr
+	default:
+		return
+	}
+	if *dst == nil {
+		*dst = s
+	}
+}
+
+// envField is the spec field a plugin env name means (any case, _ and -
+// ignored: docs/plugin.md), for the three fields upgrade writes.
+func envField(n string) string {
+	n = strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(strings.TrimPrefix(n, "ARGOCD_ENV_")))
+	switch n {
+	case "version", "digest":
+		return n
+	case "upgradefrom":
+		return "upgradeFrom"
+	}
+	return ""
+}
+
+var templateRef = regexp.MustCompile(`^\{\{-?\s*\.?([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*-?\}\}$`)
+
+// templateKey is the element key a whole-value template names ({{.version}},
+// {{ .values.version }}, or fasttemplate's {{version}}), "" for another value.
+func templateKey(v string) string {
+	if m := templateRef.FindStringSubmatch(strings.TrimSpace(v)); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+var templateAny = regexp.MustCompile(`\{\{[^}]*\}\}`)
+
+// expand resolves a template value against a list element: a value that is
+// a whole {{.key}} becomes the element's node for that key (the place to
+// edit); a path with {{.key}} parts gets them put in (a node of its own,
+// read only); a value without templates is itself. ok is false when a
+// template names something the element does not have, or uses more than
+// keys (functions, pipelines): upgrade does not guess.
+func expand(n node, el node) (*yaml.Node, bool) {
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return nil, false
+	}
+	if el == nil || !strings.Contains(n.Value, "{{") {
+		return n, true
+	}
+	if k := templateKey(n.Value); k != "" {
+		v := lookup(el, k)
+		return v, v != nil && v.Kind == yaml.ScalarNode
+	}
+	ok := true
+	out := templateAny.ReplaceAllStringFunc(n.Value, func(t string) string {
+		v := lookup(el, templateKey(t))
+		if v == nil || v.Kind != yaml.ScalarNode {
+			ok = false
+			return ""
+		}
+		return v.Value
+	})
+	if !ok {
+		return nil, false
+	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Value: out}, true
+}
+
+// lookup follows a dotted key (values.version) into a mapping.
+func lookup(n node, key string) node {
+	if key == "" {
+		return nil
+	}
+	for _, k := range strings.Split(key, ".") {
+		if n = field(n, k); n == nil {
+			return nil
+		}
+	}
+	return n
+}
+
+// node is a parsed YAML node; nil is a missing one, and the helpers
+// below take nil.
+type node = *yaml.Node
+
+func field(n node, key string) node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// items are a sequence's entries; nil for anything else.
+func items(n node) []node {
+	if n == nil || n.Kind != yaml.SequenceNode {
+		return nil
+	}
+	return n.Content
+}
+
+func value(n node) string {
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return ""
+	}
+	return n.Value
+}
+
+// Of returns the applications whose source path is dir (relative to the
+// index's root).
+func (ix *Index) Of(dir string) ([]*App, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := filepath.Rel(ix.Root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, nil
+	}
+	apps := slices.Clone(ix.Apps[path.Clean(filepath.ToSlash(rel))])
+	return apps, nil
+}
+
+// File is the bytes of a scanned manifest, as its nodes were parsed from.
+func (ix *Index) File(name string) ([]byte, error) {
+	if d, ok := ix.data[name]; ok {
+		return d, nil
+	}
+	return nil, errors.New(name + ": not a scanned manifest")
+}
+
+// clone is ix with the same manifests, for replace.
+func (ix *Index) clone() *Index {
+	return &Index{Root: ix.Root, Apps: map[string][]*App{}, data: maps.Clone(ix.data)}
+}
+
+// replace sets a manifest's bytes and indexes every manifest again (a
+// clone's: the edited files are read back before they are written).
+func (ix *Index) replace(file string, data []byte) {
+	all := ix.data
+	all[file] = data
+	ix.Apps, ix.data = map[string][]*App{}, map[string][]byte{}
+	for _, f := range slices.Sorted(maps.Keys(all)) {
+		ix.add(f, all[f])
+	}
+}
+
+// maxApps bounds the application directories one argument may expand to.
+const maxApps = 1000
+
+// Dirs expands the command's arguments into application directories: a
+// directory holding olm-cmp.yaml is one; another directory stands for every
+// directory below it that holds one (hidden ones, node_modules and vendor
+// aside), in lexical order, so `olm-cmp upgrade` at a repository's root
+// covers all its applications.
+func Dirs(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		if _, err := os.Stat(filepath.Join(a, "olm-cmp.yaml")); err == nil {
+			out = append(out, a)
+			continue
+		}
+		fi, err := os.Stat(a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: no such directory", a)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("%s is a file, not a directory: give application directories (each holding olm-cmp.yaml) or a directory above them", a)
+		}
+		n := 0
+		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() {
+				if p != a && skipDir(d.Name()) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.Name() == "olm-cmp.yaml" {
+				if n++; n > maxApps {
+					return fmt.Errorf("%s holds over %d application directories: give fewer at a time", a, maxApps)
+				}
+				out = append(out, filepath.Dir(p))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%s: no olm-cmp.yaml in it or below it", a)
+		}
+	}
+	return slices.Compact(out), nil
+}

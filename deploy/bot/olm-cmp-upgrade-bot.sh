@@ -189,7 +189,7 @@ body_write() {
     printf '| Application | Package | Current | Chosen | Status |\n|---|---|---|---|---|\n'
     jq -r "$jq_md"' .applications[] | "| \(.dir // "" | md) | \(.package // "" | md) | \(.current // "" | md) | \(.chosen // "" | md) | \(.status // "" | md) |"' "$json"
     printf '\n'
-    jq -r "$jq_md"' .applications[] | select((.candidates // []) | length > 0) | "Versions \(.package // "" | md) may move to (\((.candidates | length)), best first):\n" + ([.candidates[:20][] | "- \(.version // "" | md)" + (if (.edges // "") != "" then " (\(.edges | tostring | md))" else "" end) + (if .deprecated == true then " **deprecated**" elif (.deprecated // false) != false then " **deprecated: \(.deprecated | tostring | md)**" else "" end)] | join("\n")) + (if (.candidates | length) > 20 then "\n- … and \((.candidates | length) - 20) more (olm-cmp upgrade -o json)" else "" end) + "\n"' "$json"
+    jq -r "$jq_md"' .applications[] | select((.candidates // []) | length > 0) | "Versions \(.package // "" | md) may move to (\((.candidates | length)), best first):\n" + ([.candidates[:20][] | "- \(.version // "" | md)" + (if ((.edges // []) | length) > 0 then " (\(.edges | join(", ") | md))" else "" end) + (if .deprecated == true then " **deprecated**" else "" end)] | join("\n")) + (if (.candidates | length) > 20 then "\n- … and \((.candidates | length) - 20) more (olm-cmp upgrade -o json)" else "" end) + "\n"' "$json"
     printf 'Files changed:'
     jq -r "$jq_md"' [.applications[] | (.files // [])[]] | unique | map(" \(md)") | join(",")' "$json"
     printf '\n'

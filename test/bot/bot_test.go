@@ -450,7 +450,7 @@ func TestBotGitHub(t *testing.T) {
 			t.Errorf("the pull request's body lacks %q:\n%s", want, greeter.Body)
 		}
 	}
-	if greeter.Draft || strings.Join(greeter.Labels, ",") != "olm-cmp:safe" || greeter.Base != "main" || !strings.Contains(greeter.Title, "0.10.2 -> 0.11.0") {
+	if greeter.Draft || strings.Join(greeter.Labels, ",") != "olm-cmp:safe" || greeter.Base != "main" || !strings.Contains(greeter.Title, "greeter-operator v0.10.2 -> v0.11.0") {
 		t.Errorf("pull request %+v: want a ready one into main labelled olm-cmp:safe, titled with the bump", *greeter)
 	}
 	strict := f.request(branchStrict)
@@ -460,7 +460,7 @@ func TestBotGitHub(t *testing.T) {
 	if !strict.Draft || strings.Join(strict.Labels, ",") != "olm-cmp:blocked" {
 		t.Errorf("blocked bump: draft %v, labels %v; want a draft labelled olm-cmp:blocked", strict.Draft, strict.Labels)
 	}
-	for _, want := range []string{"Blocked by a safety error", ":x:", "existingFieldRemoval", ".spec.extra"} {
+	for _, want := range []string{"Blocked by a safety error", "### olm-cmp diff: `greeter-operator 0.10.2 -> 0.11.0`", "| error | existingFieldRemoval | greeters.greeter.example.com | v1alpha1 | `.spec.extra` |"} {
 		if !strings.Contains(strict.Body, want) {
 			t.Errorf("the blocked bump's body lacks %q:\n%s", want, strict.Body)
 		}
@@ -506,7 +506,7 @@ func TestBotGitHub(t *testing.T) {
 		t.Errorf("%s is %s commits ahead of main, want 1 (the branch is rebuilt, not stacked)", branchGreeter, n)
 	}
 	refreshed := f.request(branchGreeter)
-	if refreshed.Number != greeter.Number || !strings.Contains(refreshed.Title, "0.10.2 -> 0.12.0") || !strings.Contains(refreshed.Body, "greeter-operator 0.10.2 -> 0.12.0") {
+	if refreshed.Number != greeter.Number || !strings.Contains(refreshed.Title, "greeter-operator v0.10.2 -> v0.12.0") || !strings.Contains(refreshed.Body, "greeter-operator 0.10.2 -> 0.12.0") {
 		t.Errorf("run 3: pull request #%d %q; want #%d refreshed to 0.12.0:\n%s", refreshed.Number, refreshed.Title, greeter.Number, refreshed.Body)
 	}
 	if n := len(f.state().Requests); n != 3 {
@@ -635,7 +635,8 @@ func TestBotSharedBundles(t *testing.T) {
 	if !strings.Contains(cert.Body, "cert-manager-operator 1.19.1 -> 1.20.0") {
 		t.Errorf("cert-manager-operator's body:\n%s", cert.Body)
 	}
-	if !loki.Draft || strings.Join(loki.Labels, ",") != "olm-cmp:blocked" || !strings.Contains(loki.Body, "loki-operator 0.10.2 -> 0.11.0") || !strings.Contains(loki.Body, "Blocked by a safety error") {
+	if !loki.Draft || strings.Join(loki.Labels, ",") != "olm-cmp:blocked" || !strings.Contains(loki.Body, "loki-operator 0.10.2 -> 0.11.0") || !strings.Contains(loki.Body, "Blocked by a safety error") ||
+		!strings.Contains(loki.Body, "| error | existingFieldRemoval | lokistacks.loki.grafana.com | v1 | `.status.networkPolicyRuleSet` |") {
 		t.Errorf("loki-operator 0.10.2 -> 0.11.0 must be a blocked draft: draft %v, labels %v\n%s", loki.Draft, loki.Labels, loki.Body)
 	}
 	if dir := os.Getenv("OLM_CMP_BOT_BODIES_DIR"); dir != "" {

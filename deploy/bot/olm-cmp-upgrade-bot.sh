@@ -186,17 +186,25 @@ body_write() {
     else
       printf ':white_check_mark: **No safety error.** Merging it makes Argo CD render and sync the new version; the plugin checks `upgradeFrom` again on that render.\n\n'
     fi
-    printf '| Application | Package | Current | Chosen | Status |\n|---|---|---|---|---|\n'
-    jq -r "$jq_md"' .applications[] | "| \(.dir // "" | md) | \(.package // "" | md) | \(.current // "" | md) | \(.chosen // "" | md) | \(.status // "" | md) |"' "$json"
+    printf '| Application | Package | Current | Chosen | Status | Version kept in |\n|---|---|---|---|---|---|\n'
+    jq -r "$jq_md"' .applications[] | "| \(.dir // "" | md) | \(.package // "" | md) | \(.current // "" | md) | \(.chosen // "" | md) | \(.status // "" | md) | \(.where // "olm-cmp.yaml" | md) |"' "$json"
     printf '\n'
+    # diff --git-base compares olm-cmp.yaml at the base with olm-cmp.yaml
+    # now: a version an Argo CD Application passes is not in it.
+    jq -r "$jq_md"' .applications[] | select((.where // "") != "" and (.where | test("olm-cmp\\.yaml$") | not)) | "Note: the version of \(.dir | md) is kept in \(.where | md), which olm-cmp diff --git-base does not read: the review below compares olm-cmp.yaml alone.\n"' "$json"
     jq -r "$jq_md"' .applications[] | select((.candidates // []) | length > 0) | "Versions \(.package // "" | md) may move to (\((.candidates | length)), best first):\n" + ([.candidates[:20][] | "- \(.version // "" | md)" + (if ((.edges // []) | length) > 0 then " (\(.edges | join(", ") | md))" else "" end) + (if .deprecated == true then " **deprecated**" else "" end)] | join("\n")) + (if (.candidates | length) > 20 then "\n- … and \((.candidates | length) - 20) more (olm-cmp upgrade -o json)" else "" end) + "\n"' "$json"
     printf 'Files changed:'
     jq -r "$jq_md"' [.applications[] | (.files // [])[]] | unique | map(" \(md)") | join(",")' "$json"
     printf '\n'
   } >"$head"
   if [ "$diffst" -ge 3 ] || [ ! -s "$diffmd" ]; then
-    printf '### olm-cmp diff failed\n\n`olm-cmp diff %s --git-base %s -o markdown` failed: %s\nSee the job log.\n' \
-      "$dir" "$base_ref" "$(printf '%s' "$differr" | jq -Rr "$jq_md"' md')" >"$diffmd"
+    {
+      printf '### olm-cmp diff failed\n\n`olm-cmp diff %s --git-base %s -o markdown` exited %s; the end of what it said (the job log has all of it):\n\n~~~text\n' \
+        "$dir" "$base_ref" "$diffst"
+      # In a ~~~ fence: a line of ~~~ from the message would close it.
+      printf '%s\n' "$differr" | LC_ALL=C tr -d '\000-\010\013-\037\177' | sed 's/^\( *\)~~~/\1~ ~ ~/'
+      printf '~~~\n'
+    } >"$diffmd"
   fi
   {
     printf '\n---\n'
@@ -215,7 +223,7 @@ body_write() {
       # with every run).
       LC_ALL=C awk -v budget=$(( budget - 600 )) '
         { n += length($0) + 1; if (n > budget) exit; print
-          if ($0 ~ /^```/) fence = !fence
+          if ($0 ~ /^(```|~~~)/) fence = !fence
           if ($0 ~ /<details>/) open++; if ($0 ~ /<\/details>/) open-- }
         END { if (fence) print "```"; while (open-- > 0) print "</details>" }' "$diffmd"
       printf '\n:scissors: **The review above is cut at %s of its %s bytes** to fit the request limit. ' "$budget" "$(wc -c <"$diffmd")"
@@ -314,7 +322,10 @@ handle() {
 
   local diffmd="$tmp/diff.md" diffst=0
   (cd "$work" && olm-cmp diff "$dir" --git-base "$base_ref" -o markdown) >"$diffmd" 2>"$tmp/diff.err" || diffst=$?
-  local differr; differr=$(grep -v '^warning:' "$tmp/diff.err" | head -n 1 || true)
+  if [ "$diffst" -ge 3 ]; then sed "s#^#$dir: olm-cmp diff: #" "$tmp/diff.err" >&2; fi
+  # Its error: stderr less the render's findings (warning: and error:
+  # requirement lines, which diff prints for a render that succeeded).
+  local differr; differr=$(grep -v -e '^warning:' -e '^error: requirement ' "$tmp/diff.err" | tail -n 20 | cut -c1-500 || true)
   body_write "$dir" "$([ "$blocked" = 1 ] && echo 3 || echo 2)" "$json" "$diffmd" "$diffst" "$differr" "$tmp/body.md"
 
   if [ -z "$open" ]; then

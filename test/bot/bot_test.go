@@ -359,12 +359,28 @@ func pushGreeter(t *testing.T, host string, e entry) string {
 	return pushVersion(t, host, "demo/greeter-bundle", e.version, replaces, edits...)
 }
 
-// fleet is the repository of the main test: four applications.
+// paramApp is the Argo CD Application of apps/param: it passes the version.
+const paramApp = `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: param
+spec:
+  source:
+    repoURL: https://git.example.com/gitops.git
+    path: apps/param
+    plugin:
+      name: olm-cmp-v1
+      parameters:
+      - {name: version, string: v0.10.2}
+`
+
+// fleet is the repository of the main test: five applications.
 //
 //	apps/greeter         image demo/greeter-bundle v0.10.2, pinned: 0.11.0 is a safe bump
 //	apps/greeter-catalog catalog demo/catalog, package greeter-operator, 0.10.2
 //	apps/strict          image demo/strict-bundle v0.10.2: 0.11.0 drops a stored field (blocked)
 //	apps/solo            image demo/solo-bundle v1.0.0, its only version (current)
+//	apps/param           image demo/param-bundle, v0.10.2 passed by argocd/param.yaml's Application
 type fleet struct {
 	*env
 	digests map[string]string // greeter versions
@@ -380,15 +396,24 @@ func newFleet(t *testing.T) *fleet {
 	pushVersion(t, host, "demo/strict-bundle", "0.10.2", "greeter-operator.v0.10.1")
 	pushVersion(t, host, "demo/strict-bundle", "0.11.0", "greeter-operator.v0.10.2", dropExtra...)
 	pushVersion(t, host, "demo/solo-bundle", "1.0.0", "greeter-operator.v0.9.0")
+	pushVersion(t, host, "demo/param-bundle", "0.10.2", "greeter-operator.v0.10.1")
+	pushVersion(t, host, "demo/param-bundle", "0.11.0", "greeter-operator.v0.10.2")
 
 	f.writeApp("greeter", "  bundle: "+host+"/demo/greeter-bundle\n  version: v0.10.2  # the bot bumps this\n  namespace: greeter-system\n")
 	f.writeApp("greeter-catalog", "  catalog: "+host+"/demo/catalog:latest\n  package: greeter-operator\n  channel: stable\n  version: \"0.10.2\"\n  namespace: greeter-catalog\n")
 	f.writeApp("strict", "  bundle: "+host+"/demo/strict-bundle\n  version: v0.10.2\n  namespace: strict\n")
 	f.writeApp("solo", "  bundle: "+host+"/demo/solo-bundle\n  version: v1.0.0\n  namespace: solo\n")
+	f.writeApp("param", "  bundle: "+host+"/demo/param-bundle\n  namespace: param\n")
+	if err := os.MkdirAll(filepath.Join(f.clone, "argocd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.clone, "argocd", "param.yaml"), []byte(paramApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if out, code := f.olmCmp("resolve", "--write", "apps/greeter"); code != 0 {
 		t.Fatalf("resolve --write apps/greeter: %d\n%s", code, out)
 	}
-	f.commitAndPush("four applications")
+	f.commitAndPush("five applications")
 	return f
 }
 
@@ -397,6 +422,7 @@ const (
 	branchCatalog = "olm-cmp/upgrade/apps-greeter-catalog"
 	branchStrict  = "olm-cmp/upgrade/apps-strict"
 	branchSolo    = "olm-cmp/upgrade/apps-solo"
+	branchParam   = "olm-cmp/upgrade/apps-param"
 )
 
 // TestBotGitHub runs the bot against GitHub (gh) five times: the first run
@@ -413,7 +439,7 @@ func TestBotGitHub(t *testing.T) {
 	out := f.mustRun(logURL)
 	t.Logf("run 1:\n%s", out)
 	b := f.branches()
-	for _, br := range []string{branchGreeter, branchCatalog, branchStrict} {
+	for _, br := range []string{branchGreeter, branchCatalog, branchStrict, branchParam} {
 		if b[br] == "" {
 			t.Errorf("no branch %s pushed; the remote has %v", br, b)
 		}
@@ -465,6 +491,17 @@ func TestBotGitHub(t *testing.T) {
 			t.Errorf("the blocked bump's body lacks %q:\n%s", want, strict.Body)
 		}
 	}
+	// apps/param: the version moves in the Application, upgradeFrom in
+	// olm-cmp.yaml; the body says the review reads olm-cmp.yaml alone.
+	if files := f.git(f.remote, "diff", "--name-only", "main", branchParam); files != "apps/param/olm-cmp.yaml\nargocd/param.yaml" {
+		t.Errorf("%s changes %q, want the Application and olm-cmp.yaml", branchParam, files)
+	}
+	if app := f.show(branchParam, "argocd/param.yaml"); !strings.Contains(app, "{name: version, string: v0.11.0}") {
+		t.Errorf("%s's Application:\n%s", branchParam, app)
+	}
+	if r := f.request(branchParam); r == nil || !strings.Contains(r.Body, "is kept in Application param (argocd/param.yaml") {
+		t.Errorf("apps/param: want a pull request whose body says where the version is kept; got %+v", r)
+	}
 	if f.request(branchCatalog) == nil || f.request(branchSolo) != nil {
 		t.Errorf("want a pull request for apps/greeter-catalog and none for apps/solo; forge: %+v", f.state().Requests)
 	}
@@ -474,7 +511,7 @@ func TestBotGitHub(t *testing.T) {
 		}
 	}
 	if w := writes(f.newCalls()); len(w) < 5 {
-		t.Errorf("run 1 made %d forge writes, want label creation and three pull requests: %q", len(w), w)
+		t.Errorf("run 1 made %d forge writes, want label creation and four pull requests: %q", len(w), w)
 	}
 
 	// Run 2: nothing new, nothing done (another job log, too).
@@ -486,8 +523,8 @@ func TestBotGitHub(t *testing.T) {
 	if w := writes(f.newCalls()); len(w) != 0 {
 		t.Errorf("run 2 changed the forge: %q\n%s", w, out)
 	}
-	if n := len(f.state().Requests); n != 3 {
-		t.Errorf("%d pull requests after run 2, want 3", n)
+	if n := len(f.state().Requests); n != 4 {
+		t.Errorf("%d pull requests after run 2, want 4", n)
 	}
 
 	// Run 3: 0.12.0 is published; the same pull request is refreshed.
@@ -509,8 +546,8 @@ func TestBotGitHub(t *testing.T) {
 	if refreshed.Number != greeter.Number || !strings.Contains(refreshed.Title, "greeter-operator v0.10.2 -> v0.12.0") || !strings.Contains(refreshed.Body, "greeter-operator 0.10.2 -> 0.12.0") {
 		t.Errorf("run 3: pull request #%d %q; want #%d refreshed to 0.12.0:\n%s", refreshed.Number, refreshed.Title, greeter.Number, refreshed.Body)
 	}
-	if n := len(f.state().Requests); n != 3 {
-		t.Errorf("%d pull requests after run 3, want still 3 (refreshed, not opened)", n)
+	if n := len(f.state().Requests); n != 4 {
+		t.Errorf("%d pull requests after run 3, want still 4 (refreshed, not opened)", n)
 	}
 	for _, w := range writes(f.newCalls()) {
 		if strings.HasPrefix(w, "gh pr create") {
@@ -544,8 +581,8 @@ func TestBotGitHub(t *testing.T) {
 	if r := f.request(branchStrict); r.State != "closed" {
 		t.Errorf("the pull request a person closed was reopened: %+v", *r)
 	}
-	if n := len(f.state().Requests); n != 3 {
-		t.Errorf("%d pull requests after run 4, want 3 (the closed bump is not opened again)", n)
+	if n := len(f.state().Requests); n != 4 {
+		t.Errorf("%d pull requests after run 4, want 4 (the closed bump is not opened again)", n)
 	}
 }
 
@@ -562,8 +599,8 @@ func TestBotGitLab(t *testing.T) {
 	out := f.mustRun(job(1)...)
 	t.Logf("run 1:\n%s", out)
 	reqs := f.state().Requests
-	if len(reqs) != 3 {
-		t.Fatalf("%d merge requests, want 3: %+v", len(reqs), reqs)
+	if len(reqs) != 4 {
+		t.Fatalf("%d merge requests, want 4: %+v", len(reqs), reqs)
 	}
 	cut := 0
 	for _, r := range reqs {

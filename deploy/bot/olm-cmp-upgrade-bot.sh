@@ -183,6 +183,8 @@ body_write() {
       printf ':x: **Blocked by a safety error: this request is a draft so that it is not merged as it is.**\n\n'
       jq -r "$jq_md"' .applications[] | select(.status == "blocked") | "- \(.package // "" | md) \(.current // "" | md) -> \(.chosen // "" | md): \(.reason // "see the safety findings below" | md)"' "$json"
       printf '\nRead the safety findings below. To move to this version anyway, name each finding in the spec'"'"'s `acknowledge` (with the reason it is safe here) on %s: the next run checks the bump again. Or stay on the current version and close this request; the bot opens a new one for the next version.\n\n' "$(printf '%s' "$base" | jq -Rr "$jq_md"' md')"
+    elif jq -e 'any(.applications[]; .safety.verdict? == "warnings")' "$json" >/dev/null; then
+      printf ':warning: **No safety error, but warnings: read them below.** Merging it makes Argo CD render and sync the new version; the plugin checks `upgradeFrom` again on that render.\n\n'
     else
       printf ':white_check_mark: **No safety error.** Merging it makes Argo CD render and sync the new version; the plugin checks `upgradeFrom` again on that render.\n\n'
     fi

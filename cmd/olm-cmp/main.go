@@ -134,8 +134,8 @@ Argo CD sync waves, and serves it to argocd-repo-server as a config-management p
 		},
 	}
 	root.PersistentFlags().DurationVar(&timeout, "timeout", DefaultTimeout,
-		"deadline of init, render, inspect, diff, resolve, upgrade, generate and health-checks, registry pulls included (0 for none; serve bounds each request instead)")
-	oneShot := []*cobra.Command{newInitCmd(), newRenderCmd(), newInspectCmd(), newDiffCmd(), newResolveCmd(), newUpgradeCmd(), newGenerateCmd(), newHealthChecksCmd()}
+		"deadline of init, render, inspect, diff, resolve, upgrade, generate, health-checks and versions, registry pulls included (0 for none; serve bounds each request instead)")
+	oneShot := []*cobra.Command{newInitCmd(), newRenderCmd(), newInspectCmd(), newDiffCmd(), newResolveCmd(), newUpgradeCmd(), newGenerateCmd(), newHealthChecksCmd(), newVersionsCmd()}
 	for _, c := range oneShot {
 		withDeadline(c, &timeout)
 	}

@@ -19,6 +19,7 @@ func newUpgradeCmd() *cobra.Command {
 		policy string
 		output string
 		root   string
+		from   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "upgrade [DIR...]",
@@ -75,9 +76,11 @@ See docs/upgrade.md.`,
 					return err
 				}
 			}
-			ix, err := upgrade.Scan(root)
-			if err != nil {
-				return err
+			var ix *upgrade.Index
+			if len(from) != 1 || from[0] != "none" {
+				if ix, err = upgrade.Scan(root, from...); err != nil {
+					return err
+				}
 			}
 			rep := upgrade.Run(cmd.Context(), upgrade.Options{Policy: p, Write: write, Loader: loader, Index: ix}, dirs)
 			w := cmd.OutOrStdout()
@@ -102,6 +105,7 @@ See docs/upgrade.md.`,
 	f.StringVar(&policy, "policy", "olmv1", "how a catalog's next version is chosen: olmv1 (the best successor) or olmv0 (one hop along the channel)")
 	f.StringVarP(&output, "output", "o", "text", "text, or json (docs/upgrade.md)")
 	f.StringVar(&root, "repo-root", "", "where to look for the Argo CD Applications and ApplicationSets that pass versions (default: the Git work tree holding the first DIR)")
+	f.StringArrayVar(&from, "apps-from", nil, "read Applications and ApplicationSets from these files or directories of the repository only (repeatable; none: from no manifest, the versions are in olm-cmp.yaml)")
 	return cmd
 }
 

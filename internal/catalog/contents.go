@@ -12,9 +12,16 @@ type Bundle struct {
 	Name, Image string
 	// Version is the olm.package property's version, as the catalog
 	// writes it (it parses as semver: the reader checked).
-	Version    string
+	Version string
+	// Release orders bundles of one version (the olm.package release, or
+	// a legacy bundle's build metadata): CompareRelease.
+	Release    string
 	Deprecated bool
 }
+
+// CompareRelease orders two releases as choosing does (numeric segments
+// numerically; no release lowest).
+func CompareRelease(a, b string) int { return compareRelease(a, b) }
 
 // Contents is one package of a catalog as the reader kept it, checked as
 // opm validate would (fbcPackage.validate): what internal/versions shows
@@ -22,7 +29,7 @@ type Bundle struct {
 // index as choosing.
 type Contents struct {
 	Name, DefaultChannel string
-	// Deprecated: an olm.deprecations entry names the package.
+	// Deprecated is set when an olm.deprecations entry names the package.
 	Deprecated bool
 	// Bundles are the package's bundles, in catalog order.
 	Bundles []Bundle
@@ -47,7 +54,7 @@ func ReadContents(ctx context.Context, fsys fs.FS, pkg string) (*Contents, error
 		Channels: maps.Clone(p.channels), DeprecatedChannels: maps.Clone(p.deprecatedChannels),
 	}
 	for _, b := range p.bundles {
-		c.Bundles = append(c.Bundles, Bundle{Name: b.name, Image: b.image, Version: b.versionStr, Deprecated: p.deprecated[b.name]})
+		c.Bundles = append(c.Bundles, Bundle{Name: b.name, Image: b.image, Version: b.versionStr, Release: b.release, Deprecated: p.deprecated[b.name]})
 	}
 	return c, nil
 }

@@ -20,9 +20,10 @@ import (
 )
 
 // MaxTagCandidates is how many newer tags of a bundle repository have
-// their CSV read (one image pull each), newest first: a repository that
-// publishes every build can hold thousands of newer tags, and the best
-// successor is among the newest.
+// their CSV read (one image pull each): a repository that publishes every
+// build can hold thousands of newer tags. The newest are read (a skipRange
+// successor is usually among them) and the next one up (a replaces chain's
+// only successor).
 const MaxTagCandidates = 10
 
 // exactVersion reports whether a catalog spec's version names one version
@@ -96,15 +97,18 @@ func (o Options) fromCatalog(ctx context.Context, r *render.Renderer, t *target,
 	// Never down: a channel whose replaces loop back (a cycle) would lead
 	// OLM v0 to an older version, which no CRD or operator expects.
 	var older []string
+	cur, _ := bsemver.ParseTolerant(f.current)
 	es = slices.DeleteFunc(es, func(e versions.Entry) bool {
-		down := !newerThan(e.Version, f.current)
+		// A higher release of the same version (versions' successors) is
+		// no step down.
+		down := e.SemVer().LT(cur)
 		if down {
 			older = append(older, e.Version)
 		}
 		return down
 	})
 	if len(es) == 0 && len(older) > 0 {
-		f.reason = fmt.Sprintf("the next version from %s in %s is %s, not newer: upgrade never goes down a version", f.current, where, strings.Join(older, ", "))
+		f.reason = fmt.Sprintf("the next version from %s in %s is %s, older: upgrade never goes down a version", f.current, where, strings.Join(older, ", "))
 		if c := channelOf(p, strings.TrimPrefix(where, "channel ")); c.Problem != "" {
 			f.reason += fmt.Sprintf(" (channel %s: %s)", c.Name, c.Problem)
 		}
@@ -216,13 +220,6 @@ func newerVersions(p *versions.Package, v string) []string {
 	return s
 }
 
-// newerThan reports whether version a is above b.
-func newerThan(a, b string) bool {
-	av, aerr := bsemver.ParseTolerant(a)
-	bv, berr := bsemver.ParseTolerant(b)
-	return aerr == nil && berr == nil && av.GT(bv)
-}
-
 // few lists at most five items, the last ones (the newest), and how many
 // more there are.
 func few(items []string) string {
@@ -255,6 +252,15 @@ func (o Options) fromTags(ctx context.Context, t *target, from *bundle.Bundle) (
 	if err != nil {
 		return f, err
 	}
+	if tag == "" {
+		// Pinned by digest alone: the tag of the CSV's version is the one
+		// left (upgradeFrom names an image by its tag).
+		for _, tg := range tags {
+			if tg.Version.Equal(cur) && (f.current == from.CSV.Spec.Version.String() || strings.HasPrefix(tg.Name, "v")) {
+				f.current = tg.Name
+			}
+		}
+	}
 	var newer []versions.Tag
 	for _, tg := range tags {
 		if !tg.Version.GreaterThan(cur) || tg.Version.Prerelease() != "" && cur.Prerelease() == "" {
@@ -276,8 +282,10 @@ func (o Options) fromTags(ctx context.Context, t *target, from *bundle.Bundle) (
 	slices.Reverse(newer) // newest first
 	unchecked := 0
 	if len(newer) > MaxTagCandidates {
+		// The newest (a skipRange successor is usually the newest) and the
+		// next one up (a replaces chain's only successor).
 		unchecked = len(newer) - MaxTagCandidates
-		newer = newer[:MaxTagCandidates]
+		newer = append(newer[:MaxTagCandidates-1:MaxTagCandidates-1], newer[len(newer)-1])
 	}
 	fromV := from.CSV.Spec.Version.Version
 	for _, tg := range newer {
@@ -307,7 +315,7 @@ func (o Options) fromTags(ctx context.Context, t *target, from *bundle.Bundle) (
 		f.reason = fmt.Sprintf("the newer tags of %s (%s) do not upgrade from %s: none replaces or skips it or has an olm.skipRange holding %s, so OLM would not move to them; review one with olm-cmp diff %s --to-version TAG and bump by hand",
 			repo, strings.Join(names, ", "), from.CSV.Name, fromV, t.dir)
 		if unchecked > 0 {
-			f.reason += fmt.Sprintf(" (%d older newer tags not read)", unchecked)
+			f.reason += fmt.Sprintf(" (%d newer tags between them and %s not read)", unchecked, f.current)
 		}
 	}
 	return f, nil

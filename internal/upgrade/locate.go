@@ -20,9 +20,9 @@ import (
 
 // Scan bounds: a GitOps repository holds a few hundred manifests; a tree
 // far larger than these is not one (or the wrong directory was given).
-const (
+var (
 	maxScanFiles     = 20000
-	maxScanFileBytes = 1 << 20
+	maxScanFileBytes = int64(1 << 20)
 )
 
 // Slot is a value an Argo CD manifest passes to olm-cmp: the scalar node
@@ -31,6 +31,9 @@ type Slot struct {
 	Node *yaml.Node
 	// Where names it for messages: "parameter version", "element key digest".
 	Where string
+	// Template is the template an ApplicationSet wrote, when the value is
+	// built from several parts (then Node is no node of the file).
+	Template string
 }
 
 // Value is the slot's value, "" for a missing slot.
@@ -53,6 +56,19 @@ type App struct {
 	// Line is where the application (or element) starts in File.
 	Line                       int
 	Version, Digest, UpgradeFr *Slot
+	// Params and Env are every plugin parameter and env entry the
+	// application passes (templates put in), for the spec the plugin
+	// renders (overrides).
+	Params []param
+	Env    [][2]string
+}
+
+// param is a plugin parameter as Argo CD sends it (ARGOCD_APP_PARAMETERS).
+type param struct {
+	Name   string             `json:"name"`
+	String *string            `json:"string,omitempty"`
+	Array  *[]string          `json:"array,omitempty"`
+	Map    *map[string]string `json:"map,omitempty"`
 }
 
 // String names the application and its place, for messages.
@@ -94,46 +110,73 @@ func skipDir(name string) bool {
 }
 
 // Scan reads every *.yaml and *.yml file under root (hidden directories,
-// node_modules and vendor aside) that mentions argoproj.io, and indexes the
-// Applications and ApplicationSet list elements in them by source path. A
-// file that does not parse is skipped (it is not olm-cmp's to judge); a tree
-// beyond the scan bounds is an error.
-func Scan(root string) (*Index, error) {
-	ix := &Index{Root: root, Apps: map[string][]*App{}, data: map[string][]byte{}}
-	n := 0
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == root {
-				return err
-			}
-			return nil // an unreadable corner of the tree holds no application of ours
-		}
-		if d.IsDir() {
-			if p != root && skipDir(d.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if ext := path.Ext(d.Name()); ext != ".yaml" && ext != ".yml" || !d.Type().IsRegular() {
-			return nil
-		}
-		if n++; n > maxScanFiles {
-			return fmt.Errorf("%s holds over %d YAML files: give the repository's root (or a smaller checkout) so the Argo CD applications can be found", root, maxScanFiles)
-		}
-		info, err := d.Info()
-		if err != nil || info.Size() > maxScanFileBytes {
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil || !bytes.Contains(data, []byte("argoproj.io")) {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, p)
-		ix.add(filepath.ToSlash(rel), data)
-		return nil
-	})
+// node_modules, vendor and testdata aside) that mentions argoproj.io, and
+// indexes the Applications and ApplicationSet list elements in them by
+// source path; only, when given, are the files and directories (inside
+// root) to read instead of all of root. A file that does not parse is
+// skipped (it is not olm-cmp's to judge); a tree beyond the scan bounds is
+// an error.
+func Scan(root string, only ...string) (*Index, error) {
+	root, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
+	}
+	ix := &Index{Root: root, Apps: map[string][]*App{}, data: map[string][]byte{}}
+	paths := []string{root}
+	if len(only) > 0 {
+		paths = nil
+		for _, o := range only {
+			abs, err := filepath.Abs(o)
+			if err != nil {
+				return nil, err
+			}
+			if rel, err := filepath.Rel(root, abs); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return nil, fmt.Errorf("%s is outside the repository %s: give Argo CD manifests of the repository (or its root with --repo-root)", o, root)
+			}
+			if _, err := os.Stat(abs); err != nil {
+				return nil, fmt.Errorf("%s: no such file or directory", o)
+			}
+			paths = append(paths, abs)
+		}
+	}
+	n := 0
+	for _, top := range paths {
+		err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if p == top {
+					return err
+				}
+				return nil // an unreadable corner of the tree holds no application of ours
+			}
+			if d.IsDir() {
+				if p != top && skipDir(d.Name()) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if ext := path.Ext(d.Name()); ext != ".yaml" && ext != ".yml" || !d.Type().IsRegular() {
+				return nil
+			}
+			if n++; n > maxScanFiles {
+				return fmt.Errorf("%s holds over %d YAML files: give the repository's root (or a smaller checkout), or the Argo CD manifests with --apps-from, so the applications can be found", root, maxScanFiles)
+			}
+			info, err := d.Info()
+			if err != nil || info.Size() > maxScanFileBytes {
+				return nil
+			}
+			data, err := os.ReadFile(p)
+			if err != nil || !bytes.Contains(data, []byte("argoproj.io")) {
+				return nil
+			}
+			rel, _ := filepath.Rel(root, p)
+			if _, seen := ix.data[filepath.ToSlash(rel)]; !seen {
+				ix.add(filepath.ToSlash(rel), data)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	return ix, nil
 }
@@ -214,13 +257,20 @@ func (a *App) fromSource(src, el node) (string, bool) {
 	plugin := field(src, "plugin")
 	for _, prm := range items(field(plugin, "parameters")) {
 		n := value(field(prm, "name"))
+		if pv, ok := paramValue(prm, el); ok {
+			a.Params = append(a.Params, pv)
+		}
 		s, ok := expand(field(prm, "string"), el)
 		if !ok {
 			continue
 		}
 		slot := &Slot{Node: s, Where: "parameter " + n}
-		if el != nil && s != field(prm, "string") {
-			slot.Where = "element key " + templateKey(value(field(prm, "string")))
+		if tmpl := value(field(prm, "string")); el != nil && s != field(prm, "string") {
+			if k := templateKey(tmpl); k != "" {
+				slot.Where = "element key " + k
+			} else {
+				slot.Template = tmpl
+			}
 		}
 		a.set(n, slot)
 	}
@@ -230,9 +280,57 @@ func (a *App) fromSource(src, el node) (string, bool) {
 		if !ok {
 			continue
 		}
-		a.set(envField(n), &Slot{Node: s, Where: "plugin env " + n})
+		a.Env = append(a.Env, [2]string{n, s.Value})
+		slot := &Slot{Node: s, Where: "plugin env " + n}
+		if tmpl := value(field(env, "value")); el != nil && s != field(env, "value") {
+			if k := templateKey(tmpl); k != "" {
+				slot.Where = "element key " + k
+			} else {
+				slot.Template = tmpl
+			}
+		}
+		a.set(envField(n), slot)
 	}
 	return path.Clean(strings.TrimPrefix(p.Value, "./")), true
+}
+
+// paramValue reads one plugin parameter, its templates put in; false when
+// it has no name or a template upgrade cannot put in.
+func paramValue(prm, el node) (param, bool) {
+	p := param{Name: value(field(prm, "name"))}
+	if p.Name == "" {
+		return p, false
+	}
+	if n := field(prm, "string"); n != nil {
+		s, ok := expand(n, el)
+		if !ok {
+			return p, false
+		}
+		p.String = &s.Value
+	}
+	if n := field(prm, "array"); n != nil {
+		arr := []string{}
+		for _, it := range items(n) {
+			s, ok := expand(it, el)
+			if !ok {
+				return p, false
+			}
+			arr = append(arr, s.Value)
+		}
+		p.Array = &arr
+	}
+	if n := field(prm, "map"); n != nil && n.Kind == yaml.MappingNode {
+		m := map[string]string{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			s, ok := expand(n.Content[i+1], el)
+			if !ok {
+				return p, false
+			}
+			m[n.Content[i].Value] = s.Value
+		}
+		p.Map = &m
+	}
+	return p, true
 }
 
 // set records a slot for the spec field name (a parameter's name, or a

@@ -1,12 +1,14 @@
 package upgrade
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/olm-cmp/olm-cmp/internal/cmpserver"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -69,19 +71,13 @@ func loadTarget(ix *Index, dir string, data []byte) (*target, error) {
 		return nil, fmt.Errorf("%s is rendered by %d Argo CD applications (%s), and %s passes its own version, digest or upgradeFrom: upgrade cannot write one version for all of them; give each application its own directory (one olm-cmp.yaml each)",
 			dir, len(apps), strings.Join(names, "; "), passing[0].What)
 	}
-	if len(passing) == 1 {
-		t.app = passing[0]
-		var ovs []spec.Override
-		for _, s := range []struct {
-			field string
-			slot  *Slot
-		}{{"version", t.app.Version}, {"digest", t.app.Digest}, {"upgradeFrom", t.app.UpgradeFr}} {
-			if s.slot != nil {
-				v := s.slot.Value()
-				ovs = append(ovs, spec.Override{Name: s.field, Source: t.app.What + " " + s.slot.Where, String: &v})
-			}
+	if len(passing) == 1 || len(apps) == 1 {
+		if len(passing) == 1 {
+			t.app = passing[0]
+		} else {
+			t.app = apps[0]
 		}
-		if t.spec, err = spec.ApplyOverrides(t.spec, ovs); err != nil {
+		if t.spec, err = overrides(t.spec, t.app); err != nil {
 			return nil, err
 		}
 	}
@@ -109,4 +105,30 @@ func imageTag(s spec.Spec) (repo, tag, digest string, err error) {
 		tag = s.Version
 	}
 	return repo, tag, digest, err
+}
+
+// overrides is s as the plugin renders it for the application: its plugin
+// env and parameters applied by the plugin's own rules (cmpserver.ParseEnv,
+// spec.ApplyOverrides; docs/plugin.md).
+func overrides(s spec.Spec, a *App) (spec.Spec, error) {
+	var vars []string
+	for _, e := range a.Env {
+		vars = append(vars, cmpserver.EnvPluginPrefix+e[0]+"="+e[1])
+	}
+	if len(a.Params) > 0 {
+		js, err := json.Marshal(a.Params)
+		if err != nil {
+			return s, err
+		}
+		vars = append(vars, cmpserver.EnvParameters+"="+string(js))
+	}
+	env, err := cmpserver.ParseEnv(vars)
+	if err != nil {
+		return s, fmt.Errorf("%s: %w", a, err)
+	}
+	out, err := spec.ApplyOverrides(s, env.Overrides)
+	if err != nil {
+		return s, fmt.Errorf("%s: %w", a, err)
+	}
+	return out, nil
 }

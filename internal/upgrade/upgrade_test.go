@@ -3,6 +3,7 @@ package upgrade
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -242,7 +243,7 @@ spec:
 	if got, want := e.read(t, "apps/greeter/olm-cmp.yaml"), specDoc("bundle: "+e.repo(), `upgradeFrom: "v0.1.0"`); got != want {
 		t.Errorf("olm-cmp.yaml:\n%s\nwant:\n%s", got, want)
 	}
-	if !slices.Equal(r.Files, []string{filepath.Join(e.root, "apps", "greeter", "olm-cmp.yaml"), "argocd/apps.yaml"}) {
+	if !slices.Equal(r.Files, []string{filepath.Join(e.root, "apps", "greeter", "olm-cmp.yaml"), filepath.Join(e.root, "argocd", "apps.yaml")}) {
 		t.Errorf("files %q", r.Files)
 	}
 	r = one(t, e.run(t, OLMv1, true, "apps/greeter"))
@@ -306,27 +307,41 @@ func TestApplicationSetElement(t *testing.T) {
 }
 
 // TestOneDirectoryTwoVersions: two applications render one directory and
-// one passes its own version: which to bump is not upgrade's to guess.
+// one passes its own version: which to bump is not upgrade's to guess,
+// unless the manifests to read are named (--apps-from).
 func TestOneDirectoryTwoVersions(t *testing.T) {
-	e := newEnv(t, []string{"0.1.0", "x"})
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
 	e.file(t, "g/olm-cmp.yaml", specDoc("bundle: "+e.repo(), "version: v0.1.0"))
-	e.file(t, "apps.yaml", `apiVersion: argoproj.io/v1alpha1
+	staging := `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: staging}
-spec: {source: {path: g, plugin: {parameters: [{name: version, string: v0.1.0}]}}}
----
-apiVersion: argoproj.io/v1alpha1
+spec: {source: {path: g, plugin: {parameters: [{name: version, string: v0.1.0}, {name: digest, string: ""}]}}}
+`
+	e.file(t, "staging.yaml", staging)
+	e.file(t, "production.yaml", `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: production}
 spec: {source: {path: g}}
 `)
 	rep := e.run(t, OLMv1, true, "g")
 	r := one(t, rep)
-	if r.Status != Failed || !strings.Contains(r.Reason, "is rendered by 2 Argo CD applications (Application staging (apps.yaml:1); Application production (apps.yaml:6)), and Application staging passes its own version") {
+	if r.Status != Failed || !strings.Contains(r.Reason, "is rendered by 2 Argo CD applications (Application production (production.yaml:1); Application staging (staging.yaml:1)), and Application staging passes its own version") {
 		t.Fatalf("got %+v", r)
 	}
 	if rep.ExitStatus() != 1 {
 		t.Errorf("exit status %d, want 1", rep.ExitStatus())
+	}
+	ix, err := Scan(e.root, filepath.Join(e.root, "staging.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = one(t, Run(context.Background(), Options{Write: true, Loader: e.loader, Index: ix}, []string{filepath.Join(e.root, "g")}))
+	want := strings.Replace(strings.Replace(staging, "string: v0.1.0", "string: v0.2.0", 1), `string: ""`, `string: "`+e.digests["0.2.0"]+`"`, 1)
+	if r.Status != Written || e.read(t, "staging.yaml") != want {
+		t.Errorf("with staging.yaml only: %+v\n%s", r, e.read(t, "staging.yaml"))
+	}
+	if _, err := Scan(e.root, t.TempDir()); err == nil || !strings.Contains(err.Error(), "is outside the repository") {
+		t.Errorf("a path outside the repository: %v", err)
 	}
 }
 
@@ -477,7 +492,7 @@ func TestCatalogCycle(t *testing.T) {
 	// From 0.3.0 the cycle leads back to 0.1.0: never down.
 	e.file(t, "g/olm-cmp.yaml", specDoc("catalog: ./catalog", "package: greeter-operator", "version: 0.3.0", "channel: stable"))
 	r = one(t, e.run(t, OLMv0, false, "g"))
-	if r.Status != None || !strings.HasPrefix(r.Reason, "the next version from 0.3.0 in channel stable is 0.1.0, not newer: upgrade never goes down a version (channel stable: ") {
+	if r.Status != None || !strings.HasPrefix(r.Reason, "the next version from 0.3.0 in channel stable is 0.1.0, older: upgrade never goes down a version (channel stable: ") {
 		t.Errorf("got %+v", r)
 	}
 }
@@ -511,5 +526,161 @@ func TestReferenceBundles(t *testing.T) {
 			t.Errorf("%s: got %+v", tc.pkg, r)
 		}
 		t.Logf("%s %s -> %s: %s %s; safety %+v", tc.pkg, tc.from, tc.to, r.Status, r.Reason, r.Safety)
+	}
+}
+
+// TestDigestOnlyBundle: a bundle pinned by digest alone gets the new tag and
+// digest in its reference; upgradeFrom names the tag of the version left.
+func TestDigestOnlyBundle(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
+	e.file(t, "g/olm-cmp.yaml", specDoc("bundle: "+e.repo()+"@"+e.digests["0.1.0"]))
+	r := one(t, e.run(t, OLMv1, true, "g"))
+	if r.Status != Written || r.Current != "v0.1.0" {
+		t.Fatalf("got %+v", r)
+	}
+	if got, want := e.read(t, "g/olm-cmp.yaml"), specDoc("bundle: "+e.repo()+":v0.2.0@"+e.digests["0.2.0"], `upgradeFrom: "v0.1.0"`); got != want {
+		t.Errorf("written:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestApplicationSetBlockValues: a block-style element whose version is a
+// nested key, passed by a fasttemplate ({{values.version}}) as plugin env.
+func TestApplicationSetBlockValues(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
+	e.file(t, "clusters/a/greeter/olm-cmp.yaml", specDoc("bundle: "+e.repo()))
+	set := `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: by-cluster
+spec:
+  generators:
+  - list:
+      elements:
+      - cluster: a
+        values:
+          version: "v0.1.0"   # the operator's version on cluster a
+          digest: ''
+  template:
+    metadata: {name: '{{cluster}}-greeter'}
+    spec:
+      source:
+        path: clusters/{{cluster}}/greeter
+        plugin:
+          env:
+          - {name: version, value: '{{values.version}}'}
+          - {name: digest, value: '{{values.digest}}'}
+`
+	e.file(t, "set.yaml", set)
+	r := one(t, e.run(t, OLMv1, true, "clusters/a/greeter"))
+	if r.Status != Written || !strings.Contains(r.Where, "element key values.version") {
+		t.Fatalf("got %+v", r)
+	}
+	want := strings.Replace(strings.Replace(set, `"v0.1.0"`, `"v0.2.0"`, 1), "digest: ''", "digest: '"+e.digests["0.2.0"]+"'", 1)
+	if got := e.read(t, "set.yaml"); got != want {
+		t.Errorf("ApplicationSet:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestTemplateOfSeveralParts: a version built from parts ('v{{.version}}')
+// has no one place to edit: a failure that says what to set, nothing
+// written.
+func TestTemplateOfSeveralParts(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
+	e.file(t, "g/olm-cmp.yaml", specDoc("bundle: "+e.repo()))
+	set := "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: s}\nspec:\n  generators:\n  - list:\n      elements:\n      - {name: g, version: 0.1.0}\n  template:\n    spec:\n      source:\n        path: '{{.name}}'\n        plugin:\n          parameters:\n          - {name: version, string: 'v{{.version}}'}\n"
+	e.file(t, "set.yaml", set)
+	r := one(t, e.run(t, OLMv1, true, "g"))
+	if r.Status != Failed || !strings.Contains(r.Reason, `parameter version is a template of several parts ("v{{.version}}"): upgrade edits a plain value or a whole {{.key}}; set it to "v0.2.0" by hand`) {
+		t.Fatalf("got %+v", r)
+	}
+	if e.read(t, "set.yaml") != set || e.read(t, "g/olm-cmp.yaml") != specDoc("bundle: "+e.repo()) {
+		t.Error("a file was written")
+	}
+}
+
+// TestTagNotAVersion: a spec rendering "latest" cannot be compared.
+func TestTagNotAVersion(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"})
+	bundletest.PushDir(t, e.host, "demo/greeter-bundle", "latest", demoBundle)
+	e.file(t, "g/olm-cmp.yaml", specDoc("bundle: "+e.repo(), "version: latest"))
+	r := one(t, e.run(t, OLMv1, true, "g"))
+	if r.Status != Failed || !strings.Contains(r.Reason, `renders the tag "latest", which is not a semantic version`) {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+// TestScanHostileAndBounded: a manifest that is not YAML, or an alias
+// bomb, is skipped, not fatal; a tree beyond the scan bound is refused.
+func TestScanHostileAndBounded(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, data string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755)
+		os.WriteFile(filepath.Join(root, name), []byte(data), 0o644)
+	}
+	bomb := "apiVersion: argoproj.io/v1alpha1\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+	for i := 1; i < 16; i++ {
+		bomb += strings.Replace("aN: &aN [*aP, *aP, *aP, *aP, *aP, *aP, *aP, *aP, *aP, *aP]\n", "N", string(rune('a'+i)), 2)
+		bomb = strings.ReplaceAll(bomb, "aP", "a"+string(rune('a'+i-1)))
+	}
+	write("bomb.yaml", bomb)
+	write("broken.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: Application\nspec: [unclosed\n")
+	write("ok.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ok}\nspec: {source: {path: g, plugin: {parameters: [{name: version, string: v1.0.0}]}}}\n")
+	ix, err := Scan(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if apps := ix.Apps["g"]; len(apps) != 1 || apps[0].Version.Value() != "v1.0.0" {
+		t.Errorf("apps %+v", ix.Apps)
+	}
+	defer func(n int) { maxScanFiles = n }(maxScanFiles)
+	maxScanFiles = 2
+	if _, err := Scan(root); err == nil || !strings.Contains(err.Error(), "holds over 2 YAML files: give the repository's root (or a smaller checkout)") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestManyNewerTags: of 12 newer tags in a replaces chain, the newest 9 and
+// the next one up are read; the next one up is the successor.
+func TestManyNewerTags(t *testing.T) {
+	vs := [][]string{{"0.1.0", "x"}}
+	for i := 2; i <= 13; i++ {
+		vs = append(vs, []string{fmt.Sprintf("0.%d.0", i), fmt.Sprintf("greeter-operator.v0.%d.0", i-1)})
+	}
+	e := newEnv(t, vs...)
+	e.file(t, "g/olm-cmp.yaml", specDoc("bundle: "+e.repo(), "version: v0.1.0"))
+	r := one(t, e.run(t, OLMv1, false, "g"))
+	want := []string{"v0.13.0", "v0.12.0", "v0.11.0", "v0.10.0", "v0.9.0", "v0.8.0", "v0.7.0", "v0.6.0", "v0.5.0", "v0.2.0"}
+	if r.Status != Available || r.Chosen != "v0.2.0" || !slices.Equal(versionsOf(r.Candidates), want) {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+// TestApplicationOtherParameters: the spec is rendered as the plugin renders
+// it, with every parameter and env entry of the application (here the
+// namespace the file lacks, and an array parameter).
+func TestApplicationOtherParameters(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
+	e.file(t, "g/olm-cmp.yaml", "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: "+e.repo()+"\n  version: v0.1.0\n")
+	e.file(t, "app.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: g}
+spec:
+  source:
+    path: g
+    plugin:
+      parameters:
+      - {name: imagePullSecrets, array: [pull]}
+      env:
+      - {name: NAMESPACE, value: greeter-system}
+`)
+	r := one(t, e.run(t, OLMv1, true, "g"))
+	if r.Status != Written || r.Chosen != "v0.2.0" {
+		t.Fatalf("got %+v", r)
+	}
+	// Without the application, the spec has no namespace: it fails, naming it.
+	ix, _ := Scan(e.root, filepath.Join(e.root, "g"))
+	r = one(t, Run(context.Background(), Options{Loader: e.loader, Index: ix}, []string{filepath.Join(e.root, "g")}))
+	if r.Status != Failed || !strings.Contains(r.Reason, "namespace") {
+		t.Errorf("without the Application: %+v", r)
 	}
 }

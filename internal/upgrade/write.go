@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/specedit"
 )
 
@@ -25,6 +27,7 @@ type bump struct {
 type edited struct {
 	path      string // as the report names it
 	disk      string // where it is on disk
+	key       string // a manifest's name in the Index; "" for olm-cmp.yaml
 	old, data []byte
 }
 
@@ -35,9 +38,15 @@ func (t *target) plan(ix *Index, b bump) ([]edited, error) {
 	var specEdits []specedit.Edit
 	var repl map[string][]specedit.Replacement // manifest file -> replacements
 	inApp := t.versionInApp()
+	var bad error
 	slot := func(s *Slot, v string) bool {
 		if s == nil {
 			return false
+		}
+		if s.Node.Line == 0 && bad == nil {
+			// A value built by a template from several parts ('v{{.version}}'):
+			// no one place holds it.
+			bad = fmt.Errorf("%s: %s is a template of several parts (%s): upgrade edits a plain value or a whole {{.key}}; set it to %s by hand", t.app, s.Where, echo.Quote(s.Template), echo.Quote(v))
 		}
 		if repl == nil {
 			repl = map[string][]specedit.Replacement{}
@@ -68,6 +77,9 @@ func (t *target) plan(ix *Index, b bump) ([]edited, error) {
 		specEdits = append(specEdits, specedit.Edit{Key: "upgradeFrom", Value: b.from, After: t.anchor(specEdits, "digest", "version")})
 	}
 
+	if bad != nil {
+		return nil, bad
+	}
 	var out []edited
 	if len(specEdits) > 0 {
 		data, err := specedit.Apply(t.data, specEdits)
@@ -88,7 +100,8 @@ func (t *target) plan(ix *Index, b bump) ([]edited, error) {
 			return nil, fmt.Errorf("%s: %s: %w: make the change by hand", file, t.app.What, err)
 		}
 		if !bytes.Equal(data, old) {
-			out = append(out, edited{path: file, disk: filepath.Join(ix.Root, filepath.FromSlash(file)), old: old, data: data})
+			disk := filepath.Join(ix.Root, filepath.FromSlash(file))
+			out = append(out, edited{path: shown(disk), disk: disk, key: file, old: old, data: data})
 		}
 	}
 	return out, t.check(ix, out, b)
@@ -159,14 +172,14 @@ func (t *target) check(ix *Index, out []edited, b bump) error {
 	data := t.data
 	nix := ix
 	for _, e := range out {
-		if e.disk == t.specFile {
+		if e.key == "" {
 			data = e.data
 			continue
 		}
 		if nix == ix {
 			nix = ix.clone()
 		}
-		nix.replace(e.path, e.data)
+		nix.replace(e.key, e.data)
 	}
 	nt, err := loadTarget(nix, t.dir, data)
 	if err == nil {
@@ -205,4 +218,18 @@ func write(files []edited) error {
 		}
 	}
 	return nil
+}
+
+// shown is how the report names a file upgrade writes: relative to the
+// working directory when it is below it (what a bot's git add takes),
+// else as it is.
+func shown(p string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	if rel, err := filepath.Rel(wd, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel
+	}
+	return p
 }

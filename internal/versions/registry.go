@@ -7,10 +7,25 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 )
 
+// registryStatus is the HTTP status of a failed call through olm-cmp's
+// registry transport (0 for another failure), and whether the transport
+// worded the failure itself (a timeout, a stop) as a *bundle.RegistryError.
+func registryStatus(err error) (status int, worded bool) {
+	var re *bundle.RegistryError
+	if !errors.As(err, &re) {
+		return 0, false
+	}
+	if re.Reason == bundle.ReasonStatus {
+		return re.Status, true
+	}
+	return 0, true
+}
+
 // ListTagsWith is ListTags through the loader's registry access: its
 // allow-list, insecure registries, credentials and transport, with
 // credentials removed from errors. It is the one place internal/versions
-// reaches a registry through olm-cmp's own access.
+// reaches a registry through olm-cmp's own access (with registryStatus:
+// re-point both when registry access moves out of internal/bundle).
 func ListTagsWith(ctx context.Context, l *bundle.ImageLoader, ref string) ([]Tag, []string, error) {
 	repo, opts, err := l.Repository(ctx, ref)
 	if err != nil {

@@ -10,14 +10,24 @@ import (
 	mmsemver "github.com/Masterminds/semver/v3"
 	bsemver "github.com/blang/semver/v4"
 
+	"github.com/olm-cmp/olm-cmp/internal/catalog"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
 
 // installedBundle is what a package knows of the installed bundle: its
-// bundle names (one, or every bundle of its version) and its version.
+// bundle names (one, or every bundle of its version) and its version and
+// release.
 type installedBundle struct {
 	names   []string
 	version bsemver.Version
+	release string
+}
+
+// is reports whether e is the installed bundle: named so, or of its exact
+// version and release (OLM's ExactVersionRelease). A bundle of the same
+// version and a higher release that upgrades from it is a successor.
+func (ib installedBundle) is(e *Entry) bool {
+	return slices.Contains(ib.names, e.Name) || (e.version.Equals(ib.version) && e.Release == ib.release)
 }
 
 // findInstalled reads installed as a bundle name of the package, else as
@@ -31,7 +41,7 @@ func (p *Package) findInstalled(installed string) (installedBundle, error) {
 	for _, c := range p.Channels {
 		for _, e := range c.Entries {
 			if e.Name == installed {
-				return installedBundle{names: []string{e.Name}, version: e.version}, nil
+				return installedBundle{names: []string{e.Name}, version: e.version, release: e.Release}, nil
 			}
 		}
 	}
@@ -39,10 +49,10 @@ func (p *Package) findInstalled(installed string) (installedBundle, error) {
 	if err != nil {
 		return ib, fmt.Errorf("installed version %s is neither a bundle of package %s nor a semantic version", echo.Quote(installed), echo.Quote(p.Name))
 	}
-	ib.version = v
+	ib.version, ib.release = v, strings.Join(v.Build, ".")
 	for _, c := range p.Channels {
 		for _, e := range c.Entries {
-			if e.version.Equals(v) && !slices.Contains(ib.names, e.Name) {
+			if e.version.Equals(v) && e.Release == ib.release && !slices.Contains(ib.names, e.Name) {
 				ib.names = append(ib.names, e.Name)
 			}
 		}
@@ -104,6 +114,9 @@ func (p *Package) allowedChannels(channels []string) (map[string]bool, error) {
 // allowed), is left out: no successors means stay. Each bundle appears
 // once, with the edges of the first allowed channel (by name) listing it.
 // The work is linear in the package's entries; skipRanges are parsed once.
+// As in OLM, an edge decides, not the version: in a graph opm validate
+// refuses (a replaces cycle) a successor can be an older version, which a
+// caller that must only move forward filters out.
 func SuccessorsOLMv1(p *Package, installed string, channels []string, versionRange string) ([]Entry, error) {
 	ib, err := p.findInstalled(installed)
 	if err != nil {
@@ -138,7 +151,7 @@ func SuccessorsOLMv1(p *Package, installed string, channels []string, versionRan
 			continue
 		}
 		for _, e := range c.Entries {
-			if seen[e.Name] || !successor[e.Name] || slices.Contains(ib.names, e.Name) || e.version.Equals(ib.version) {
+			if seen[e.Name] || !successor[e.Name] || ib.is(&e) {
 				continue
 			}
 			if constraint != nil && !constraint.Check(masterminds(e.version)) {
@@ -153,7 +166,8 @@ func SuccessorsOLMv1(p *Package, installed string, channels []string, versionRan
 }
 
 // compareBest is OLM v1's order: not deprecated first, then the highest
-// version, then (ours, for determinism) the name.
+// version, then the highest release, then (ours, for determinism) the
+// name.
 func compareBest(a, b Entry) int {
 	if a.Deprecated != b.Deprecated {
 		if a.Deprecated {
@@ -161,7 +175,13 @@ func compareBest(a, b Entry) int {
 		}
 		return -1
 	}
-	return cmp.Or(b.version.Compare(a.version), strings.Compare(a.Name, b.Name))
+	return compareHighest(a, b)
+}
+
+// compareHighest orders the highest version first, then the highest
+// release, then by name.
+func compareHighest(a, b Entry) int {
+	return cmp.Or(b.version.Compare(a.version), catalog.CompareRelease(b.Release, a.Release), strings.Compare(a.Name, b.Name))
 }
 
 // NextOLMv0 returns the bundle OLM v0 (a Subscription with automatic
@@ -169,7 +189,8 @@ func compareBest(a, b Entry) int {
 // channel head, to the entry of the channel that replaces or skips the
 // installed bundle or whose skipRange holds its version, the highest when
 // several do. false when none does (installed is the head, or off the
-// channel's graph) or installed or channel is unknown.
+// channel's graph) or installed or channel is unknown. In a cycle the hop
+// can lead to an older version, as OLM v0 would follow it.
 func NextOLMv0(p *Package, installed, channel string) (Entry, bool) {
 	c := p.Channel(channel)
 	if c == nil {
@@ -183,10 +204,10 @@ func NextOLMv0(p *Package, installed, channel string) (Entry, bool) {
 	var best *Entry
 	for i := range c.Entries {
 		e := &c.Entries[i]
-		if slices.Contains(ib.names, e.Name) || !ib.upgradesFrom(e, ranges) {
+		if ib.is(e) || !ib.upgradesFrom(e, ranges) {
 			continue
 		}
-		if best == nil || cmp.Or(e.version.Compare(best.version), strings.Compare(best.Name, e.Name)) > 0 {
+		if best == nil || compareHighest(*e, *best) < 0 {
 			best = e
 		}
 	}

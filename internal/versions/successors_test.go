@@ -139,3 +139,30 @@ func TestDeprecatedLast(t *testing.T) {
 		t.Errorf("%q %v", names(got), err)
 	}
 }
+
+// Bundles of one version and several releases (legacy: in the build
+// metadata) upgrade by release, as OLM v1 orders them.
+func TestSuccessorsByRelease(t *testing.T) {
+	fsys := fbc(t, pkgObj("p", "s"),
+		bundleObj("p", "p.v1.0.0-1", "1.0.0+1"), bundleObj("p", "p.v1.0.0-2", "1.0.0+2"), bundleObj("p", "p.v1.0.0-10", "1.0.0+10"),
+		chanObj("p", "s", "p.v1.0.0-1", "p.v1.0.0-2<p.v1.0.0-1", "p.v1.0.0-10<p.v1.0.0-2|p.v1.0.0-1"))
+	p, err := ReadPackage(context.Background(), fsys, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(p.Channels[0].Entries); got != "p.v1.0.0-1 p.v1.0.0-2 p.v1.0.0-10" {
+		t.Errorf("entries in order: %s", got)
+	}
+	for _, installed := range []string{"p.v1.0.0-1", "1.0.0+1"} {
+		got, err := SuccessorsOLMv1(p, installed, nil, "")
+		if err != nil || names(got) != "p.v1.0.0-10 p.v1.0.0-2" {
+			t.Errorf("from %s: %q %v", installed, names(got), err)
+		}
+		if next, ok := NextOLMv0(p, installed, "s"); !ok || next.Name != "p.v1.0.0-10" {
+			t.Errorf("next from %s: %s", installed, next.Name)
+		}
+	}
+	if got, _ := SuccessorsOLMv1(p, "p.v1.0.0-10", nil, ""); len(got) != 0 {
+		t.Errorf("from the head: %q", names(got))
+	}
+}

@@ -15,7 +15,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
 
@@ -68,6 +67,16 @@ func ListTags(ctx context.Context, repo string, opts ...remote.Option) (semverSo
 		return nil, nil, fmt.Errorf("listing the tags of %s: %w", r.Name(), rf.err)
 	}
 	return sorted, other, err
+}
+
+// RepositoryName is the repository ref names (a tag or digest dropped), as
+// the registry names it: index.docker.io/library/x for docker.io/x.
+func RepositoryName(ref string) (string, error) {
+	r, err := parseRepository(ref)
+	if err != nil {
+		return "", err
+	}
+	return r.Name(), nil
 }
 
 func parseRepository(ref string) (name.Repository, error) {
@@ -165,19 +174,15 @@ func tagVersion(t string) *mmsemver.Version {
 // listError makes a failed listing one line; a 404 says the repository is
 // not there.
 func listError(repo name.Repository, err error) error {
-	status := 0
-	var re *bundle.RegistryError
+	status, worded := registryStatus(err)
 	var te *transport.Error
-	switch {
-	case errors.As(err, &re) && re.Reason == bundle.ReasonStatus:
-		status = re.Status
-	case errors.As(err, &te):
+	if status == 0 && errors.As(err, &te) {
 		status = te.StatusCode
 	}
 	if status == http.StatusNotFound {
 		return &NotFoundError{Repository: repo.Name()}
 	}
-	if errors.Is(err, context.DeadlineExceeded) && re == nil {
+	if errors.Is(err, context.DeadlineExceeded) && !worded {
 		err = fmt.Errorf("gave up after %s (the tag list's time bound) or at the caller's deadline", ListTimeout)
 	}
 	return &registryFailure{err}

@@ -33,13 +33,19 @@ type Entry struct {
 	Replaces  string
 	Skips     []string
 	SkipRange string
-	// Deprecated: an olm.deprecations entry names the bundle.
+	// Deprecated is set when an olm.deprecations entry names the bundle.
 	Deprecated bool
 	// Channels are every channel of the package listing the bundle, sorted.
 	Channels []string
+	// Release orders bundles of one version (the olm.package release, or a
+	// legacy bundle's build metadata), as OLM v1 does.
+	Release string
 
 	version bsemver.Version
 }
+
+// SemVer is the entry's version, parsed (blang, as OLM parses versions).
+func (e Entry) SemVer() bsemver.Version { return e.version }
 
 // Channel is one olm.channel of a package.
 type Channel struct {
@@ -101,7 +107,7 @@ func fromContents(c *catalog.Contents) (*Package, error) {
 			out.Entries = append(out.Entries, Entry{
 				Name: e.Name, Version: b.Version, Image: b.Image,
 				Replaces: e.Replaces, Skips: slices.Clone(e.Skips), SkipRange: e.SkipRange,
-				Deprecated: b.Deprecated, Channels: inChannels[e.Name], version: versions[e.Name],
+				Deprecated: b.Deprecated, Channels: inChannels[e.Name], Release: b.Release, version: versions[e.Name],
 			})
 		}
 		out.Head, out.Problem = head(out.Entries)
@@ -111,9 +117,10 @@ func fromContents(c *catalog.Contents) (*Package, error) {
 	return p, nil
 }
 
-// compareEntries orders entries lowest version first, then by name.
+// compareEntries orders entries lowest version first, then release, then
+// name.
 func compareEntries(a, b Entry) int {
-	return cmp.Or(a.version.Compare(b.version), strings.Compare(a.Name, b.Name))
+	return cmp.Or(a.version.Compare(b.version), catalog.CompareRelease(a.Release, b.Release), strings.Compare(a.Name, b.Name))
 }
 
 // head is the channel's head as opm's model computes it (Channel.Head):

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+	"github.com/olm-cmp/olm-cmp/internal/upgrade"
+)
+
+// upgradeRepo is a repository (with .git) holding one application directory
+// per spec line: dir -> the spec's bundle and version lines.
+func upgradeRepo(t *testing.T, specs map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	os.Mkdir(filepath.Join(root, ".git"), 0o755)
+	for dir, lines := range specs {
+		os.MkdirAll(filepath.Join(root, dir), 0o755)
+		doc := "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata:\n  name: greeter\nspec:\n" + lines + "  namespace: greeter-system\n"
+		if err := os.WriteFile(filepath.Join(root, dir, "olm-cmp.yaml"), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// TestUpgradeExitStatuses: 0 nothing to move to, 2 available or written and
+// safe, 3 blocked, 1 a failure; -o json holds every application.
+func TestUpgradeExitStatuses(t *testing.T) {
+	demo := "../../examples/demo/bundle"
+	safe, _ := bundletest.NewRegistry(t)
+	bundletest.PushDemoVersion(t, safe, demo, "0.1.0", "x")
+	bundletest.PushDemoVersion(t, safe, demo, "0.2.0", "greeter-operator.v0.1.0")
+	unsafe, _ := bundletest.NewRegistry(t)
+	bundletest.PushDemoVersion(t, unsafe, demo, "0.1.0", "x")
+	bundletest.PushDemoVersion(t, unsafe, demo, "0.2.0", "greeter-operator.v0.1.0",
+		"replicas:\n                type: integer", "replicas:\n                type: string")
+	root := upgradeRepo(t, map[string]string{
+		"latest":  "  bundle: " + safe + "/demo/greeter-bundle\n  version: v0.2.0\n",
+		"safe":    "  bundle: " + safe + "/demo/greeter-bundle\n  version: v0.1.0\n",
+		"unsafe":  "  bundle: " + unsafe + "/demo/greeter-bundle\n  version: v0.1.0\n",
+		"broken":  "  bundle: " + safe + "/demo/greeter-bundle\n  version: v9.9.9\n",
+		"invalid": "  bundle: ./nowhere\n  version: v1\n",
+	})
+	reg := []string{"--insecure-registry", safe, "--insecure-registry", unsafe}
+	dir := func(d string) string { return filepath.Join(root, d) }
+	for _, tc := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{dir("latest")}, 0, "  status      none\n  reason      v0.2.0 is the newest semver tag of " + safe + "/demo/greeter-bundle (2 semver tags)\n"},
+		{[]string{dir("safe")}, 2, "  candidates  v0.2.0 (replaces greeter-operator.v0.1.0)\n"},
+		{[]string{dir("unsafe")}, 3, "  safety      blocked\n              error: type: CRD greeters.greeter.example.com version v1alpha1 path .spec.replicas"},
+		{[]string{dir("broken"), dir("safe")}, 1, "  status      failed\n"},
+		{[]string{dir("latest"), "--policy", "newest"}, 1, ""},
+	} {
+		out, stderr, code := runStatus(t, append(append([]string{"upgrade"}, tc.args...), reg...)...)
+		if code != tc.code || !strings.Contains(out, tc.out) {
+			t.Errorf("upgrade %v: status %d (want %d)\n%s%s", tc.args, code, tc.code, out, stderr)
+		}
+	}
+	_, stderr, _ := runStatus(t, append([]string{"upgrade", dir("latest"), "--policy", "newest"}, reg...)...)
+	if !strings.Contains(stderr, `--policy "newest": use olmv1`) {
+		t.Errorf("bad --policy: %s", stderr)
+	}
+
+	// --write, JSON: every application of the repository (its root as DIR,
+	// the directories below it), the files written.
+	before, _ := os.ReadFile(dir("latest") + "/olm-cmp.yaml")
+	out, stderr, code := runStatus(t, append([]string{"upgrade", root, "--write", "-o", "json"}, reg...)...)
+	if code != 1 { // broken and invalid fail
+		t.Fatalf("status %d\n%s%s", code, out, stderr)
+	}
+	var rep upgrade.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	got := map[string]upgrade.Status{}
+	for _, a := range rep.Applications {
+		got[filepath.Base(a.Dir)] = a.Status
+	}
+	want := map[string]upgrade.Status{"broken": upgrade.Failed, "invalid": upgrade.Failed, "latest": upgrade.None, "safe": upgrade.Written, "unsafe": upgrade.Blocked}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: status %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	if after, _ := os.ReadFile(dir("latest") + "/olm-cmp.yaml"); string(after) != string(before) {
+		t.Error("an application with nothing to move to was written")
+	}
+	for _, d := range []string{"safe", "unsafe"} {
+		data, _ := os.ReadFile(dir(d) + "/olm-cmp.yaml")
+		if !strings.Contains(string(data), "  version: v0.2.0\n  digest: \"sha256:") || !strings.Contains(string(data), "upgradeFrom: \"v0.1.0\"") {
+			t.Errorf("%s not written:\n%s", d, data)
+		}
+	}
+}
+
+// TestUpgradeHelpNamesExitStatuses: upgrade -h documents the statuses.
+func TestUpgradeHelpNamesExitStatuses(t *testing.T) {
+	out, _, err := run(t, "upgrade", "-h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"Exit status: 0 nothing to move to, 2 an upgrade available (or written) and\nsafe, 3", "1 a failure", "--policy", "--write", "docs/upgrade.md"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("upgrade -h lacks %q", w)
+		}
+	}
+}

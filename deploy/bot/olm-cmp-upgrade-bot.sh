@@ -21,6 +21,7 @@
 #   OLM_CMP_BOT_REMOTE   remote to fetch from and push to (default: origin)
 #   OLM_CMP_BOT_PREFIX   branch prefix (default: olm-cmp/upgrade/)
 #   OLM_CMP_BOT_POLICY   passed to upgrade as --policy (olmv1 or olmv0) when set
+#   OLM_CMP_BOT_UPGRADE_ARGS  more upgrade flags, split at spaces (e.g. --apps-from argocd/)
 #   OLM_CMP_BOT_STALE    close (default) or keep: the open request of an application that is now current
 #   OLM_CMP_BOT_MAX_BODY the longest body, in bytes (default 65000: GitHub takes 65,536 characters)
 #   OLM_CMP_BOT_LOG_URL  the job log, linked from every body (default: from GITHUB_* or CI_JOB_URL)
@@ -249,8 +250,10 @@ handle() {
   wgit checkout --quiet --force --detach "$base_commit"
   wgit clean --quiet -fd
   local json="$tmp/upgrade.json" status=0
-  local policy=(); [ -n "${OLM_CMP_BOT_POLICY:-}" ] && policy=(--policy "$OLM_CMP_BOT_POLICY")
-  (cd "$work" && olm-cmp upgrade --write -o json "${policy[@]}" "$dir") >"$json" 2>"$tmp/upgrade.err" || status=$?
+  local policy=() extra=()
+  [ -n "${OLM_CMP_BOT_POLICY:-}" ] && policy=(--policy "$OLM_CMP_BOT_POLICY")
+  read -r -a extra <<<"${OLM_CMP_BOT_UPGRADE_ARGS:-}"
+  (cd "$work" && olm-cmp upgrade --write -o json "${policy[@]}" "${extra[@]}" "$dir") >"$json" 2>"$tmp/upgrade.err" || status=$?
   sed "s#^#$dir: #" "$tmp/upgrade.err" >&2
   case $status in
     0|2|3) jq -e '.applications | type == "array"' "$json" >/dev/null 2>&1 ||

@@ -587,14 +587,16 @@ func TestBotGitHub(t *testing.T) {
 }
 
 // TestBotGitLab runs the bot as a GitLab CI job would (GITLAB_CI set, so
-// glab) with a small body limit: merge requests are opened, the blocked one
-// as a draft, every body within the limit with the cut said and the job log
-// linked, and a second run (another job) changes nothing.
+// glab) with a small body limit and upgrade flags passed through: merge
+// requests are opened, the blocked one as a draft, every body within the
+// limit with the cut said and the job log linked, the version an
+// Application passes found through --apps-from, and a second run (another
+// job) changes nothing.
 func TestBotGitLab(t *testing.T) {
 	f := newFleet(t)
 	const limit = 2500
 	job := func(n int) []string {
-		return []string{"GITLAB_CI=true", "CI_DEFAULT_BRANCH=main", fmt.Sprintf("CI_JOB_URL=https://gitlab.example.com/org/repo/-/jobs/%d", n), fmt.Sprintf("OLM_CMP_BOT_MAX_BODY=%d", limit)}
+		return []string{"GITLAB_CI=true", "CI_DEFAULT_BRANCH=main", fmt.Sprintf("CI_JOB_URL=https://gitlab.example.com/org/repo/-/jobs/%d", n), fmt.Sprintf("OLM_CMP_BOT_MAX_BODY=%d", limit), "OLM_CMP_BOT_POLICY=olmv1", "OLM_CMP_BOT_UPGRADE_ARGS=--apps-from argocd/"}
 	}
 	out := f.mustRun(job(1)...)
 	t.Logf("run 1:\n%s", out)
@@ -623,6 +625,9 @@ func TestBotGitLab(t *testing.T) {
 	strict := f.request(branchStrict)
 	if strict == nil || !strict.Draft || !strings.HasPrefix(strict.Title, "Draft: ") || strings.Join(strict.Labels, ",") != "olm-cmp:blocked" {
 		t.Errorf("blocked bump: %+v; want a draft merge request labelled olm-cmp:blocked", strict)
+	}
+	if p := f.request(branchParam); p == nil || !strings.Contains(p.Title, "v0.10.2 -> v0.11.0") {
+		t.Errorf("apps/param (its version in argocd/param.yaml, read through --apps-from argocd/): %+v", p)
 	}
 	if g := f.request(branchGreeter); g == nil || g.Draft || strings.Join(g.Labels, ",") != "olm-cmp:safe" {
 		t.Errorf("safe bump: %+v; want a merge request labelled olm-cmp:safe, not a draft", g)

@@ -373,6 +373,25 @@ while IFS= read -r dir; do
   handle "$dir" "$b" </dev/null &
   wait $! || failed=$((failed + 1))
 done <<<"$dirs"
+
+# The bot's branches of applications no longer on the base branch (their
+# directory removed or renamed): their open requests are closed, as for a
+# current application. Only when the run covers every application.
+if [ "$#" -eq 0 ] && [ "$stale" = close ]; then
+  while IFS=' ' read -r gone sha; do
+    branch=${gone#"refs/remotes/$remote/"}
+    case $seen in *" $branch "*) continue ;; esac
+    prs=$(forge_list) || { log "$branch: listing its requests failed"; failed=$((failed + 1)); continue; }
+    for n in $(jq -r '.[] | select(.state == "open") | .number' <<<"$prs"); do
+      forge_close "$n" "Closed by $me: no directory on $base holds this application's olm-cmp.yaml any more." ||
+        { failed=$((failed + 1)); continue; }
+      log "$branch: closed #$n, whose application is no longer on $base"
+    done
+    git push --quiet --force-with-lease="refs/heads/$branch:$sha" "$remote" ":refs/heads/$branch" ||
+      log "$branch: could not delete the branch"
+  done < <(git for-each-ref --format="%(refname) %(objectname)" "refs/remotes/$remote/${prefix}*")
+fi
+
 if [ "$failed" -gt 0 ]; then
   log "$failed application(s) failed: see the lines above"
   exit 1

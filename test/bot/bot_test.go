@@ -430,7 +430,8 @@ const (
 // bump (a draft for the blocked one), the second changes nothing, a newer
 // version refreshes the same pull request, and an application made current
 // by a person has its pull request closed; a pull request a person closed
-// is not reopened.
+// is not reopened, and the request of an application removed from the base
+// branch is closed.
 func TestBotGitHub(t *testing.T) {
 	f := newFleet(t)
 	logURL := "OLM_CMP_BOT_LOG_URL=https://github.com/org/repo/actions/runs/1"
@@ -560,7 +561,9 @@ func TestBotGitHub(t *testing.T) {
 	if out, code := f.olmCmp("upgrade", "--write", "apps/greeter"); code != 2 {
 		t.Fatalf("olm-cmp upgrade --write apps/greeter by hand: exit %d, want 2\n%s", code, out)
 	}
-	f.commitAndPush("greeter 0.12.0, by hand")
+	// ... and removes apps/greeter-catalog.
+	f.git("", "rm", "-rq", "apps/greeter-catalog")
+	f.commitAndPush("greeter 0.12.0, by hand; greeter-catalog removed")
 	s := f.state()
 	for _, r := range s.Requests {
 		if r.Head == branchStrict {
@@ -577,6 +580,12 @@ func TestBotGitHub(t *testing.T) {
 	}
 	if b := f.branches(); b[branchGreeter] != "" {
 		t.Errorf("the branch %s of a closed pull request is still on the remote", branchGreeter)
+	}
+	if r := f.request(branchCatalog); r.State != "closed" || len(r.Comments) != 1 || !strings.Contains(r.Comments[0], "no directory on main holds this application") {
+		t.Errorf("apps/greeter-catalog was removed from main: want #%d closed with a comment saying so, got %+v", r.Number, *r)
+	}
+	if b := f.branches(); b[branchCatalog] != "" {
+		t.Errorf("the branch %s of a removed application is still on the remote", branchCatalog)
 	}
 	if r := f.request(branchStrict); r.State != "closed" {
 		t.Errorf("the pull request a person closed was reopened: %+v", *r)

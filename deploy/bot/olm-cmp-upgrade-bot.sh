@@ -32,6 +32,8 @@ set -euo pipefail
 
 readonly me=olm-cmp-upgrade-bot
 log() { printf '%s: %s\n' "$me" "$*" >&2; }
+# prefixed copies stdin to stdout, each line after $1 (taken as text).
+prefixed() { P=$1 awk '{ print ENVIRON["P"] $0 }'; }
 die() { log "$*"; exit 2; }
 
 if [ -n "${OLM_CMP_BOT_FORGE:-}" ]; then forge=$OLM_CMP_BOT_FORGE
@@ -178,7 +180,7 @@ body_write() {
   local dir=$1 status=$2 json=$3 diffmd=$4 diffst=$5 differr=$6 out=$7
   local head="$tmp/head.md" tail="$tmp/tail.md"
   {
-    printf '<!-- %s: %s -->\n' "$me" "$dir"
+    printf '<!-- %s: %s -->\n' "$me" "$(printf '%s' "$dir" | sed 's/--*/-/g; s/>/_/g')"
     printf '## olm-cmp upgrade: %s\n\n' "$(printf '%s' "$dir" | jq -Rr "$jq_md"' md')"
     if [ "$status" = 3 ]; then
       printf ':x: **Blocked by a safety error: this request is a draft so that it is not merged as it is.**\n\n'
@@ -254,7 +256,7 @@ handle() {
   [ -n "${OLM_CMP_BOT_POLICY:-}" ] && policy=(--policy "$OLM_CMP_BOT_POLICY")
   read -r -a extra <<<"${OLM_CMP_BOT_UPGRADE_ARGS:-}"
   (cd "$work" && olm-cmp upgrade --write -o json "${policy[@]}" "${extra[@]}" "$dir") >"$json" 2>"$tmp/upgrade.err" || status=$?
-  sed "s#^#$dir: #" "$tmp/upgrade.err" >&2
+  prefixed "$dir: " <"$tmp/upgrade.err" >&2
   case $status in
     0|2|3) jq -e '.applications | type == "array"' "$json" >/dev/null 2>&1 ||
              { log "$dir: olm-cmp upgrade exited $status without its JSON report"; return 1; } ;;
@@ -327,7 +329,7 @@ handle() {
 
   local diffmd="$tmp/diff.md" diffst=0
   (cd "$work" && olm-cmp diff "$dir" --git-base "$base_ref" -o markdown) >"$diffmd" 2>"$tmp/diff.err" || diffst=$?
-  if [ "$diffst" -ge 3 ]; then sed "s#^#$dir: olm-cmp diff: #" "$tmp/diff.err" >&2; fi
+  if [ "$diffst" -ge 3 ]; then prefixed "$dir: olm-cmp diff: " <"$tmp/diff.err" >&2; fi
   # Its error: stderr less the render's findings (warning: and error:
   # requirement lines, which diff prints for a render that succeeded).
   local differr; differr=$(grep -v -e '^warning:' -e '^error: requirement ' "$tmp/diff.err" | tail -n 20 | cut -c1-500 || true)

@@ -607,11 +607,25 @@ func TestBotGitLab(t *testing.T) {
 	job := func(n int) []string {
 		return []string{"GITLAB_CI=true", "CI_DEFAULT_BRANCH=main", fmt.Sprintf("CI_JOB_URL=https://gitlab.example.com/org/repo/-/jobs/%d", n), fmt.Sprintf("OLM_CMP_BOT_MAX_BODY=%d", limit), "OLM_CMP_BOT_POLICY=olmv1", "OLM_CMP_BOT_UPGRADE_ARGS=--apps-from argocd/"}
 	}
+	// A directory named by someone hostile: its name is escaped in the
+	// body and makes a valid branch name.
+	const odd = "apps/Odd <b>|x_y-->"
+	oddDir := filepath.Join(f.clone, filepath.FromSlash(odd))
+	if err := os.CopyFS(oddDir, os.DirFS(filepath.Join(f.clone, "apps", "strict"))); err != nil {
+		t.Fatal(err)
+	}
+	f.commitAndPush("an odd directory name")
 	out := f.mustRun(job(1)...)
 	t.Logf("run 1:\n%s", out)
 	reqs := f.state().Requests
-	if len(reqs) != 4 {
-		t.Fatalf("%d merge requests, want 4: %+v", len(reqs), reqs)
+	if len(reqs) != 5 {
+		t.Fatalf("%d merge requests, want 5: %+v", len(reqs), reqs)
+	}
+	oddReq := f.request("olm-cmp/upgrade/apps-odd--b--x_y")
+	if oddReq == nil {
+		t.Errorf("no merge request for %q", odd)
+	} else if want := "<!-- olm-cmp-upgrade-bot: apps/Odd <b_|x_y-_ -->\n## olm-cmp upgrade: apps/Odd &lt;b&gt;\\|x\\_y--&gt;\n"; !strings.HasPrefix(oddReq.Body, want) {
+		t.Errorf("the odd directory's request:\n%.300s\nwant it to start with:\n%s", oddReq.Body, want)
 	}
 	cut := 0
 	for _, r := range reqs {

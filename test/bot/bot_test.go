@@ -433,6 +433,7 @@ const (
 // is not reopened, and the request of an application removed from the base
 // branch is closed.
 func TestBotGitHub(t *testing.T) {
+	t.Parallel() // each test has its own registry, repositories and forge
 	f := newFleet(t)
 	logURL := "OLM_CMP_BOT_LOG_URL=https://github.com/org/repo/actions/runs/1"
 
@@ -602,6 +603,7 @@ func TestBotGitHub(t *testing.T) {
 // Application passes found through --apps-from, and a second run (another
 // job) changes nothing.
 func TestBotGitLab(t *testing.T) {
+	t.Parallel() // each test has its own registry, repositories and forge
 	f := newFleet(t)
 	const limit = 2500
 	job := func(n int) []string {
@@ -672,6 +674,7 @@ func TestBotGitLab(t *testing.T) {
 // the in-process registry. With OLM_CMP_BOT_BODIES_DIR set, each body is
 // written there as <package>.md.
 func TestBotSharedBundles(t *testing.T) {
+	t.Parallel() // each test has its own registry, repositories and forge
 	shared := filepath.Join(root, "..", "shared", "bundles")
 	if _, err := os.Stat(shared); err != nil {
 		t.Skipf("../shared/bundles is absent (%v): the shared reference bundles are not on this machine", err)

@@ -112,3 +112,23 @@ func TestUpgradeHelpNamesExitStatuses(t *testing.T) {
 		}
 	}
 }
+
+// TestUpgradeAppsFrom: --apps-from none reads no Argo CD manifest (the
+// version is olm-cmp.yaml's); by default the Application's parameter is
+// the version. No DIR is the working directory.
+func TestUpgradeAppsFrom(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	bundletest.PushDemoVersion(t, host, "../../examples/demo/bundle", "0.1.0", "x")
+	bundletest.PushDemoVersion(t, host, "../../examples/demo/bundle", "0.2.0", "greeter-operator.v0.1.0")
+	root := upgradeRepo(t, map[string]string{"g": "  bundle: " + host + "/demo/greeter-bundle\n  version: v0.2.0\n"})
+	os.WriteFile(filepath.Join(root, "app.yaml"), []byte("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: g}\nspec: {source: {path: g, plugin: {parameters: [{name: version, string: v0.1.0}]}}}\n"), 0o644)
+	t.Chdir(filepath.Join(root, "g"))
+	out, stderr, code := runStatus(t, "upgrade", "--insecure-registry", host)
+	if code != 2 || !strings.Contains(out, "  current     v0.1.0\n  where       Application g (app.yaml:1), parameter version\n") {
+		t.Errorf("default: status %d\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = runStatus(t, "upgrade", "--insecure-registry", host, "--apps-from", "none")
+	if code != 0 || !strings.Contains(out, "  current     v0.2.0\n  where       olm-cmp.yaml\n") {
+		t.Errorf("--apps-from none: status %d\n%s%s", code, out, stderr)
+	}
+}

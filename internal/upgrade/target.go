@@ -68,7 +68,7 @@ func loadTarget(ix *Index, dir string, data []byte) (*target, error) {
 		for i, a := range apps {
 			names[i] = a.String()
 		}
-		return nil, fmt.Errorf("%s is rendered by %d Argo CD applications (%s), and %s passes its own version, digest or upgradeFrom: upgrade cannot write one version for all of them; give each application its own directory (one olm-cmp.yaml each)",
+		return nil, fmt.Errorf("%s is rendered by %d Argo CD applications (%s), and %s passes its own version, digest or upgradeFrom: upgrade cannot write one version for all of them; give each application its own directory (one olm-cmp.yaml each), or name the manifests in use with --apps-from",
 			dir, len(apps), strings.Join(names, "; "), passing[0].What)
 	}
 	if len(passing) == 1 || len(apps) == 1 {

@@ -684,3 +684,29 @@ spec:
 		t.Errorf("without the Application: %+v", r)
 	}
 }
+
+// TestCatalogVersionInApplication: a catalog spec whose version an
+// Application passes: the parameter moves, the pin and upgradeFrom go to
+// olm-cmp.yaml (the Application passes neither).
+func TestCatalogVersionInApplication(t *testing.T) {
+	e := catalogEnv(t)
+	e.file(t, "g/catalog/index.yaml", e.catalogDoc())
+	e.file(t, "g/olm-cmp.yaml", specDoc("catalog: ./catalog", "package: greeter-operator"))
+	app := "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: g}\nspec:\n  source:\n    path: g\n    plugin:\n      parameters:\n      - name: version\n        string: \"0.1.0\"\n"
+	e.file(t, "app.yaml", app)
+	r := one(t, e.run(t, OLMv0, true, "g"))
+	if r.Status != Written || r.Current != "0.1.0" || r.Chosen != "0.2.0" {
+		t.Fatalf("got %+v", r)
+	}
+	if got, want := e.read(t, "app.yaml"), strings.Replace(app, `"0.1.0"`, `"0.2.0"`, 1); got != want {
+		t.Errorf("Application:\n%s\nwant:\n%s", got, want)
+	}
+	if got, want := e.read(t, "g/olm-cmp.yaml"), specDoc("catalog: ./catalog", "package: greeter-operator", `digest: "`+e.digests["0.2.0"]+`"`, `upgradeFrom: "0.1.0"`); got != want {
+		t.Errorf("olm-cmp.yaml:\n%s\nwant:\n%s", got, want)
+	}
+	// The next run takes the next hop, from the version just written.
+	r = one(t, e.run(t, OLMv0, false, "g"))
+	if r.Current != "0.2.0" || r.Chosen != "0.3.0" {
+		t.Errorf("next run: %+v", r)
+	}
+}

@@ -87,7 +87,7 @@ func (t *target) plan(ix *Index, b bump) ([]edited, error) {
 			return nil, fmt.Errorf("%s: %w: make the change by hand", t.specFile, err)
 		}
 		if !bytes.Equal(data, t.data) {
-			out = append(out, edited{path: t.specFile, disk: t.specFile, old: t.data, data: data})
+			out = append(out, edited{path: shown(t.specFile), disk: t.specFile, old: t.data, data: data})
 		}
 	}
 	for _, file := range slices.Sorted(maps.Keys(repl)) {
@@ -202,19 +202,26 @@ func (t *target) check(ix *Index, out []edited, b bump) error {
 	return nil
 }
 
-// write writes the edited files, each atomically (specedit.WriteFile).
+// write writes the edited files, each atomically (specedit.WriteFile),
+// after checking that none changed since it was read: a bump is written
+// whole, or (a file edited meanwhile) not at all.
 func write(files []edited) error {
 	for _, e := range files {
-		// Nothing else may have changed the file since it was read.
 		cur, err := os.ReadFile(e.disk)
 		if err != nil {
 			return err
 		}
 		if !bytes.Equal(cur, e.old) {
-			return fmt.Errorf("%s changed while upgrade ran: run it again", e.path)
+			return fmt.Errorf("%s changed while upgrade ran: nothing was written; run upgrade again", e.path)
 		}
+	}
+	for i, e := range files {
 		if _, err := specedit.WriteFile(e.disk, e.data); err != nil {
-			return fmt.Errorf("writing %s: %w", e.path, err)
+			done := ""
+			if i > 0 {
+				done = fmt.Sprintf(" (%s written: restore it with git checkout)", files[0].path)
+			}
+			return fmt.Errorf("writing %s: %w%s", e.path, err, done)
 		}
 	}
 	return nil

@@ -204,7 +204,15 @@ func retarget(req *render.Request, df *diffFlags) error {
 // added.
 func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, gitBase string) (*diff.Report, error) {
 	ctx := cmd.Context()
-	toRV, toBundle, toRes, err := renderSide(ctx, r, *to)
+	toReq := *to
+	if from != nil {
+		// With a FROM side, diff judges FROM -> TO itself (below) and
+		// reports the findings; TO's own spec.upgradeFrom check would fail
+		// its render on those very findings (a blocked bump that upgrade
+		// --write wrote with upgradeFrom), leaving nothing to review.
+		toReq.Spec.UpgradeFrom = ""
+	}
+	toRV, toBundle, toRes, err := renderSide(ctx, r, toReq)
 	if err != nil {
 		return nil, fmt.Errorf("rendering TO: %w", err)
 	}

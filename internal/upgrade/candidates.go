@@ -256,7 +256,7 @@ func (o Options) fromTags(ctx context.Context, t *target, from *bundle.Bundle) (
 	if err != nil {
 		return f, fmt.Errorf("%s renders the tag %s, which is not a semantic version: upgrade compares versions; write the version's own tag (olm-cmp versions %s lists them)", t.where(), echo.Quote(f.current), repo)
 	}
-	tags, _, err := versions.ListTagsWith(ctx, o.Loader, repo)
+	tags, _, _, err := versions.ListTagsWith(ctx, o.Loader, repo)
 	if err != nil {
 		return f, err
 	}

@@ -22,10 +22,10 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpb"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/engine"
+	"github.com/olm-cmp/olm-cmp/internal/registry"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -506,14 +506,14 @@ func (sv *service) status(ctx context.Context, r *request, err error) *status.St
 // when the reference or the credentials must change. Everything else a
 // render reports is about the request: InvalidArgument.
 func registryCode(err error) (codes.Code, bool) {
-	var re *bundle.RegistryError
+	var re *registry.Error
 	if !errors.As(err, &re) {
 		return 0, false
 	}
 	switch re.Reason {
-	case bundle.ReasonTimeout, bundle.ReasonReset, bundle.ReasonNetwork:
+	case registry.ReasonTimeout, registry.ReasonReset, registry.ReasonNetwork:
 		return codes.Unavailable, true
-	case bundle.ReasonStatus:
+	case registry.ReasonStatus:
 		switch {
 		case re.Status == 401:
 			return codes.Unauthenticated, true

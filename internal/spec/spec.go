@@ -136,6 +136,12 @@ type Spec struct {
 	// Strict turns the requirements report's findings, upgrade-graph
 	// warnings and spec entries that match nothing into errors.
 	Strict bool `json:"strict,omitempty"`
+	// RequireSignature demands that the bundle image (and the catalog image,
+	// when spec.catalog names one) verify against the cluster's trust policy,
+	// even where the policy says warn or off: an Application can tighten the
+	// policy, never loosen it (false leaves the policy as it is). A directory
+	// bundle or catalog, which nothing signs, is then refused.
+	RequireSignature bool `json:"requireSignature,omitempty"`
 	// ClusterAPIs are APIs the target cluster serves beyond vanilla
 	// Kubernetes ("cert-manager.io/v1", or a group alone for every version):
 	// the requirements report counts them as served.

@@ -38,6 +38,7 @@ type registryFlags struct {
 	allowed         []string
 	registryTimeout time.Duration
 	cacheDir        string
+	trustPolicy     string
 	// envErr is a variable that does not parse, reported by loader.
 	envErr error
 
@@ -54,6 +55,7 @@ func (f *registryFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.allowed, "allowed-registries", nil, "the only registries (host[:port], comma-separated; docker.io for Docker Hub) bundle and catalog images may come from; empty allows all (env "+EnvAllowedRegistries+")")
 	fs.DurationVar(&f.registryTimeout, "registry-timeout", registry.DefaultResponseHeaderTimeout, "how long a registry may take to start answering a request, or stay silent while sending a body (env "+EnvRegistryTimeout+")")
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "directory for extracted bundles, keyed by digest (env "+EnvCacheDir+")")
+	registerTrust(fs, &f.trustPolicy)
 }
 
 // splitList splits a comma-separated variable, dropping blanks.

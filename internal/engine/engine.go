@@ -25,6 +25,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
+	"github.com/olm-cmp/olm-cmp/internal/verify"
 )
 
 // Renderer is what the transports call: render one request and say how it
@@ -59,6 +60,9 @@ type EngineOptions struct {
 	// bundle package's image loader, which caches extracted images on disk by
 	// digest); nil means directory bundles and catalogs only.
 	Loader render.Loader
+	// Verifier checks signatures against the cluster's trust policy
+	// (render.Renderer.Verifier); nil means no policy.
+	Verifier *verify.Verifier
 	// MaxEntries and MaxBytes bound the rendered-output cache (defaults 256
 	// entries, 256 MiB of manifests, YAML and JSON counted). MaxEntries < 0
 	// disables it.
@@ -71,9 +75,11 @@ type EngineOptions struct {
 // that decides it: the bundle render.Renderer.Resolve pins (an image's tag
 // is resolved on every request, because tags move; a directory is digested
 // by the bundle package), the catalog choice, the normalized spec, the
-// target cluster's API versions and the contents of the source directory's
-// files the render reads (extra manifests, patch files). It is safe for
-// concurrent use.
+// target cluster's API versions, the contents of the source directory's
+// files the render reads (extra manifests, patch files), and the trust
+// policy's hash and verdicts (Resolve verifies on every request, so a policy
+// change or a signature pushed since takes effect on the next render; a
+// refusal is an error, never cached). It is safe for concurrent use.
 type Engine struct {
 	r       *render.Renderer
 	results *bytecache.Cache[string, *render.Result] // nil when disabled
@@ -83,7 +89,7 @@ type Engine struct {
 
 // NewEngine builds an Engine.
 func NewEngine(o EngineOptions) *Engine {
-	e := &Engine{r: &render.Renderer{Loader: o.Loader}, m: o.Metrics}
+	e := &Engine{r: &render.Renderer{Loader: o.Loader, Verifier: o.Verifier}, m: o.Metrics}
 	if o.MaxEntries >= 0 {
 		n, max := o.MaxEntries, o.MaxBytes
 		if n == 0 {
@@ -149,7 +155,7 @@ func (e *Engine) renderRequest(ctx context.Context, req render.Request, p *progr
 		res, err := e.render(ctx, rv, p)
 		return res, info, err
 	}
-	key, err := key(rv)
+	key, err := key(rv, e.r.PolicyHash())
 	if err != nil {
 		res, err := e.render(ctx, rv, p) // it reports what could not be read
 		return res, info, err
@@ -231,7 +237,7 @@ func size(r *render.Result) int64 {
 // key is the cache key of a resolved request. It holds no path of the
 // request's own directories (they differ on every request), only what the
 // output depends on.
-func key(rv render.Resolved) (string, error) {
+func key(rv render.Resolved, policy string) (string, error) {
 	src, err := hashSourceFiles(rv.Request)
 	if err != nil {
 		return "", err
@@ -249,12 +255,16 @@ func key(rv render.Resolved) (string, error) {
 	if f := rv.UpgradeFrom; f != nil {
 		from = f.Origin.Digest + " " + f.Origin.Image
 	}
+	var sigs strings.Builder
+	for _, sg := range rv.Signatures {
+		fmt.Fprintf(&sigs, "%q %q %q %q %q %q %q;", sg.Role, sg.Image, sg.Digest, sg.Scope, sg.Mode, sg.Signer, sg.Problem)
+	}
 	apis := slices.Clone(req.APIVersions)
 	slices.Sort(apis)
 	apis = slices.Compact(apis)
 	h := sha256.New()
 	// Fields are length-prefixed so no two different inputs hash alike.
-	for _, part := range []string{o.Digest, o.Image, o.Ref, cat, from, string(req.Spec.Normalized()), req.Name, fmt.Sprint(req.APIVersions != nil), strings.Join(apis, ","), src} {
+	for _, part := range []string{o.Digest, o.Image, o.Ref, cat, from, string(req.Spec.Normalized()), req.Name, fmt.Sprint(req.APIVersions != nil), strings.Join(apis, ","), src, policy, sigs.String()} {
 		fmt.Fprintf(h, "%d:%s;", len(part), part)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

@@ -880,7 +880,7 @@ var dotlessGroups = []string{"v1", "core", "apps", "autoscaling", "batch", "poli
 
 // acceptCategories are the requirements report's categories (package
 // requirements), which spec.accept entries name.
-var acceptCategories = []string{"image", "api", "openshift", "certificates", "dependency", "*"}
+var acceptCategories = []string{"image", "api", "openshift", "certificates", "dependency", "signature", "*"}
 
 // MaxAcceptEntries and MaxAcceptLength bound spec.accept: every entry is
 // matched against every finding of every render, so a spec cannot make a
@@ -894,7 +894,7 @@ const (
 func checkAccept(a string) string {
 	c, subject, found := strings.Cut(a, ":")
 	if !slices.Contains(acceptCategories, c) {
-		return "use category:subject, the category one of image, api, openshift, certificates, dependency (e.g. api:route.openshift.io)"
+		return "use category:subject, the category one of image, api, openshift, certificates, dependency, signature (e.g. api:route.openshift.io)"
 	}
 	if found && strings.TrimSpace(subject) == "" {
 		return "empty subject: name it, or use * for the whole category"

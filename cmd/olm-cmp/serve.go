@@ -145,7 +145,7 @@ docs/operations.md; the plugin: docs/plugin.md.`,
 			if err != nil {
 				return err
 			}
-			verifier, err := lf.verifier(loader)
+			policy, err := lf.policySource(loader)
 			if err != nil {
 				return err
 			}
@@ -154,7 +154,7 @@ docs/operations.md; the plugin: docs/plugin.md.`,
 			// One engine for gRPC and HTTP: one cache, one render per key.
 			eng := engine.NewEngine(engine.EngineOptions{
 				Loader:     loader,
-				Verifier:   verifier,
+				Verifier:   policy.verifierFunc(),
 				MaxEntries: cacheEntries,
 				MaxBytes:   cacheBytes,
 				Metrics:    metrics,

@@ -60,9 +60,11 @@ type EngineOptions struct {
 	// bundle package's image loader, which caches extracted images on disk by
 	// digest); nil means directory bundles and catalogs only.
 	Loader render.Loader
-	// Verifier checks signatures against the cluster's trust policy
-	// (render.Renderer.Verifier); nil means no policy.
-	Verifier *verify.Verifier
+	// Verifier returns the verifier of the cluster's trust policy
+	// (render.Renderer.Verifier) for each request, so that a policy file
+	// reloaded since takes effect on the next render; an error (a policy
+	// that no longer loads) fails the request. nil means no policy.
+	Verifier func() (*verify.Verifier, error)
 	// MaxEntries and MaxBytes bound the rendered-output cache (defaults 256
 	// entries, 256 MiB of manifests, YAML and JSON counted). MaxEntries < 0
 	// disables it.
@@ -82,6 +84,7 @@ type EngineOptions struct {
 // refusal is an error, never cached). It is safe for concurrent use.
 type Engine struct {
 	r       *render.Renderer
+	trust   func() (*verify.Verifier, error)
 	results *bytecache.Cache[string, *render.Result] // nil when disabled
 	flights flights
 	m       *Metrics
@@ -89,7 +92,7 @@ type Engine struct {
 
 // NewEngine builds an Engine.
 func NewEngine(o EngineOptions) *Engine {
-	e := &Engine{r: &render.Renderer{Loader: o.Loader, Verifier: o.Verifier}, m: o.Metrics}
+	e := &Engine{r: &render.Renderer{Loader: o.Loader}, trust: o.Verifier, m: o.Metrics}
 	if o.MaxEntries >= 0 {
 		n, max := o.MaxEntries, o.MaxBytes
 		if n == 0 {
@@ -146,18 +149,22 @@ func (e *Engine) renderRequest(ctx context.Context, req render.Request, p *progr
 	} else {
 		p.enter("resolving spec.bundle " + echo.Quote(spec.Redact(req.Spec.Bundle)))
 	}
-	rv, err := e.r.Resolve(ctx, req)
+	r, err := e.renderer()
+	if err != nil {
+		return nil, Info{}, err
+	}
+	rv, err := r.Resolve(ctx, req)
 	if err != nil {
 		return nil, Info{}, err
 	}
 	info := Info{Cache: "off", Digest: rv.Origin.Digest}
 	if e.results == nil {
-		res, err := e.render(ctx, rv, p)
+		res, err := e.render(ctx, r, rv, p)
 		return res, info, err
 	}
-	key, err := key(rv, e.r.PolicyHash())
+	key, err := key(rv, r.PolicyHash())
 	if err != nil {
-		res, err := e.render(ctx, rv, p) // it reports what could not be read
+		res, err := e.render(ctx, r, rv, p) // it reports what could not be read
 		return res, info, err
 	}
 	if res, ok := e.results.Get(key); ok {
@@ -173,7 +180,7 @@ func (e *Engine) renderRequest(ctx context.Context, req render.Request, p *progr
 			return res, nil
 		}
 		e.m.cacheMiss("render")
-		res, err := e.render(ctx, rv, p)
+		res, err := e.render(ctx, r, rv, p)
 		if err == nil {
 			e.results.Add(key, res, size(res))
 		}
@@ -186,14 +193,29 @@ func (e *Engine) renderRequest(ctx context.Context, req render.Request, p *progr
 	return res, info, err
 }
 
+// renderer is the renderer of one request: the engine's, with the trust
+// policy's verifier as it is now.
+func (e *Engine) renderer() (*render.Renderer, error) {
+	if e.trust == nil {
+		return e.r, nil
+	}
+	v, err := e.trust()
+	if err != nil {
+		return nil, err
+	}
+	r := *e.r
+	r.Verifier = v
+	return &r, nil
+}
+
 // render loads and renders a resolved request.
-func (e *Engine) render(ctx context.Context, rv render.Resolved, p *progress) (*render.Result, error) {
+func (e *Engine) render(ctx context.Context, r *render.Renderer, rv render.Resolved, p *progress) (*render.Result, error) {
 	if rv.Origin.Image != "" {
 		p.enter("loading the bundle image " + rv.Origin.Image)
 	} else {
 		p.enter("loading the bundle")
 	}
-	b, err := e.r.Load(ctx, rv)
+	b, err := r.Load(ctx, rv)
 	var res *render.Result
 	if err == nil {
 		if rv.UpgradeFrom != nil {
@@ -201,7 +223,7 @@ func (e *Engine) render(ctx context.Context, rv render.Resolved, p *progress) (*
 		} else {
 			p.enter("rendering")
 		}
-		res, err = e.r.RenderLoaded(ctx, rv, b)
+		res, err = r.RenderLoaded(ctx, rv, b)
 	}
 	if err == nil && res == nil {
 		err = errors.New("internal error: the renderer returned no result and no error")

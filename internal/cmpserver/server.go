@@ -27,6 +27,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/registry"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
+	"github.com/olm-cmp/olm-cmp/internal/verify"
 )
 
 // DefaultSocketDir is where Argo CD's repo-server looks for plugin sockets
@@ -492,8 +493,13 @@ func (sv *service) status(ctx context.Context, r *request, err error) *status.St
 	}
 	code := codes.InvalidArgument
 	var ce *codedError
+	var refused *verify.RefusalError
 	if errors.As(err, &ce) {
 		code = ce.code
+	} else if errors.As(err, &refused) {
+		// The cluster's trust policy refused the image: not the request's
+		// fault, and no retry helps until the image is signed.
+		code = codes.PermissionDenied
 	} else if c, ok := registryCode(err); ok {
 		code = c
 	}

@@ -235,7 +235,7 @@ type RefusalError struct {
 }
 
 func (e *RefusalError) Error() string {
-	return fmt.Sprintf("signature check refused %s@%s (trust policy %s): %s; fix: %s",
+	return fmt.Sprintf("signature check refused %s@%s under trust %s: %s; fix: %s",
 		e.Image, e.Digest, e.Scope, oneLine(e.What), e.Fix)
 }
 

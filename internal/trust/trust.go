@@ -53,7 +53,20 @@ type Policy struct {
 	// Name is the file the policy came from (for messages).
 	Name   string
 	Scopes []*Scope
-	hash   string
+	// DirectoryMode is what renders of directory bundles (from Git, never
+	// signed) get: Off (rendered, annotated unverified), Warn (the same,
+	// with a warning), Enforce (refused). Written `directories: allow |
+	// warn | refuse`; allow by default.
+	DirectoryMode Mode
+	hash          string
+}
+
+// Directories is the policy's DirectoryMode; Off for a nil policy.
+func (p *Policy) Directories() Mode {
+	if p == nil || p.DirectoryMode == "" {
+		return Off
+	}
+	return p.DirectoryMode
 }
 
 // Scope is the part of a policy that covers the images under one registry or
@@ -268,7 +281,7 @@ func parseKey(data []byte) (*Key, error) {
 }
 
 // computeHash digests what decides verdicts, in a fixed order.
-func computeHash(scopes []*Scope, roots map[*Scope][]byte) string {
+func computeHash(dirs Mode, scopes []*Scope, roots map[*Scope][]byte) string {
 	type hk struct{ Name, DER string }
 	type hid struct{ Issuer, Subject, Regexp string }
 	type hs struct {
@@ -301,7 +314,10 @@ func computeHash(scopes []*Scope, roots map[*Scope][]byte) string {
 		out = append(out, h)
 	}
 	slices.SortStableFunc(out, func(a, b hs) int { return strings.Compare(a.Match, b.Match) })
-	raw, _ := json.Marshal(out)
+	raw, _ := json.Marshal(struct {
+		Directories Mode
+		Scopes      []hs
+	}{dirs, out})
 	sum := sha256.Sum256(raw)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }

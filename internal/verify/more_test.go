@@ -138,3 +138,36 @@ func TestNoPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectories: directory bundles are never verified; the policy's
+// directories field, or the Application's demand, decides their fate.
+func TestDirectories(t *testing.T) {
+	for _, c := range []struct {
+		field   string
+		require bool
+		mode    trust.Mode
+		want    string // error text; "" for none
+	}{
+		{"", false, trust.Off, ""},
+		{"directories: allow\n", false, trust.Off, ""},
+		{"directories: warn\n", false, trust.Warn, ""},
+		{"directories: refuse\n", false, trust.Enforce, `signature check refused the directory bundle "bundles/widget" under trust.yaml (directories: refuse)`},
+		{"directories: allow\n", true, trust.Enforce, "under the Application's demand for verification"},
+	} {
+		path := t.TempDir() + "/trust.yaml"
+		p, err := trust.Parse([]byte(c.field+"apiVersion: olm-cmp.dev/v1alpha1\nkind: TrustPolicy\nscopes: []\n"), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := verify.New(p, verify.Options{}).CheckDirectory("bundles/widget", c.require)
+		if res.Verified() || res.Mode != c.mode || (c.mode == trust.Warn) != (res.Problem != "") {
+			t.Errorf("%q require=%v: %+v", c.field, c.require, res)
+		}
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), path)) {
+			t.Errorf("%q require=%v: error %v, want %q", c.field, c.require, err, c.want)
+		}
+	}
+	if _, err := trust.Parse([]byte("directories: maybe\napiVersion: olm-cmp.dev/v1alpha1\nkind: TrustPolicy\n"), "p.yaml"); err == nil || !strings.Contains(err.Error(), "line 1: directories: expected allow, warn or refuse") {
+		t.Errorf("bad directories: %v", err)
+	}
+}

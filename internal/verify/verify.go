@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -214,6 +215,39 @@ func (v *Verifier) Verify(ctx context.Context, repo, digest string, require bool
 	res.Signer, res.Format = signer, format
 	v.cache.Add(key, res)
 	return res, nil
+}
+
+// CheckDirectory judges a directory bundle (a path in the Application's
+// repository): it carries no signature, so it is never verified. The
+// policy's `directories` decides: allow (Mode off), warn (Problem set) or
+// refuse (an error); require (the Application demands verification)
+// refuses it too. dir is what messages name: give the repository-relative
+// path, never a path on the server.
+func (v *Verifier) CheckDirectory(dir string, require bool) (Result, error) {
+	mode := v.policy.Directories()
+	if require {
+		mode = trust.Enforce
+	}
+	res := Result{Image: dir, Mode: mode}
+	what := "a directory bundle carries no signature: only images are verified"
+	switch mode {
+	case trust.Off:
+		return res, nil
+	case trust.Warn:
+		res.Problem = what
+		return res, nil
+	}
+	scope := "the Application's demand for verification"
+	fix := "publish the bundle as an image and sign it, or stop requiring verification for this Application"
+	if !require {
+		name := "the trust policy"
+		if v.policy.Name != "" {
+			name = filepath.Base(v.policy.Name)
+		}
+		scope = name + " (directories: refuse)"
+		fix = "publish the bundle as an image and sign it, or set directories: allow in the trust policy"
+	}
+	return res, fmt.Errorf("signature check refused the directory bundle %s under %s: %s; fix: %s", echo.Quote(dir), scope, what, fix)
 }
 
 // fail turns a failure into the Result (warn) or the refusal (enforce).

@@ -54,17 +54,19 @@ type Policy struct {
 	Name   string
 	Scopes []*Scope
 	// DirectoryMode is what renders of directory bundles (from Git, never
-	// signed) get: Off (rendered, annotated unverified), Warn (the same,
-	// with a warning), Enforce (refused). Written `directories: allow |
-	// warn | refuse`; allow by default.
+	// signed) get: Warn (rendered, annotated unverified and reported as
+	// such), Off (rendered, annotated unverified, not reported), Enforce
+	// (refused). Written `directories: warn | allow | refuse`; warn by
+	// default.
 	DirectoryMode Mode
 	hash          string
 }
 
-// Directories is the policy's DirectoryMode; Off for a nil policy.
+// Directories is the policy's DirectoryMode; Warn when unset (and for a
+// nil policy).
 func (p *Policy) Directories() Mode {
 	if p == nil || p.DirectoryMode == "" {
-		return Off
+		return Warn
 	}
 	return p.DirectoryMode
 }

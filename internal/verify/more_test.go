@@ -148,7 +148,7 @@ func TestDirectories(t *testing.T) {
 		mode    trust.Mode
 		want    string // error text; "" for none
 	}{
-		{"", false, trust.Off, ""},
+		{"", false, trust.Warn, ""},
 		{"directories: allow\n", false, trust.Off, ""},
 		{"directories: warn\n", false, trust.Warn, ""},
 		{"directories: refuse\n", false, trust.Enforce, `signature check refused the directory bundle "bundles/widget" under trust.yaml (directories: refuse)`},

@@ -219,7 +219,8 @@ func (v *Verifier) Verify(ctx context.Context, repo, digest string, require bool
 
 // CheckDirectory judges a directory bundle (a path in the Application's
 // repository): it carries no signature, so it is never verified. The
-// policy's `directories` decides: allow (Mode off), warn (Problem set) or
+// policy's `directories` decides: warn (the default: Problem set, so the
+// requirements report lists it), allow (Mode off, nothing reported) or
 // refuse (an error); require (the Application demands verification)
 // refuses it too. dir is what messages name: give the repository-relative
 // path, never a path on the server.
@@ -229,7 +230,7 @@ func (v *Verifier) CheckDirectory(dir string, require bool) (Result, error) {
 		mode = trust.Enforce
 	}
 	res := Result{Image: dir, Mode: mode}
-	what := "a directory bundle carries no signature: only images are verified"
+	what := "a directory is never signed: signatures cover images (Git commits have their own, which Argo CD verifies)"
 	switch mode {
 	case trust.Off:
 		return res, nil

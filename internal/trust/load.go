@@ -205,7 +205,19 @@ func parse(data []byte, name, dir string) (*Policy, error) {
 	}
 	d := &decoder{name: name, dir: dir, roots: map[*Scope][]byte{}}
 	p := &Policy{Name: name}
-	top := d.fields(doc, "", "apiVersion", "kind", "scopes")
+	top := d.fields(doc, "", "apiVersion", "kind", "directories", "scopes")
+	if v, ok := d.str(top["directories"], "directories"); ok {
+		switch v {
+		case "allow":
+			p.DirectoryMode = Off
+		case "warn":
+			p.DirectoryMode = Warn
+		case "refuse":
+			p.DirectoryMode = Enforce
+		default:
+			d.fail(top["directories"], "directories", "expected allow, warn or refuse, got %s", echo.Quote(v))
+		}
+	}
 	if v, ok := d.str(top["apiVersion"], "apiVersion"); !ok && top["apiVersion"] == nil {
 		d.fail(doc, "apiVersion", "is required: write apiVersion: %s", APIVersion)
 	} else if ok && v != APIVersion {
@@ -237,7 +249,7 @@ func parse(data []byte, name, dir string) (*Policy, error) {
 	if len(d.problems) > 0 {
 		return nil, fmt.Errorf("trust policy %s: %s", name, strings.Join(d.problems, "; "))
 	}
-	p.hash = computeHash(p.Scopes, d.roots)
+	p.hash = computeHash(p.Directories(), p.Scopes, d.roots)
 	return p, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -52,7 +53,22 @@ type Policy struct {
 	// Name is the file the policy came from (for messages).
 	Name   string
 	Scopes []*Scope
-	hash   string
+	// DirectoryMode is what renders of directory bundles (from Git, never
+	// signed) get: Warn (rendered, annotated unverified and reported as
+	// such), Off (rendered, annotated unverified, not reported), Enforce
+	// (refused). Written `directories: warn | allow | refuse`; warn by
+	// default.
+	DirectoryMode Mode
+	hash          string
+}
+
+// Directories is the policy's DirectoryMode; Warn when unset (and for a
+// nil policy).
+func (p *Policy) Directories() Mode {
+	if p == nil || p.DirectoryMode == "" {
+		return Warn
+	}
+	return p.DirectoryMode
 }
 
 // Scope is the part of a policy that covers the images under one registry or
@@ -165,16 +181,20 @@ func (s *Scope) HasTrust() bool {
 	return s != nil && (len(s.Keys) > 0 || s.TrustedRoot != nil && len(s.Identities) > 0)
 }
 
-// Describe names the scope in messages: `scope "registry.redhat.io" (line 4
-// of /etc/olm-cmp/trust.yaml)`.
+// Describe names the scope in messages that leave the server (a refusal
+// reaches Argo CD's UI): `scope "registry.redhat.io" (trust.yaml line 4)`,
+// with the policy file's base name only, never its path on the server.
 func (s *Scope) Describe(policy string) string {
 	if s == nil {
-		return "no scope"
+		if policy == "" {
+			return "no trust policy"
+		}
+		return fmt.Sprintf("no scope of %s", filepath.Base(policy))
 	}
 	if policy == "" {
 		return fmt.Sprintf("scope %q", s.Match)
 	}
-	return fmt.Sprintf("scope %q (%s line %d)", s.Match, policy, s.Line)
+	return fmt.Sprintf("scope %q (%s line %d)", s.Match, filepath.Base(policy), s.Line)
 }
 
 // NormalizeRepo writes a repository as go-containerregistry names it
@@ -210,18 +230,18 @@ func normalizePrefix(s string) (string, error) {
 		}
 		return r.RegistryStr(), nil
 	}
-	r, err := name.NewRepository(s, name.WeakValidation)
-	if err != nil {
+	host, path, _ := strings.Cut(s, "/")
+	reg, err := name.NewRegistry(host, name.WeakValidation)
+	if err != nil || !pathRE.MatchString(path) {
 		return "", fmt.Errorf("not a repository prefix (lower-case registry/path, no tag)")
 	}
-	// A prefix "docker.io/library" stays as written past the registry: the
-	// library/ default applies only to one-element names.
-	host, path, _ := strings.Cut(s, "/")
-	if reg, err := name.NewRegistry(host, name.WeakValidation); err == nil && !strings.Contains(path, "/") && r.RepositoryStr() == "library/"+path {
-		return reg.RegistryStr() + "/" + path, nil
-	}
-	return r.RegistryStr() + "/" + r.RepositoryStr(), nil
+	// docker.io/x stands for index.docker.io/library/x only as a whole
+	// repository name; as a prefix, docker.io/library is written out.
+	return reg.RegistryStr() + "/" + path, nil
 }
+
+// pathRE is a repository path as the distribution spec allows it.
+var pathRE = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$`)
 
 // parseKey reads one PEM public key (RSA, ECDSA or Ed25519).
 func parseKey(data []byte) (*Key, error) {
@@ -263,7 +283,7 @@ func parseKey(data []byte) (*Key, error) {
 }
 
 // computeHash digests what decides verdicts, in a fixed order.
-func computeHash(scopes []*Scope, roots map[*Scope][]byte) string {
+func computeHash(dirs Mode, scopes []*Scope, roots map[*Scope][]byte) string {
 	type hk struct{ Name, DER string }
 	type hid struct{ Issuer, Subject, Regexp string }
 	type hs struct {
@@ -296,7 +316,10 @@ func computeHash(scopes []*Scope, roots map[*Scope][]byte) string {
 		out = append(out, h)
 	}
 	slices.SortStableFunc(out, func(a, b hs) int { return strings.Compare(a.Match, b.Match) })
-	raw, _ := json.Marshal(out)
+	raw, _ := json.Marshal(struct {
+		Directories Mode
+		Scopes      []hs
+	}{dirs, out})
 	sum := sha256.Sum256(raw)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sigstore/sigstore-go/pkg/bundle"
+	"github.com/sigstore/sigstore-go/pkg/fulcio/certificate"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	sgverify "github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/signature"
@@ -68,6 +69,16 @@ func (c *check) verifyBundle(data []byte) (string, *failure) {
 	res, err := c.bundleKeyless(&b, artifact)
 	if err != nil {
 		f := c.bundleFailure(err, "identity")
+		// Name the identity that signed, rather than sigstore-go's account
+		// of the last identity it compared with.
+		if f.rank == rankUnknownKey && strings.HasPrefix(f.what, "signed keyless by an identity") {
+			if cert := vc.Certificate(); cert != nil {
+				if sum, err := certificate.SummarizeCertificate(cert); err == nil {
+					f.what = fmt.Sprintf("signed keyless by %s (issuer %s), an identity the scope does not accept",
+						untrusted(sum.SubjectAlternativeName), untrusted(sum.Issuer))
+				}
+			}
+		}
 		return "", &f
 	}
 	signer := "identity " + identityOf(res)

@@ -314,11 +314,11 @@ func (c *check) checkNames(signer, digest, ref string, refRequired bool) *failur
 	}
 	got := trust.NormalizeRepo(trimRef(ref))
 	if got != c.want {
-		fix := "sign the image under the name it is pulled from"
+		fix := "this signature is for another image: sign the image under the name it is pulled from"
 		if c.want != trust.NormalizeRepo(c.repo.Name()) {
-			fix = fmt.Sprintf("the scope expects signatures naming %s (signedAs); correct signedAs or sign under that name", c.want)
+			fix = fmt.Sprintf("the scope expects signatures naming %s (signedAs): correct signedAs, or sign under that name", c.want)
 		} else if c.scope.Match != "*" {
-			fix = fmt.Sprintf("for a mirror, set signedAs on the scope to the prefix the signatures name (%s)", untrusted(got))
+			fix += "; if this is a mirror whose signatures name the original registry, set signedAs on the scope to that registry"
 		}
 		return &failure{rank: rankPayload,
 			what: fmt.Sprintf("signed by %s, but for another repository (%s, expected %s)", signer, untrusted(ref), c.want),

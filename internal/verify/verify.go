@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -216,6 +217,40 @@ func (v *Verifier) Verify(ctx context.Context, repo, digest string, require bool
 	return res, nil
 }
 
+// CheckDirectory judges a directory bundle (a path in the Application's
+// repository): it carries no signature, so it is never verified. The
+// policy's `directories` decides: warn (the default: Problem set, so the
+// requirements report lists it), allow (Mode off, nothing reported) or
+// refuse (an error); require (the Application demands verification)
+// refuses it too. dir is what messages name: give the repository-relative
+// path, never a path on the server.
+func (v *Verifier) CheckDirectory(dir string, require bool) (Result, error) {
+	mode := v.policy.Directories()
+	if require {
+		mode = trust.Enforce
+	}
+	res := Result{Image: dir, Mode: mode}
+	what := "a directory is never signed: signatures cover images (Git commits have their own, which Argo CD verifies)"
+	switch mode {
+	case trust.Off:
+		return res, nil
+	case trust.Warn:
+		res.Problem = what
+		return res, nil
+	}
+	scope := "the Application's demand for verification"
+	fix := "publish the bundle as an image and sign it, or stop requiring verification for this Application"
+	if !require {
+		name := "the trust policy"
+		if v.policy.Name != "" {
+			name = filepath.Base(v.policy.Name)
+		}
+		scope = name + " (directories: refuse)"
+		fix = "publish the bundle as an image and sign it, or set directories: allow in the trust policy"
+	}
+	return res, fmt.Errorf("signature check refused the directory bundle %s under %s: %s; fix: %s", echo.Quote(dir), scope, what, fix)
+}
+
 // fail turns a failure into the Result (warn) or the refusal (enforce).
 func (v *Verifier) fail(res Result, scope *trust.Scope, mode trust.Mode, f failure) (Result, error) {
 	if mode != trust.Enforce {
@@ -235,7 +270,7 @@ type RefusalError struct {
 }
 
 func (e *RefusalError) Error() string {
-	return fmt.Sprintf("signature check refused %s@%s (trust policy %s): %s; fix: %s",
+	return fmt.Sprintf("signature check refused %s@%s under trust %s: %s; fix: %s",
 		e.Image, e.Digest, e.Scope, oneLine(e.What), e.Fix)
 }
 

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -64,10 +65,23 @@ const (
 // or without it (then referrers live under the sha256-<hex> fallback tag).
 // It stops when the test ends.
 func NewRegistry(t testing.TB, referrers bool) string {
+	return NewFaultyRegistry(t, referrers, nil)
+}
+
+// NewFaultyRegistry is NewRegistry with fault consulted first on every
+// request: when it returns true it has answered the request itself (a
+// stall, an endless body, a lie), else the registry answers.
+func NewFaultyRegistry(t testing.TB, referrers bool, fault func(w http.ResponseWriter, r *http.Request) bool) string {
 	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(referrers),
-		registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
+	reg := registry.New(registry.WithReferrersSupport(referrers), registry.Logger(log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fault != nil && fault(w, r) {
+			return
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	// A stalled handler must not hold up Close: connections are cut.
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
 	return strings.TrimPrefix(srv.URL, "http://")
 }
 

@@ -47,8 +47,8 @@ func (r *Renderer) openCatalog(ctx context.Context, req Request, pinned string) 
 			return nil, fmt.Errorf("spec.catalog %s: %w", echo.Quote(s.Catalog), err)
 		}
 		var sig *Signature
-		if pinned == "" && r.verifier(s.RequireSignature) != nil {
-			if sig, err = verifyDir(RoleCatalog, "spec.catalog", s.Catalog, "", s.RequireSignature); err != nil {
+		if v := r.verifier(s.RequireSignature); pinned == "" && v != nil {
+			if sig, err = verifyDir(v, RoleCatalog, "spec.catalog", s.Catalog, "", s.RequireSignature); err != nil {
 				root.Close()
 				return nil, err
 			}

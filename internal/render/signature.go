@@ -35,9 +35,6 @@ type Signature struct {
 	verify.Result
 }
 
-// dirProblem is what a directory's Signature says in place of a verdict.
-const dirProblem = "a directory is never signed: signatures cover images (Git commits have their own, which Argo CD verifies)"
-
 // noPolicy verifies for a renderer without a trust policy whose spec
 // demands verification: every verification is a refusal that says no
 // policy is configured and how to give one.
@@ -78,13 +75,18 @@ func verifyImage(ctx context.Context, v *verify.Verifier, role, what string, o b
 	return &Signature{Role: role, Result: res}, nil
 }
 
-// verifyDir is a directory's Signature: never verified, so refused when the
-// spec demands verification. field and ref are the spec field and its value.
-func verifyDir(role, field, ref, digest string, require bool) (*Signature, error) {
-	if require {
-		return nil, fmt.Errorf("%s %s is a directory, which nothing signs, and spec.requireSignature demands a verified signature: name a signed image instead, or set spec.requireSignature to false (the trust policy still applies to images)", field, echo.Quote(ref))
+// verifyDir is a directory's Signature: never verified. The policy's
+// directories setting says whether that is reported (warn, the default),
+// accepted silently (allow) or refused (refuse); a spec that demands
+// verification refuses it. field and ref are the spec field and its value
+// as the spec wrote it (never a path on the server).
+func verifyDir(v *verify.Verifier, role, field, ref, digest string, require bool) (*Signature, error) {
+	res, err := v.CheckDirectory(ref, require)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", field, err)
 	}
-	return &Signature{Role: role, Dir: true, Result: verify.Result{Image: ref, Digest: digest, Problem: dirProblem}}, nil
+	res.Digest = digest
+	return &Signature{Role: role, Dir: true, Result: res}, nil
 }
 
 // verifyBundle checks the bundle rv pinned, and records its verdict (after
@@ -104,7 +106,7 @@ func (r *Renderer) verifyBundle(ctx context.Context, rv *Resolved, cat *openedCa
 	var err error
 	switch {
 	case rv.Origin.Image == "":
-		sig, err = verifyDir(RoleBundle, "spec.bundle", s.Bundle, rv.Origin.Digest, s.RequireSignature)
+		sig, err = verifyDir(v, RoleBundle, "spec.bundle", s.Bundle, rv.Origin.Digest, s.RequireSignature)
 	case rv.Catalog != nil:
 		sig, err = verifyImage(ctx, v, RoleBundle, chosen(rv.Catalog), rv.Origin, s.RequireSignature)
 	default:
@@ -157,7 +159,7 @@ func (r *Renderer) VerifyOrigin(ctx context.Context, o bundle.Origin, ref string
 	var sig *Signature
 	var err error
 	if o.Image == "" {
-		sig, err = verifyDir(RoleBundle, "bundle", ref, o.Digest, false)
+		sig, err = verifyDir(r.Verifier, RoleBundle, "bundle "+echo.Quote(ref), ref, o.Digest, false)
 	} else {
 		sig, err = verifyImage(ctx, r.Verifier, RoleBundle, "bundle "+echo.Quote(ref), o, false)
 	}

@@ -200,7 +200,7 @@ func TestSignatureDirectory(t *testing.T) {
 	}
 	req.Spec.RequireSignature = true
 	_, err = r.Render(context.Background(), req)
-	want := `spec.bundle "./bundle" is a directory, which nothing signs, and spec.requireSignature demands a verified signature: name a signed image instead, or set spec.requireSignature to false (the trust policy still applies to images)`
+	want := `spec.bundle: signature check refused the directory bundle "./bundle" under the Application's demand for verification: a directory is never signed: signatures cover images (Git commits have their own, which Argo CD verifies); fix: publish the bundle as an image and sign it, or stop requiring verification for this Application`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}

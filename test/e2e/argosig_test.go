@@ -46,6 +46,11 @@ func TestArgoCDSignatures(t *testing.T) {
 		strings.ReplaceAll(strings.TrimSpace(string(pub)), "\n", "\n      ")+"\n"), 0o644))
 
 	a := startArgoCD(t, e, bin, argoOptions{v3: true, serve: []string{"--trust-policy", policy}})
+	// The suite's other Argo CD run (TestArgoCD) shares the cluster: leave it no Application
+	// of ours to reconcile (they have no finalizer: their objects stay, in their own namespace).
+	t.Cleanup(func() {
+		_, _ = kubectl(t, "-n", "argocd", "delete", "application", "sig-signed", "sig-unsigned", "--ignore-not-found", "--wait=false")
+	})
 	tiny := filepath.Join(e.repo, "internal", "cmpserver", "testdata", "repo", "bundles", "tiny")
 	signed, unsigned := a.reg+"/sig/tiny-signed", a.reg+"/sig/tiny-unsigned"
 	pushBundle(t, tiny, signed+":v1", nil)

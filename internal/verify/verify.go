@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -64,6 +65,8 @@ const (
 	FormatBundle = "sigstore-bundle"
 	FormatTag    = "cosign-sig-tag"
 )
+
+// (FormatGPG, for GPG simple signatures from a lookaside server, is in gpg.go.)
 
 // Unverified is what Annotation says for an image no signature verified.
 const Unverified = "unverified"
@@ -111,6 +114,10 @@ type Options struct {
 	// Remote are the go-containerregistry options every registry call uses
 	// (transport, auth); the Verifier adds the context.
 	Remote []remote.Option
+	// Lookaside carries the requests to GPG lookaside servers (a scope's
+	// gpg.lookaside); http.DefaultTransport when nil. Limits.Timeout bounds
+	// them with the rest.
+	Lookaside http.RoundTripper
 	// Limits; zero fields take DefaultLimits'.
 	Limits Limits
 	// CacheEntries bounds the verdict cache (default 4096).

@@ -32,6 +32,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/trust"
@@ -130,6 +131,9 @@ type Verifier struct {
 	opts   Options
 	lim    Limits
 	cache  *lru.Cache[string, Result]
+	// flight shares one check among concurrent renders of the same image
+	// (every Application of a catalog verifies the catalog image).
+	flight singleflight.Group
 }
 
 // New returns a Verifier for p (nil: no policy, every image unverified and
@@ -211,16 +215,39 @@ func (v *Verifier) Verify(ctx context.Context, repo, digest string, require bool
 		cached.Mode, cached.Cached = mode, true
 		return cached, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, v.lim.Timeout)
-	defer cancel()
-	c := &check{v: v, ctx: ctx, scope: scope, repo: ref, digest: digest,
-		want: scope.SignedName(repo)}
-	signer, format, f := c.run()
-	if f != nil {
-		return v.fail(res, scope, mode, *f)
+	type outcome struct {
+		signer, format string
+		f              *failure
 	}
-	res.Signer, res.Format = signer, format
-	v.cache.Add(key, res)
+	// The shared check runs under its own timeout, detached from the first
+	// caller's cancellation (another caller may still wait for it); each
+	// caller stops waiting when its own context ends.
+	ch := v.flight.DoChan(key, func() (any, error) {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), v.lim.Timeout)
+		defer cancel()
+		c := &check{v: v, ctx: cctx, scope: scope, repo: ref, digest: digest,
+			want: scope.SignedName(repo)}
+		signer, format, f := c.run()
+		if f == nil {
+			r := res
+			r.Signer, r.Format = signer, format
+			v.cache.Add(key, r)
+		}
+		return outcome{signer, format, f}, nil
+	})
+	var o outcome
+	select {
+	case r := <-ch:
+		o = r.Val.(outcome)
+	case <-ctx.Done():
+		return v.fail(res, scope, mode, failure{rank: rankRegistry,
+			what: "the render was cancelled or timed out while its signatures were being checked",
+			fix:  "check the registry's health and the network path to it, then retry"})
+	}
+	if o.f != nil {
+		return v.fail(res, scope, mode, *o.f)
+	}
+	res.Signer, res.Format = o.signer, o.format
 	return res, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -28,8 +29,12 @@ const PredicateSign = "https://sigstore.dev/cosign/sign/v1"
 func (c *check) verifyBundle(data []byte) (string, *failure) {
 	var b bundle.Bundle
 	if err := b.UnmarshalJSON(data); err != nil {
+		why := "not JSON in the Sigstore bundle format"
+		if json.Valid(data) {
+			why = "a JSON document, but not a Sigstore bundle of a version olm-cmp reads (v0.1 to v0.3)"
+		}
 		return "", &failure{rank: rankMalformed,
-			what: fmt.Sprintf("a Sigstore bundle referrer does not parse (%s)", echo.Short(oneLine(err.Error()))),
+			what: "a Sigstore bundle referrer is " + why,
 			fix:  "remove the bogus referrer and sign again with cosign v3"}
 	}
 	digest, _ := hex.DecodeString(strings.TrimPrefix(c.digest, "sha256:"))

@@ -49,6 +49,11 @@ func (c *check) verifyBundle(data []byte) (string, *failure) {
 			return "", &failure{rank: rankUnknownKey, what: "signed (Sigstore bundle) with a key, but the scope trusts only keyless identities",
 				fix: "add the signer's public key to the scope's keys if you trust it"}
 		}
+		if entries, err := b.TlogEntries(); c.scope.Rekor != nil && (err != nil || len(entries) == 0) {
+			return "", &failure{rank: rankTlog,
+				what: "a Sigstore bundle has no transparency-log entry, which the scope's Rekor key requires",
+				fix:  "sign again with the transparency log on (cosign sign --tlog-upload=true against the Rekor instance whose key the scope names), or remove the scope's rekor"}
+		}
 		for _, k := range c.scope.Keys {
 			res, err := c.bundleWithKey(&b, k, artifact)
 			if err == nil {

@@ -223,3 +223,17 @@ func TestConcurrent(t *testing.T) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
+
+// TestBundleRekor: with a Rekor key in the scope, a Sigstore bundle without
+// a transparency-log entry is refused.
+func TestBundleRekor(t *testing.T) {
+	host := verifytest.NewRegistry(t, true)
+	k := verifytest.NewKey(t, verifytest.ECDSA)
+	digest := verifytest.PushImage(t, host, "rekor/bundle", "v1")
+	verifytest.SignBundle(t, host, "rekor/bundle", digest, k)
+	p := verifytest.Policy(t, verifytest.WithRekor(verifytest.Scope(host, "enforce", k), verifytest.NewRekor(t)))
+	_, err := verify.New(p, verify.Options{}).Verify(context.Background(), host+"/rekor/bundle", digest, false)
+	if err == nil || !strings.Contains(err.Error(), "a Sigstore bundle has no transparency-log entry, which the scope's Rekor key requires") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -52,6 +52,10 @@ func TestRekor(t *testing.T) {
 	if res, err := v.Verify(context.Background(), host+"/rekor/logged", logged, false); err != nil || !res.Verified() {
 		t.Fatalf("logged: %+v, %v", res, err)
 	}
+	// The image may be named with its tag (repo:tag@digest, cut at @).
+	if res, err := v.Verify(context.Background(), host+"/rekor/logged:v1", logged, false); err != nil || !res.Verified() || res.Image != host+"/rekor/logged" {
+		t.Fatalf("with a tag: %+v, %v", res, err)
+	}
 	unlogged := verifytest.PushImage(t, host, "rekor/unlogged", "v1")
 	verifytest.SignTag(t, host, "rekor/unlogged", unlogged, k)
 	_, err := v.Verify(context.Background(), host+"/rekor/unlogged", unlogged, false)

@@ -181,7 +181,16 @@ func (v *Verifier) Verify(ctx context.Context, repo, digest string, require bool
 		repo = repo[:i]
 	}
 	res := Result{Image: repo, Digest: digest, Mode: trust.Off}
+	// A tag (repo:tag, as a pinned spec writes it) names the same
+	// repository: the digest is what is verified.
 	ref, err := name.NewRepository(repo, name.WeakValidation)
+	if err != nil {
+		if t, terr := name.NewTag(repo, name.WeakValidation); terr == nil {
+			ref, err = t.Context(), nil
+			repo = ref.Name()
+			res.Image = repo
+		}
+	}
 	if err != nil {
 		return res, fmt.Errorf("signature check: %s is not an image repository: give the image as registry/repository", echo.Quote(repo))
 	}

@@ -1,15 +1,18 @@
 package trust
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
+	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -254,7 +257,7 @@ func parse(data []byte, name, dir string) (*Policy, error) {
 }
 
 func (d *decoder) scope(n *yaml.Node, path string) *Scope {
-	f := d.fields(n, path, "match", "mode", "keys", "rekor", "keyless", "signedAs")
+	f := d.fields(n, path, "match", "mode", "keys", "rekor", "keyless", "gpg", "signedAs")
 	if n.Kind != yaml.MappingNode {
 		return nil
 	}
@@ -302,6 +305,9 @@ func (d *decoder) scope(n *yaml.Node, path string) *Scope {
 	}
 	if f["keyless"] != nil {
 		d.keyless(f["keyless"], path+".keyless", s)
+	}
+	if f["gpg"] != nil {
+		s.GPG = d.gpg(f["gpg"], path+".gpg")
 	}
 	if v, ok := d.str(f["signedAs"], path+".signedAs"); ok {
 		norm, err := normalizePrefix(v)
@@ -433,6 +439,78 @@ func (d *decoder) keyless(n *yaml.Node, path string, s *Scope) {
 		}
 		s.Identities = append(s.Identities, id)
 	}
+}
+
+// gpg reads {lookaside, keys: [{name, armored | file}]}.
+func (d *decoder) gpg(n *yaml.Node, path string) *GPG {
+	f := d.fields(n, path, "lookaside", "keys")
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	g := &GPG{}
+	if u, ok := d.str(f["lookaside"], path+".lookaside"); ok {
+		pu, err := url.Parse(u)
+		if err != nil || (pu.Scheme != "https" && pu.Scheme != "http") || pu.Host == "" || pu.RawQuery != "" || pu.Fragment != "" {
+			d.fail(f["lookaside"], path+".lookaside", "%s is not an http(s) URL: write the lookaside server's base, e.g. https://registry.redhat.io/containers/sigstore", echo.Quote(u))
+		}
+		g.Lookaside = strings.TrimSuffix(u, "/")
+	} else if f["lookaside"] == nil {
+		d.fail(n, path+".lookaside", "is required: the base URL of the server keeping the signatures (registries.d's lookaside)")
+	}
+	keys := d.list(f["keys"], path+".keys")
+	if len(keys) == 0 && f["keys"] == nil {
+		d.fail(n, path+".keys", "is required: at least one {name, armored or file} OpenPGP public key")
+	}
+	if len(keys) > MaxKeysPerScope {
+		d.fail(f["keys"], path+".keys", "%d keys, more than %d", len(keys), MaxKeysPerScope)
+		return nil
+	}
+	for i, kn := range keys {
+		p := fmt.Sprintf("%s.keys[%d]", path, i)
+		g2 := d.fields(kn, p, "name", "armored", "file")
+		if kn.Kind != yaml.MappingNode {
+			continue
+		}
+		nm, _ := d.str(g2["name"], p+".name")
+		text, hasText := d.str(g2["armored"], p+".armored")
+		file, hasFile := d.str(g2["file"], p+".file")
+		var data []byte
+		field, at := p+".armored", g2["armored"]
+		switch {
+		case hasText && hasFile:
+			d.fail(kn, p, "set armored or file, not both")
+			continue
+		case hasText:
+			data = []byte(text)
+		case hasFile:
+			field, at = p+".file", g2["file"]
+			b, err := readBounded(d.resolve(file), MaxKeyBytes)
+			if err != nil {
+				d.fail(at, field, "%s: %s", echo.Quote(file), err)
+				continue
+			}
+			data = b
+		default:
+			if g2["armored"] == nil && g2["file"] == nil {
+				d.fail(kn, p, "set armored (the key's ASCII-armored text) or file (a path to it)")
+			}
+			continue
+		}
+		el, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(data))
+		if err != nil || len(el) == 0 {
+			d.fail(at, field, "not an ASCII-armored OpenPGP public key (-----BEGIN PGP PUBLIC KEY BLOCK-----)")
+			continue
+		}
+		if el[0].PrivateKey != nil {
+			d.fail(at, field, "holds a private key: give the public key only")
+			continue
+		}
+		if nm == "" {
+			nm = fmt.Sprintf("%016X", el[0].PrimaryKey.KeyId)
+		}
+		g.Keys = append(g.Keys, &GPGKey{Name: nm, Entities: el, Armored: data})
+	}
+	return g
 }
 
 // resolve names a key or root file: absolute, or relative to the policy's

@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/sigstore/sigstore-go/pkg/root"
 )
@@ -89,6 +90,9 @@ type Scope struct {
 	TrustedRoot     root.TrustedMaterial
 	TrustedRootFile string
 	Identities      []Identity
+	// GPG, when set, verifies GPG "simple signing" signatures kept on a
+	// lookaside server (containers/image's layout).
+	GPG *GPG
 	// SignedAs is the prefix the signatures name in place of Match: a
 	// mirror of registry.redhat.io whose signatures name
 	// registry.redhat.io. Empty: signatures name the image's own
@@ -178,7 +182,24 @@ func (s *Scope) SignedName(repo string) string {
 
 // HasTrust reports whether the scope names anything to verify against.
 func (s *Scope) HasTrust() bool {
-	return s != nil && (len(s.Keys) > 0 || s.TrustedRoot != nil && len(s.Identities) > 0)
+	return s != nil && (len(s.Keys) > 0 || s.TrustedRoot != nil && len(s.Identities) > 0 || s.GPG != nil && len(s.GPG.Keys) > 0)
+}
+
+// GPG is a scope's GPG simple-signing trust: the lookaside server that
+// keeps the signatures and the keys that may have made them.
+type GPG struct {
+	// Lookaside is the base URL: the signatures of repo@sha256:<hex> are
+	// <Lookaside>/<repository path>@sha256=<hex>/signature-<n>, n from 1.
+	Lookaside string
+	Keys      []*GPGKey
+}
+
+// GPGKey is one trusted OpenPGP key (or key ring: a file may hold several).
+type GPGKey struct {
+	Name     string
+	Entities openpgp.EntityList
+	// Armored is the key's text, for the policy hash.
+	Armored []byte
 }
 
 // Describe names the scope in messages that leave the server (a refusal
@@ -292,6 +313,8 @@ func computeHash(dirs Mode, scopes []*Scope, roots map[*Scope][]byte) string {
 		Rekor                 *hk
 		Root                  string
 		IDs                   []hid
+		Lookaside             string
+		GPG                   []hk
 	}
 	out := []hs{}
 	for _, s := range scopes {
@@ -305,6 +328,12 @@ func computeHash(dirs Mode, scopes []*Scope, roots map[*Scope][]byte) string {
 		if r := roots[s]; r != nil {
 			sum := sha256.Sum256(r)
 			h.Root = hex.EncodeToString(sum[:])
+		}
+		if s.GPG != nil {
+			h.Lookaside = s.GPG.Lookaside
+			for _, k := range s.GPG.Keys {
+				h.GPG = append(h.GPG, hk{k.Name, hex.EncodeToString(k.Armored)})
+			}
 		}
 		for _, id := range s.Identities {
 			x := hid{Issuer: id.Issuer, Subject: id.Subject}

@@ -157,6 +157,9 @@ func TestParseErrors(t *testing.T) {
 		{"twice", head + "- match: quay.io/x\n  match: quay.io/y\n  mode: warn\n", "scopes[0].match: set twice"},
 		{"keyless root", head + "- match: quay.io/x\n  mode: warn\n  keyless:\n    trustedRoot: root.json\n    identities:\n    - issuer: https://accounts.example.com\n      subject: me@example.com\n", `"root.json": file does not exist`},
 		{"regexp", head + "- match: quay.io/x\n  mode: warn\n  keyless:\n    identities:\n    - issuer: https://i\n      subjectRegexp: \"(\"\n", "is not a regular expression"},
+		{"gpg lookaside", head + "- match: quay.io/x\n  mode: warn\n  gpg:\n    lookaside: ftp://x\n    keys:\n    - armored: x\n", `line 7: scopes[0].gpg.lookaside: "ftp://x" is not an http(s) URL`},
+		{"gpg key", head + "- match: quay.io/x\n  mode: warn\n  gpg:\n    lookaside: https://x/sigstore\n    keys:\n    - armored: not a key\n", "line 9: scopes[0].gpg.keys[0].armored: not an ASCII-armored OpenPGP public key"},
+		{"gpg missing keys", head + "- match: quay.io/x\n  mode: warn\n  gpg:\n    lookaside: https://x/sigstore\n", "scopes[0].gpg.keys: is required"},
 		{"aliases", head + "- &a [*a]\n", "trust policy"},
 		{"two documents", head + good + "---\nkind: TrustPolicy\n", "a second YAML document"},
 	}

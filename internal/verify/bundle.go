@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -28,8 +29,12 @@ const PredicateSign = "https://sigstore.dev/cosign/sign/v1"
 func (c *check) verifyBundle(data []byte) (string, *failure) {
 	var b bundle.Bundle
 	if err := b.UnmarshalJSON(data); err != nil {
+		why := "not JSON in the Sigstore bundle format"
+		if json.Valid(data) {
+			why = "a JSON document, but not a Sigstore bundle of a version olm-cmp reads (v0.1 to v0.3)"
+		}
 		return "", &failure{rank: rankMalformed,
-			what: fmt.Sprintf("a Sigstore bundle referrer does not parse (%s)", echo.Short(oneLine(err.Error()))),
+			what: "a Sigstore bundle referrer is " + why,
 			fix:  "remove the bogus referrer and sign again with cosign v3"}
 	}
 	digest, _ := hex.DecodeString(strings.TrimPrefix(c.digest, "sha256:"))
@@ -43,6 +48,11 @@ func (c *check) verifyBundle(data []byte) (string, *failure) {
 		if len(c.scope.Keys) == 0 {
 			return "", &failure{rank: rankUnknownKey, what: "signed (Sigstore bundle) with a key, but the scope trusts only keyless identities",
 				fix: "add the signer's public key to the scope's keys if you trust it"}
+		}
+		if entries, err := b.TlogEntries(); c.scope.Rekor != nil && (err != nil || len(entries) == 0) {
+			return "", &failure{rank: rankTlog,
+				what: "a Sigstore bundle has no transparency-log entry, which the scope's Rekor key requires",
+				fix:  "sign again with the transparency log on (cosign sign --tlog-upload=true against the Rekor instance whose key the scope names), or remove the scope's rekor"}
 		}
 		for _, k := range c.scope.Keys {
 			res, err := c.bundleWithKey(&b, k, artifact)

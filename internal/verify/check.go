@@ -51,19 +51,42 @@ func (c *check) run() (signer, format string, worst *failure) {
 	if c.ctx.Err() != nil {
 		return "", "", worst
 	}
-	signer, f = c.sigTag()
-	if signer != "" {
-		return signer, FormatTag, nil
+	if len(c.scope.Keys) > 0 {
+		signer, f = c.sigTag()
+		if signer != "" {
+			return signer, FormatTag, nil
+		}
+		if f != nil {
+			worst = better(worst, *f)
+		}
 	}
-	if f != nil {
-		worst = better(worst, *f)
+	if c.scope.GPG != nil && c.ctx.Err() == nil {
+		signer, f = c.lookaside()
+		if signer != "" {
+			return signer, FormatGPG, nil
+		}
+		if f != nil {
+			worst = better(worst, *f)
+		}
 	}
 	if worst == nil || worst.rank == rankNone {
+		where := fmt.Sprintf("no Sigstore bundle referrer, no %s tag", sigTag(c.digest))
+		if c.scope.GPG != nil {
+			where += ", no GPG signature on the lookaside server"
+		}
 		return "", "", &failure{rank: rankNone,
-			what: fmt.Sprintf("no signature found (no Sigstore bundle referrer, no %s tag)", sigTag(c.digest)),
-			fix:  fmt.Sprintf("sign the image by digest (cosign sign --key <key> %s@%s) and push the signature to the same repository", c.repo.Name(), c.digest)}
+			what: fmt.Sprintf("no signature found (%s)", where),
+			fix:  c.signFix()}
 	}
 	return "", "", worst
+}
+
+// signFix says how to sign the image for the scope's kind of trust.
+func (c *check) signFix() string {
+	if len(c.scope.Keys) == 0 && c.scope.GPG != nil {
+		return fmt.Sprintf("sign the image by digest with one of the scope's GPG keys (skopeo copy --sign-by <key id>) and store the signature on the lookaside server %s", c.scope.GPG.Lookaside)
+	}
+	return fmt.Sprintf("sign the image by digest (cosign sign --key <key> %s@%s) and push the signature to the same repository", c.repo.Name(), c.digest)
 }
 
 func sigTag(digest string) string { return strings.Replace(digest, ":", "-", 1) + ".sig" }

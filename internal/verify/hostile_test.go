@@ -142,7 +142,7 @@ func TestHostile(t *testing.T) {
 		}, want: "but for another repository"},
 		{name: "bundle that is not JSON", setup: func(t *testing.T, host, repo, digest string, _ *verifytest.Key, _ *verifytest.Rekor) {
 			verifytest.PushReferrer(t, host, repo, digest, verifytest.BundleMediaType, []byte("\x00\x01 not a bundle"))
-		}, want: "a Sigstore bundle referrer does not parse"},
+		}, want: "a Sigstore bundle referrer is not JSON in the Sigstore bundle format"},
 		{name: "truncated Rekor entry", rekor: true, setup: func(t *testing.T, host, repo, digest string, k *verifytest.Key, rk *verifytest.Rekor) {
 			verifytest.SignTag(t, host, repo, digest, k, verifytest.Options{Rekor: rk, RekorMangle: func(s string) string { return s[:len(s)/2] }})
 		}, want: "its transparency-log entry is truncated or not JSON"},

@@ -3,8 +3,12 @@ package verify_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/olm-cmp/olm-cmp/internal/trust"
 	"github.com/olm-cmp/olm-cmp/internal/verify"
@@ -47,6 +51,10 @@ func TestRekor(t *testing.T) {
 	verifytest.SignTag(t, host, "rekor/logged", logged, k, verifytest.Options{Rekor: rk})
 	if res, err := v.Verify(context.Background(), host+"/rekor/logged", logged, false); err != nil || !res.Verified() {
 		t.Fatalf("logged: %+v, %v", res, err)
+	}
+	// The image may be named with its tag (repo:tag@digest, cut at @).
+	if res, err := v.Verify(context.Background(), host+"/rekor/logged:v1", logged, false); err != nil || !res.Verified() || res.Image != host+"/rekor/logged" {
+		t.Fatalf("with a tag: %+v, %v", res, err)
 	}
 	unlogged := verifytest.PushImage(t, host, "rekor/unlogged", "v1")
 	verifytest.SignTag(t, host, "rekor/unlogged", unlogged, k)
@@ -169,5 +177,67 @@ func TestDirectories(t *testing.T) {
 	}
 	if _, err := trust.Parse([]byte("directories: maybe\napiVersion: olm-cmp.dev/v1alpha1\nkind: TrustPolicy\n"), "p.yaml"); err == nil || !strings.Contains(err.Error(), "line 1: directories: expected allow, warn or refuse") {
 		t.Errorf("bad directories: %v", err)
+	}
+}
+
+// TestConcurrent: concurrent checks of one image share the registry reads
+// and agree.
+func TestConcurrent(t *testing.T) {
+	var sigReads atomic.Int64
+	host := verifytest.NewFaultyRegistry(t, true, func(w http.ResponseWriter, r *http.Request) bool {
+		if strings.HasSuffix(r.URL.Path, ".sig") {
+			sigReads.Add(1)
+			time.Sleep(50 * time.Millisecond) // keep the first check in flight
+		}
+		return false
+	})
+	k := verifytest.NewKey(t, verifytest.ECDSA)
+	digest := verifytest.PushImage(t, host, "conc/op", "v1")
+	verifytest.SignTag(t, host, "conc/op", digest, k)
+	v := verify.New(verifytest.Policy(t, verifytest.Scope(host, "enforce", k)), verify.Options{})
+	sigReads.Store(0) // signing read and wrote the tag
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() {
+			res, err := v.Verify(context.Background(), host+"/conc/op", digest, false)
+			if err == nil && !res.Verified() {
+				err = errors.New("not verified")
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One check reads the tag once (a HEAD; the manifest is then read by
+	// digest). A caller that found the cache empty just as the first check
+	// finished may start a second.
+	if n := sigReads.Load(); n > 2 {
+		t.Errorf("%d reads of the .sig tag for 8 concurrent checks", n)
+	}
+	// A caller whose context ends stops waiting, with a refusal.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	other := verifytest.PushImage(t, host, "conc/op", "v2")
+	if _, err := v.Verify(ctx, host+"/conc/op", other, false); err == nil || !strings.Contains(err.Error(), "cancelled or timed out") {
+		t.Fatalf("cancelled: %v", err)
+	}
+}
+
+// TestBundleRekor: with a Rekor key in the scope, a Sigstore bundle without
+// a transparency-log entry is refused.
+func TestBundleRekor(t *testing.T) {
+	host := verifytest.NewRegistry(t, true)
+	k := verifytest.NewKey(t, verifytest.ECDSA)
+	digest := verifytest.PushImage(t, host, "rekor/bundle", "v1")
+	verifytest.SignBundle(t, host, "rekor/bundle", digest, k)
+	p := verifytest.Policy(t, verifytest.WithRekor(verifytest.Scope(host, "enforce", k), verifytest.NewRekor(t)))
+	_, err := verify.New(p, verify.Options{}).Verify(context.Background(), host+"/rekor/bundle", digest, false)
+	if err == nil || !strings.Contains(err.Error(), "a Sigstore bundle has no transparency-log entry, which the scope's Rekor key requires") {
+		t.Fatalf("got %v", err)
 	}
 }

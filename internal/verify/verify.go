@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -31,6 +32,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/trust"
@@ -64,6 +66,8 @@ const (
 	FormatBundle = "sigstore-bundle"
 	FormatTag    = "cosign-sig-tag"
 )
+
+// (FormatGPG, for GPG simple signatures from a lookaside server, is in gpg.go.)
 
 // Unverified is what Annotation says for an image no signature verified.
 const Unverified = "unverified"
@@ -111,6 +115,10 @@ type Options struct {
 	// Remote are the go-containerregistry options every registry call uses
 	// (transport, auth); the Verifier adds the context.
 	Remote []remote.Option
+	// Lookaside carries the requests to GPG lookaside servers (a scope's
+	// gpg.lookaside); http.DefaultTransport when nil. Limits.Timeout bounds
+	// them with the rest.
+	Lookaside http.RoundTripper
 	// Limits; zero fields take DefaultLimits'.
 	Limits Limits
 	// CacheEntries bounds the verdict cache (default 4096).
@@ -123,6 +131,9 @@ type Verifier struct {
 	opts   Options
 	lim    Limits
 	cache  *lru.Cache[string, Result]
+	// flight shares one check among concurrent renders of the same image
+	// (every Application of a catalog verifies the catalog image).
+	flight singleflight.Group
 }
 
 // New returns a Verifier for p (nil: no policy, every image unverified and
@@ -170,7 +181,16 @@ func (v *Verifier) Verify(ctx context.Context, repo, digest string, require bool
 		repo = repo[:i]
 	}
 	res := Result{Image: repo, Digest: digest, Mode: trust.Off}
+	// A tag (repo:tag, as a pinned spec writes it) names the same
+	// repository: the digest is what is verified.
 	ref, err := name.NewRepository(repo, name.WeakValidation)
+	if err != nil {
+		if t, terr := name.NewTag(repo, name.WeakValidation); terr == nil {
+			ref, err = t.Context(), nil
+			repo = ref.Name()
+			res.Image = repo
+		}
+	}
 	if err != nil {
 		return res, fmt.Errorf("signature check: %s is not an image repository: give the image as registry/repository", echo.Quote(repo))
 	}
@@ -204,16 +224,39 @@ func (v *Verifier) Verify(ctx context.Context, repo, digest string, require bool
 		cached.Mode, cached.Cached = mode, true
 		return cached, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, v.lim.Timeout)
-	defer cancel()
-	c := &check{v: v, ctx: ctx, scope: scope, repo: ref, digest: digest,
-		want: scope.SignedName(repo)}
-	signer, format, f := c.run()
-	if f != nil {
-		return v.fail(res, scope, mode, *f)
+	type outcome struct {
+		signer, format string
+		f              *failure
 	}
-	res.Signer, res.Format = signer, format
-	v.cache.Add(key, res)
+	// The shared check runs under its own timeout, detached from the first
+	// caller's cancellation (another caller may still wait for it); each
+	// caller stops waiting when its own context ends.
+	ch := v.flight.DoChan(key, func() (any, error) {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), v.lim.Timeout)
+		defer cancel()
+		c := &check{v: v, ctx: cctx, scope: scope, repo: ref, digest: digest,
+			want: scope.SignedName(repo)}
+		signer, format, f := c.run()
+		if f == nil {
+			r := res
+			r.Signer, r.Format = signer, format
+			v.cache.Add(key, r)
+		}
+		return outcome{signer, format, f}, nil
+	})
+	var o outcome
+	select {
+	case r := <-ch:
+		o = r.Val.(outcome)
+	case <-ctx.Done():
+		return v.fail(res, scope, mode, failure{rank: rankRegistry,
+			what: "the render was cancelled or timed out while its signatures were being checked",
+			fix:  "check the registry's health and the network path to it, then retry"})
+	}
+	if o.f != nil {
+		return v.fail(res, scope, mode, *o.f)
+	}
+	res.Signer, res.Format = o.signer, o.format
 	return res, nil
 }
 

@@ -40,8 +40,9 @@ type Signature struct {
 // policy is configured and how to give one.
 var noPolicy = verify.New(nil, verify.Options{})
 
-// verifier is the Verifier of a render of spec s: r.Verifier, else noPolicy
-// when s demands verification; nil when there is nothing to check.
+// verifier is the Verifier of a render whose spec demands verification or
+// not (spec.requireSignature): r.Verifier, else noPolicy when it does; nil
+// when there is nothing to check.
 func (r *Renderer) verifier(requireSignature bool) *verify.Verifier {
 	switch {
 	case r.Verifier != nil:

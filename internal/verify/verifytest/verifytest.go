@@ -11,7 +11,10 @@
 //
 // The registry listens on 127.0.0.1 over plain HTTP (go-containerregistry
 // talks HTTP to 127.0.0.1 without being told). Signing never touches the
-// network beyond that registry.
+// network beyond that registry. NewFaultyRegistry answers chosen requests
+// itself (stalls, lies); Rekor stands in for a transparency log (legacy
+// bundle annotations); GPGKey, Lookaside and GPGScope cover GPG simple
+// signing.
 package verifytest
 
 import (

@@ -177,14 +177,20 @@ type Options struct {
 	Predicate string
 }
 
-// Statement is the in-toto statement cosign v3 signs for an image.
+// Statement is the in-toto statement cosign v3 signs for an image: its
+// subject is the digest, without a name as cosign writes it when ref is
+// "", named ref otherwise.
 func Statement(ref, digest, predicate string) []byte {
 	if predicate == "" {
 		predicate = PredicateSign
 	}
+	subject := map[string]any{"digest": map[string]string{"sha256": strings.TrimPrefix(digest, "sha256:")}}
+	if ref != "" {
+		subject["name"] = ref
+	}
 	st := map[string]any{
 		"_type":         "https://in-toto.io/Statement/v1",
-		"subject":       []any{map[string]any{"name": ref, "digest": map[string]string{"sha256": strings.TrimPrefix(digest, "sha256:")}}},
+		"subject":       []any{subject},
 		"predicateType": predicate,
 		"predicate":     map[string]any{},
 	}
@@ -217,15 +223,13 @@ func SignBundle(t testing.TB, host, repo, digest string, k *Key, o ...Options) s
 	if len(o) > 0 {
 		opt = o[0]
 	}
-	ref := host + "/" + repo
-	if opt.Ref != "" {
-		ref = opt.Ref
-	}
+	// cosign v3 names no repository in the statement: only a test that
+	// wants one (Options.Ref) gets it.
 	d := digest
 	if opt.Digest != "" {
 		d = opt.Digest
 	}
-	return PushReferrer(t, host, repo, digest, BundleMediaType, BundleJSON(t, k, Statement(ref, d, opt.Predicate)))
+	return PushReferrer(t, host, repo, digest, BundleMediaType, BundleJSON(t, k, Statement(opt.Ref, d, opt.Predicate)))
 }
 
 // PushReferrer pushes an OCI 1.1 artifact manifest (artifactType, empty

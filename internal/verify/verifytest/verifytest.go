@@ -20,7 +20,6 @@ package verifytest
 import (
 	"bytes"
 	"context"
-	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -447,4 +446,3 @@ func Policy(t testing.TB, scopes ...string) *trust.Policy {
 	return p
 }
 
-var _ = crypto.SHA256

@@ -348,4 +348,3 @@ func (c *check) checkNames(signer, digest, ref string, refRequired bool) *failur
 	}
 	return nil
 }
-

@@ -445,4 +445,3 @@ func Policy(t testing.TB, scopes ...string) *trust.Policy {
 	}
 	return p
 }
-

@@ -143,7 +143,7 @@ func unverified(sigs []Signature) []requirements.Unverified {
 		}
 		out = append(out, requirements.Unverified{
 			Role: s.Role, Image: s.Image, Digest: s.Digest, Dir: s.Dir,
-			Scope: s.Scope, Problem: s.Problem,
+			Scope: s.Scope, Problem: s.Problem, Fix: s.Fix,
 		})
 	}
 	return out

@@ -136,6 +136,10 @@ func TestSignatureWarn(t *testing.T) {
 	if f == nil || f.Subject != e.host+"/demo/unsigned" || f.Severity != requirements.Warning || !strings.Contains(f.Message, "scope "+e.host) {
 		t.Fatalf("signature finding = %+v", f)
 	}
+	t.Logf("warning: %s", f.Line())
+	if !strings.Contains(f.Fix, "cosign sign") {
+		t.Errorf("the fix does not say how to sign: %s", f.Fix)
+	}
 	if !strings.Contains(strings.Join(res.Warnings, "\n"), "requirement signature:"+e.host+"/demo/unsigned") {
 		t.Errorf("no warning for the unverified image: %q", res.Warnings)
 	}

@@ -17,8 +17,9 @@ type Unverified struct {
 	// Scope is the policy scope that covered the image.
 	Scope string
 	// Problem is what the verifier found (what an enforce scope would have
-	// refused it for).
-	Problem string
+	// refused it for), Fix what would make it verify ("" when the verifier
+	// said nothing more).
+	Problem, Fix string
 }
 
 // signatureFindings lists each unverified image under the signature
@@ -28,15 +29,21 @@ func signatureFindings(in Input) []Finding {
 	var fs []Finding
 	for _, u := range in.Unverified {
 		f := Finding{Category: Signature, Subject: u.Image, Severity: Warning}
+		fix := u.Fix
 		if u.Dir {
 			f.Source = fmt.Sprintf("%s directory %s", u.Role, u.Image)
 			f.Message = u.Problem
-			f.Fix = fmt.Sprintf("render the %s from a signed image, or accept it in spec.accept (%s)", u.Role, f.Key())
+			if fix == "" {
+				fix = fmt.Sprintf("render the %s from a signed image", u.Role)
+			}
 		} else {
 			f.Source = fmt.Sprintf("%s image %s@%s", u.Role, u.Image, u.Digest)
 			f.Message = fmt.Sprintf("not verified by the trust policy (scope %s, mode warn): %s", u.Scope, u.Problem)
-			f.Fix = fmt.Sprintf("sign it with a key the scope trusts (docs/signatures.md), or accept it knowingly in spec.accept (%s)", f.Key())
+			if fix == "" {
+				fix = "sign it with a key the scope trusts (docs/signatures.md)"
+			}
 		}
+		f.Fix = fmt.Sprintf("%s; or accept it knowingly in spec.accept (%s)", fix, f.Key())
 		fs = append(fs, f)
 	}
 	return fs

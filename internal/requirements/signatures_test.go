@@ -17,8 +17,8 @@ func TestSignatureFindings(t *testing.T) {
 	}}
 	fs := signatureFindings(in)
 	want := []string{
-		"requirement signature:quay.io/org/catalog (from catalog image quay.io/org/catalog@sha256:aa): not verified by the trust policy (scope quay.io, mode warn): no signature found; fix: sign it with a key the scope trusts (docs/signatures.md), or accept it knowingly in spec.accept (signature:quay.io/org/catalog)",
-		"requirement signature:./bundle (from bundle directory ./bundle): a directory is never signed; fix: render the bundle from a signed image, or accept it in spec.accept (signature:./bundle)",
+		"requirement signature:quay.io/org/catalog (from catalog image quay.io/org/catalog@sha256:aa): not verified by the trust policy (scope quay.io, mode warn): no signature found; fix: sign it with a key the scope trusts (docs/signatures.md); or accept it knowingly in spec.accept (signature:quay.io/org/catalog)",
+		"requirement signature:./bundle (from bundle directory ./bundle): a directory is never signed; fix: render the bundle from a signed image; or accept it knowingly in spec.accept (signature:./bundle)",
 	}
 	if len(fs) != len(want) {
 		t.Fatalf("%d findings: %+v", len(fs), fs)

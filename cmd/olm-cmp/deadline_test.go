@@ -10,6 +10,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+	"github.com/olm-cmp/olm-cmp/internal/registry"
 )
 
 // stalledBundle is a registry whose manifests never answer, and the
@@ -64,7 +65,7 @@ func TestAllowedRegistriesFlag(t *testing.T) {
 	reqs.Reset()
 	_, _, err := run(t, "render", t.TempDir(), "--bundle", host+"/olm/tiny-bundle:v1", "-n", "tiny",
 		"--insecure-registry", host, "--allowed-registries", "quay.io,registry.redhat.io")
-	if !errors.Is(err, bundle.ErrRegistryNotAllowed) || !strings.Contains(err.Error(), "--allowed-registries") {
+	if !errors.Is(err, registry.ErrNotAllowed) || !strings.Contains(err.Error(), "--allowed-registries") {
 		t.Fatalf("got %v", err)
 	}
 	if n := reqs.Total(); n != 0 {
@@ -94,7 +95,7 @@ func TestRegistryLimitsEnv(t *testing.T) {
 		return l, nil
 	}
 	l, err := parse(t)
-	if err != nil || l.AllowedRegistries != nil || l.Timeouts.ResponseHeader != bundle.DefaultResponseHeaderTimeout {
+	if err != nil || l.AllowedRegistries != nil || l.Timeouts.ResponseHeader != registry.DefaultResponseHeaderTimeout {
 		t.Errorf("defaults: %+v, %v", l, err)
 	}
 	t.Setenv(EnvAllowedRegistries, " quay.io, ,ghcr.io ")

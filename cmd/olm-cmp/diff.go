@@ -58,11 +58,10 @@ Exit status: 0 no changes, 1 changes, 2 safety findings at --fail-on or worse,
 			if err != nil {
 				return err
 			}
-			loader, err := rf.loader()
+			r, err := rf.renderer()
 			if err != nil {
 				return err
 			}
-			r := &render.Renderer{Loader: loader}
 			from, to, cleanup, err := diffRequests(cmd, args, &to, &df)
 			defer cleanup()
 			if err != nil {

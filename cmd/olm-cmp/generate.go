@@ -39,8 +39,9 @@ With --announce it prints the parameter announcements as JSON instead
 The registry flags have environment equivalents, so a plain-HTTP or
 self-signed registry, credentials or a cache directory can be set on the
 sidecar container without editing plugin.yaml's args: OLM_CMP_INSECURE_REGISTRIES
-(comma-separated), OLM_CMP_REGISTRY_CONFIG, OLM_CMP_CACHE_DIR. A flag wins
-over its variable.`,
+(comma-separated), OLM_CMP_REGISTRY_CONFIG, OLM_CMP_CACHE_DIR, and the trust
+policy images are verified against, OLM_CMP_TRUST_POLICY. A flag wins over
+its variable.`,
 		Args: cobra.MaximumNArgs(1),
 		// Usage on stdout would corrupt the manifest stream Argo CD reads;
 		// main prints the error to stderr.
@@ -64,6 +65,10 @@ over its variable.`,
 			if err != nil {
 				return err
 			}
+			verifier, err := lf.verifier(loader)
+			if err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			// Buffer: nothing reaches stdout unless the whole write can.
@@ -73,7 +78,7 @@ over its variable.`,
 				// The plugin env form of spec.strict: a parameter still wins.
 				env = append(env, "ARGOCD_ENV_strict=true")
 			}
-			if err := cmpserver.Generate(ctx, &render.Renderer{Loader: loader}, dir, env, &out, cmd.ErrOrStderr()); err != nil {
+			if err := cmpserver.Generate(ctx, &render.Renderer{Loader: loader, Verifier: verifier}, dir, env, &out, cmd.ErrOrStderr()); err != nil {
 				return err
 			}
 			_, err = cmd.OutOrStdout().Write(out.Bytes())

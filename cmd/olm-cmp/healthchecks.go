@@ -7,7 +7,6 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/healthcheck"
-	"github.com/olm-cmp/olm-cmp/internal/render"
 )
 
 func newHealthChecksCmd() *cobra.Command {
@@ -40,11 +39,10 @@ check, Argo CD has a built-in one, or the CSV marks the kind internal).
 			if _, err := healthcheck.Render(nil, output); err != nil {
 				return err
 			}
-			loader, err := rf.loader()
+			r, err := rf.renderer()
 			if err != nil {
 				return err
 			}
-			r := &render.Renderer{Loader: loader}
 			var sources []healthcheck.Source
 			for _, dir := range args {
 				req, err := loadRequest(cmd, dir, nil)

@@ -64,11 +64,11 @@ replaced without --force; init writes nothing else, and writes atomically.`,
 					req.Catalog = "./" + req.Catalog // a directory that exists, as the shell completed it
 				}
 			}
-			loader, err := rf.loader()
+			r, err := rf.renderer()
 			if err != nil {
 				return err
 			}
-			res, err := initspec.Build(cmd.Context(), &render.Renderer{Loader: loader}, req)
+			res, err := initspec.Build(cmd.Context(), r, req)
 			if err != nil {
 				return err
 			}

@@ -47,6 +47,57 @@ type summary struct {
 	// RequirementsError says why the report could not be made (the
 	// render failed).
 	RequirementsError string `json:"requirementsError,omitempty"`
+	// Signatures are the trust policy's verdicts on the catalog image (with
+	// --catalog) and the bundle; absent without a trust policy.
+	Signatures []signatureSummary `json:"signatures,omitempty"`
+}
+
+// signatureSummary is render.Signature for inspect.
+type signatureSummary struct {
+	// Role is bundle or catalog.
+	Role   string `json:"role"`
+	Image  string `json:"image"`
+	Digest string `json:"digest,omitempty"`
+	// Signer is the olm-cmp.dev/signature annotation's value: the key or
+	// identity that verified the image, or unverified.
+	Signer   string `json:"signer"`
+	Verified bool   `json:"verified"`
+	Format   string `json:"format,omitempty"`
+	Scope    string `json:"scope,omitempty"`
+	Mode     string `json:"mode,omitempty"`
+	// Problem says why it is not verified (warn mode, a directory).
+	Problem string `json:"problem,omitempty"`
+}
+
+func (s *summary) addSignatures(sigs []render.Signature) {
+	for _, g := range sigs {
+		s.Signatures = append(s.Signatures, signatureSummary{
+			Role: g.Role, Image: g.Image, Digest: g.Digest, Signer: g.Annotation(), Verified: g.Verified(),
+			Format: g.Format, Scope: g.Scope, Mode: string(g.Mode), Problem: g.Problem,
+		})
+	}
+}
+
+// row is a verdict in one line of inspect's text.
+func (g signatureSummary) row() string {
+	text := g.Signer
+	var about []string
+	if g.Scope != "" {
+		about = append(about, "scope "+g.Scope)
+	}
+	if g.Mode != "" {
+		about = append(about, "mode "+g.Mode)
+	}
+	if g.Format != "" {
+		about = append(about, g.Format)
+	}
+	if len(about) > 0 {
+		text += " (" + strings.Join(about, ", ") + ")"
+	}
+	if g.Problem != "" {
+		text += ": " + g.Problem
+	}
+	return text
 }
 
 // catalogSummary is catalog.Choice for `inspect --catalog`.
@@ -113,7 +164,7 @@ finding is not accepted.`,
 			return cobra.ExactArgs(1)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			loader, err := rf.loader()
+			r, err := rf.renderer()
 			if err != nil {
 				return err
 			}
@@ -122,21 +173,21 @@ finding is not accepted.`,
 			var rv *render.Resolved
 			switch {
 			case catalog != "":
-				b, cat, err = loadFromCatalog(cmd.Context(), loader, catalog, pkg, channel, versions)
+				rv, b, cat, err = loadFromCatalog(cmd.Context(), r, catalog, pkg, channel, versions)
 			case pkg != "" || channel != "" || versions != "":
 				return fmt.Errorf("--package, --channel and --version need --catalog")
 			case len(args) == 0:
-				b, err = loadAny(cmd.Context(), loader, bundleRef)
+				rv, b, err = loadAny(cmd.Context(), r, bundleRef)
 			case hasSpecFile(args[0]) || namesSpec(args[0]):
 				var sf *specFlags
 				if cmd.Flags().Changed("bundle") {
 					sf = &specFlags{bundle: bundleRef}
 				}
-				rv, b, err = loadSpecDir(cmd, loader, args[0], sf)
+				rv, b, err = loadSpecDir(cmd, r, args[0], sf)
 			case cmd.Flags().Changed("bundle"):
 				return fmt.Errorf("--bundle replaces the bundle of a source directory's %s, and %s has none: inspect the bundle itself (olm-cmp inspect %s)", spec.FileName, args[0], bundleRef)
 			default:
-				b, err = loadAny(cmd.Context(), loader, args[0])
+				rv, b, err = loadAny(cmd.Context(), r, args[0])
 			}
 			if err != nil {
 				return err
@@ -146,9 +197,15 @@ finding is not accepted.`,
 				return err
 			}
 			s.Catalog = cat
-			if rv == nil {
-				rv = &render.Resolved{Request: defaultRequest(b), Origin: b.Origin}
+			if rv == nil || rv.Request.Spec.Namespace == "" {
+				// No spec: the bundle alone, as a default spec renders it.
+				var sigs []render.Signature
+				if rv != nil {
+					sigs = rv.Signatures
+				}
+				rv = &render.Resolved{Request: defaultRequest(b), Origin: b.Origin, Signatures: sigs}
 			}
+			s.addSignatures(rv.Signatures)
 			s.addRequirements(cmd.Context(), *rv, b)
 			if err := s.write(cmd.OutOrStdout(), output); err != nil {
 				return err
@@ -215,12 +272,11 @@ func namesSpec(arg string) bool {
 // loadSpecDir resolves and loads the bundle DIR/olm-cmp.yaml names, as
 // render would.
 // Only the flags sf holds that were given apply (nil: none).
-func loadSpecDir(cmd *cobra.Command, loader render.Loader, dir string, sf *specFlags) (*render.Resolved, *bundle.Bundle, error) {
+func loadSpecDir(cmd *cobra.Command, r *render.Renderer, dir string, sf *specFlags) (*render.Resolved, *bundle.Bundle, error) {
 	req, err := loadRequest(cmd, dir, sf)
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &render.Renderer{Loader: loader}
 	rv, err := r.Resolve(cmd.Context(), req)
 	if err != nil {
 		return nil, nil, err
@@ -261,43 +317,57 @@ func (s *summary) addRequirements(ctx context.Context, rv render.Resolved, b *bu
 // loadFromCatalog loads the bundle a spec naming this catalog would render,
 // through the same Resolve and Load; a ./directory is relative to the
 // working directory.
-func loadFromCatalog(ctx context.Context, loader render.Loader, ref, pkg, channel, versions string) (*bundle.Bundle, *catalogSummary, error) {
+func loadFromCatalog(ctx context.Context, r *render.Renderer, ref, pkg, channel, versions string) (*render.Resolved, *bundle.Bundle, *catalogSummary, error) {
 	ref, err := catalogArg(ref)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// Resolve validates the catalog fields as a spec's; the namespace it
 	// also requires plays no part in choosing.
-	r := &render.Renderer{Loader: loader}
 	rv, err := r.Resolve(ctx, render.Request{Spec: spec.Spec{Catalog: ref, Package: pkg, Channel: channel, Version: versions, Namespace: "inspect"}})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	b, err := r.Load(ctx, rv)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	c := rv.Catalog
-	return b, &catalogSummary{Ref: c.Ref, Image: c.Image, Package: c.Package, Channel: c.Channel, Range: c.Range, Bundle: c.Bundle, Version: c.Version}, nil
+	// The bundle alone is reported as a default spec renders it (with the
+	// signatures this Resolve checked).
+	only := &render.Resolved{Signatures: rv.Signatures}
+	return only, b, &catalogSummary{Ref: c.Ref, Image: c.Image, Package: c.Package, Channel: c.Channel, Range: c.Range, Bundle: c.Bundle, Version: c.Version}, nil
 }
 
-// loadAny loads a directory (an explicit path, or one that exists) or an image.
-func loadAny(ctx context.Context, loader render.Loader, ref string) (*bundle.Bundle, error) {
+// loadAny loads a directory (an explicit path, or one that exists) or an
+// image, verified against the trust policy in between. The Resolved it
+// returns holds only the signatures (nil without a policy).
+func loadAny(ctx context.Context, r *render.Renderer, ref string) (*render.Resolved, *bundle.Bundle, error) {
 	if err := checkRefArg("", ref); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if render.IsLocalDir(ref) {
 		abs, err := filepath.Abs(ref)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return bundle.LoadDir(abs)
+		b, err := bundle.LoadDir(abs)
+		if err != nil {
+			return nil, nil, err
+		}
+		sigs, err := r.VerifyOrigin(ctx, b.Origin, ref)
+		return &render.Resolved{Signatures: sigs}, b, err
 	}
-	o, err := loader.Resolve(ctx, ref)
+	o, err := r.Loader.Resolve(ctx, ref)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return loader.Load(ctx, o)
+	sigs, err := r.VerifyOrigin(ctx, o, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := r.Loader.Load(ctx, o)
+	return &render.Resolved{Signatures: sigs}, b, err
 }
 
 func summarize(b *bundle.Bundle) (*summary, error) {
@@ -373,6 +443,9 @@ func (s *summary) writeText(out io.Writer) error {
 	row("Version", s.Version)
 	row("Source", s.Source)
 	row("Digest", s.Digest)
+	for _, g := range s.Signatures {
+		row("Signature ("+g.Role+")", g.row())
+	}
 	row("Channels", s.Channels)
 	row("Default channel", s.DefaultChannel)
 	row("Replaces", s.Replaces)

@@ -14,6 +14,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
+	"github.com/olm-cmp/olm-cmp/internal/registry"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
@@ -37,6 +38,7 @@ type registryFlags struct {
 	allowed         []string
 	registryTimeout time.Duration
 	cacheDir        string
+	trustPolicy     string
 	// envErr is a variable that does not parse, reported by loader.
 	envErr error
 
@@ -51,8 +53,9 @@ func (f *registryFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.registryConfig, "registry-config", "", "docker config.json with registry credentials (default: the docker/podman default keychain; env "+EnvRegistryConfig+")")
 	fs.StringArrayVar(&f.insecure, "insecure-registry", nil, "registry host[:port] reached over plain HTTP or with unverified TLS, repeatable (opt-in; env "+EnvInsecureRegistries+", comma-separated)")
 	fs.StringSliceVar(&f.allowed, "allowed-registries", nil, "the only registries (host[:port], comma-separated; docker.io for Docker Hub) bundle and catalog images may come from; empty allows all (env "+EnvAllowedRegistries+")")
-	fs.DurationVar(&f.registryTimeout, "registry-timeout", bundle.DefaultResponseHeaderTimeout, "how long a registry may take to start answering a request, or stay silent while sending a body (env "+EnvRegistryTimeout+")")
+	fs.DurationVar(&f.registryTimeout, "registry-timeout", registry.DefaultResponseHeaderTimeout, "how long a registry may take to start answering a request, or stay silent while sending a body (env "+EnvRegistryTimeout+")")
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "directory for extracted bundles, keyed by digest (env "+EnvCacheDir+")")
+	registerTrust(fs, &f.trustPolicy)
 }
 
 // splitList splits a comma-separated variable, dropping blanks.
@@ -129,7 +132,7 @@ func (f *registryFlags) loader() (*bundle.ImageLoader, error) {
 		RegistryConfig:    f.registryConfig,
 		Insecure:          f.insecure,
 		AllowedRegistries: f.allowed,
-		Timeouts:          bundle.RegistryTimeouts{ResponseHeader: f.registryTimeout, ReadIdle: f.registryTimeout},
+		Timeouts:          registry.Timeouts{ResponseHeader: f.registryTimeout, ReadIdle: f.registryTimeout},
 	}, nil
 }
 

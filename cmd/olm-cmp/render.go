@@ -350,11 +350,11 @@ per finding category instead; olm-cmp inspect DIR lists the findings.`,
 			if err := cf.apply(&req); err != nil {
 				return err
 			}
-			loader, err := rf.loader()
+			r, err := rf.renderer()
 			if err != nil {
 				return err
 			}
-			res, err := (&render.Renderer{Loader: loader}).Render(cmd.Context(), req)
+			res, err := r.Render(cmd.Context(), req)
 			if err != nil {
 				return req.Locate(err)
 			}

@@ -50,11 +50,11 @@ through to its target. Running it again changes nothing.`,
 			pinned := req.Spec
 			req.Spec = render.Unpinned(req.Spec)
 			file := filepath.Join(req.SourceDir, spec.FileName)
-			loader, err := rf.loader()
+			r, err := rf.renderer()
 			if err != nil {
 				return err
 			}
-			rv, err := (&render.Renderer{Loader: loader}).Resolve(cmd.Context(), req)
+			rv, err := r.Resolve(cmd.Context(), req)
 			if err != nil {
 				return err
 			}

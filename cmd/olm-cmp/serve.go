@@ -145,11 +145,16 @@ docs/operations.md; the plugin: docs/plugin.md.`,
 			if err != nil {
 				return err
 			}
+			policy, err := lf.policySource(loader)
+			if err != nil {
+				return err
+			}
 			metrics := engine.NewMetrics()
 			loader.Observer = metrics
 			// One engine for gRPC and HTTP: one cache, one render per key.
 			eng := engine.NewEngine(engine.EngineOptions{
 				Loader:     loader,
+				Verifier:   policy.verifierFunc(),
 				MaxEntries: cacheEntries,
 				MaxBytes:   cacheBytes,
 				Metrics:    metrics,

@@ -13,15 +13,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/singleflight"
 
-	"github.com/olm-cmp/olm-cmp/internal/echo"
+	"github.com/olm-cmp/olm-cmp/internal/registry"
 )
 
 // DefaultMaxBytes caps the uncompressed size of an image's layers. The largest
@@ -46,19 +46,12 @@ type ImageLoader struct {
 	// CacheDir holds extracted images. Empty means no cache: each Load
 	// extracts into a temporary directory and removes it afterwards.
 	CacheDir string
-	// Keychain supplies registry credentials. Nil means RegistryConfig when
-	// set, else authn.DefaultKeychain (docker config.json, $DOCKER_CONFIG,
-	// podman's auth.json).
-	Keychain authn.Keychain
-	// RegistryConfig is a docker config.json to read credentials from
-	// (--registry-config); used when Keychain is nil.
+	// Keychain, RegistryConfig and Insecure are the registry client's
+	// (registry.Options): credentials, and the registries that may be
+	// reached over plain HTTP or an unverified certificate.
+	Keychain       authn.Keychain
 	RegistryConfig string
-	// Insecure lists registries (host or host:port, as in the image
-	// reference) that may be reached over plain HTTP or with an unverified
-	// TLS certificate. Nothing is insecure unless listed: plain HTTP is refused
-	// for every other registry, including the loopback and private addresses
-	// go-containerregistry would otherwise try over HTTP.
-	Insecure []string
+	Insecure       []string
 	// MaxBytes caps the total uncompressed size of an image's layers (and
 	// their compressed size); 0 means DefaultMaxBytes.
 	MaxBytes int64
@@ -73,20 +66,12 @@ type ImageLoader struct {
 	MaxCatalogFiles int
 	// PullTimeout bounds one pull; 0 means DefaultPullTimeout.
 	PullTimeout time.Duration
-	// Timeouts bound each registry request (connecting, the TLS handshake,
-	// the wait for an answer, silences in a body); zero fields take the
-	// defaults (RegistryTimeouts).
-	Timeouts RegistryTimeouts
-	// AllowedRegistries, when not empty, lists the only registries (host or
-	// host:port, as in image references; docker.io for Docker Hub) images
-	// may come from: bundles, catalogs and the bundles catalogs name alike.
-	// Other references are refused before any network call. Redirects a
-	// listed registry answers with (to its blob storage) are followed.
+	// Timeouts, AllowedRegistries and Transport are the registry client's
+	// too (registry.Options): AllowedRegistries applies to bundles, catalogs
+	// and the bundles catalogs name alike.
+	Timeouts          registry.Timeouts
 	AllowedRegistries []string
-	// Transport is the HTTP transport; nil means remote.DefaultTransport.
-	// An *http.Transport is cloned and given Timeouts; another RoundTripper
-	// is used as is.
-	Transport http.RoundTripper
+	Transport         http.RoundTripper
 	// Parsed, when set, keeps parsed manifest files in memory so loading the
 	// same bundle again (every Argo CD refresh) copies nodes instead of
 	// parsing YAML, which is most of a load's cost. Used for images and
@@ -99,7 +84,8 @@ type ImageLoader struct {
 	// Concurrent resolves of one reference share one registry round trip,
 	// concurrent pulls of one digest share one pull: see shared.
 	resolves, pulls singleflight.Group
-	registry        registryClient
+	clientOnce      sync.Once
+	client          *registry.Client
 	// waiting, when set (tests only), is called by Load just before it joins
 	// or starts the pull of a digest that is not cached.
 	waiting func()
@@ -121,7 +107,7 @@ type RegistryObserver interface {
 // directories is the spec's rule (render.IsDirRef), decided before a loader
 // is asked.
 func (l *ImageLoader) Resolve(ctx context.Context, ref string) (Origin, error) {
-	r, err := l.parse(ref)
+	r, err := l.Registry().Parse(ref)
 	if err != nil {
 		return Origin{}, err
 	}
@@ -129,11 +115,14 @@ func (l *ImageLoader) Resolve(ctx context.Context, ref string) (Origin, error) {
 		return Origin{Ref: ref, Image: d.String(), Digest: d.DigestStr()}, nil
 	}
 	v, err := l.joined(ctx, &l.resolves, ref, func(ctx context.Context) (any, error) {
-		o, err := l.resolveTag(ctx, ref, r)
+		d, err := l.Registry().Resolve(ctx, ref)
 		if l.Observer != nil {
 			l.Observer.Resolved(err)
 		}
-		return o, err
+		if err != nil {
+			return Origin{}, err
+		}
+		return Origin{Ref: ref, Image: d.String(), Digest: d.DigestStr()}, nil
 	})
 	if err != nil {
 		return Origin{}, err
@@ -141,26 +130,20 @@ func (l *ImageLoader) Resolve(ctx context.Context, ref string) (Origin, error) {
 	return v.(Origin), nil
 }
 
-// resolveTag asks the registry which digest the reference r (ref as
-// written) names now.
-func (l *ImageLoader) resolveTag(ctx context.Context, ref string, r name.Reference) (Origin, error) {
-	opts := l.remoteOptions(ctx)
-	var digest v1.Hash
-	desc, err := remote.Head(r, opts...)
-	if err == nil {
-		digest = desc.Digest
-	} else if !headFailureIsFinal(err) {
-		// Some registries answer HEAD on manifests badly; GET is the fallback
-		// `crane digest` uses too.
-		full, gerr := remote.Get(r, opts...)
-		if gerr != nil {
-			return Origin{}, l.registryError(ref, "resolving", gerr)
-		}
-		digest = full.Digest
-	} else {
-		return Origin{}, l.withNote(l.registryError(ref, "resolving", err), l.missingTag(ctx, r, err))
-	}
-	return Origin{Ref: ref, Image: r.Context().Digest(digest.String()).String(), Digest: digest.String()}, nil
+// Registry is the client every registry call of this loader goes through,
+// built from the loader's fields on first use.
+func (l *ImageLoader) Registry() *registry.Client {
+	l.clientOnce.Do(func() {
+		l.client = registry.New(registry.Options{
+			Keychain:          l.Keychain,
+			RegistryConfig:    l.RegistryConfig,
+			Insecure:          l.Insecure,
+			Timeouts:          l.Timeouts,
+			AllowedRegistries: l.AllowedRegistries,
+			Transport:         l.Transport,
+		})
+	})
+	return l.client
 }
 
 // Load returns the bundle of a resolved origin: a directory bundle through
@@ -249,7 +232,7 @@ func CatalogIndexFile(dir string) string {
 
 // pinned parses the digest reference of a resolved origin.
 func (l *ImageLoader) pinned(o Origin) (name.Digest, v1.Hash, error) {
-	r, err := l.parse(o.Image)
+	r, err := l.Registry().Parse(o.Image)
 	if err != nil {
 		return name.Digest{}, v1.Hash{}, err
 	}
@@ -441,13 +424,9 @@ func loadImageDir(dir string, o Origin, keep bool, cache *ParseCache) (*Bundle, 
 // another process renamed its copy first, ours is dropped: both hold the
 // same content.
 func (l *ImageLoader) pull(ctx context.Context, ref name.Digest, kind imageKind, parent, dir string) error {
-	img, err := remote.Image(ref, l.remoteOptions(ctx)...)
+	img, m, err := l.Registry().Pull(ctx, ref)
 	if err != nil {
-		return l.registryError(ref.String(), "pulling", err)
-	}
-	m, err := img.Manifest()
-	if err != nil {
-		return l.registryError(ref.String(), "pulling", err)
+		return err
 	}
 	if err := checkManifest(m, kind.what, kind.maxLayers, kind.maxBytes); err != nil {
 		return fmt.Errorf("image %s: %w", ref, err)
@@ -470,10 +449,10 @@ func (l *ImageLoader) pull(ctx context.Context, ref name.Digest, kind imageKind,
 	}
 	if err != nil {
 		os.RemoveAll(tmp)
-		if asRegistryError(err) != nil {
+		if registry.AsError(err) != nil {
 			// A layer fetch that failed at the registry: name the host, the
 			// step and the limit, with the registry's words redacted.
-			return l.registryError(ref.String(), "pulling", err)
+			return l.Registry().Error(ref.String(), "pulling", err)
 		}
 		return fmt.Errorf("image %s: %w", ref, err)
 	}
@@ -520,23 +499,6 @@ func memoryFS(dir string) (fs.FS, error) {
 		return nil, err
 	}
 	return zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-}
-
-func (l *ImageLoader) parse(ref string) (name.Reference, error) {
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		// ref may be a catalog's value and the parser's error repeats it.
-		return nil, fmt.Errorf("image reference %s: %s", echo.Quote(ref), echo.Short(err.Error()))
-	}
-	if err := l.checkAllowed(ref, r); err != nil {
-		return nil, err
-	}
-	if l.insecure(r.Context().RegistryStr()) {
-		if r, err = name.ParseReference(ref, name.Insecure); err != nil {
-			return nil, fmt.Errorf("image reference %s: %s", echo.Quote(ref), echo.Short(err.Error()))
-		}
-	}
-	return r, nil
 }
 
 func (l *ImageLoader) maxBytes() int64 {

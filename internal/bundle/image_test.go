@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+	"github.com/olm-cmp/olm-cmp/internal/registry"
 )
 
 // sameBundle fails unless a and b hold the same content, objects compared
@@ -467,3 +468,29 @@ func TestImageLoaderResolvesImagesOnly(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestAllowedRegistries: the loader's allow-list reaches every pull, bundles,
+// pinned images and catalogs alike, before any request.
+func TestAllowedRegistries(t *testing.T) {
+	host, reqs := bundletest.NewRegistry(t)
+	bundletest.PushDir(t, host, "widget", "v1", "testdata/good")
+	ctx := context.Background()
+	o, err := newLoader(t, host).Resolve(ctx, host+"/widget:v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := newLoader(t, host)
+	closed.AllowedRegistries = []string{"quay.io", "docker.io"}
+	reqs.Reset()
+	_, rerr := closed.Resolve(ctx, host+"/widget:v1")
+	_, lerr := closed.Load(ctx, o)
+	_, _, cerr := closed.LoadCatalog(ctx, host+"/catalog:latest")
+	for _, err := range []error{rerr, lerr, cerr} {
+		if !errors.Is(err, registry.ErrNotAllowed) || !strings.Contains(err.Error(), host+" is not one of quay.io, docker.io (--allowed-registries)") {
+			t.Errorf("not refused: %v", err)
+		}
+	}
+	if n := reqs.Total(); n != 0 {
+		t.Errorf("%d requests to a registry that is not allowed", n)
+	}
+}

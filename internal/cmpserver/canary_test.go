@@ -15,6 +15,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
 	"github.com/olm-cmp/olm-cmp/internal/engine"
+	"github.com/olm-cmp/olm-cmp/internal/registry"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -32,7 +33,7 @@ func TestCanaryCredentialNeverLeaks(t *testing.T) {
 		t.Fatal(err)
 	}
 	loader := &bundle.ImageLoader{CacheDir: t.TempDir(), RegistryConfig: cfg, Insecure: []string{fr.Host},
-		Timeouts: bundle.RegistryTimeouts{Dial: time.Second, TLSHandshake: time.Second, ResponseHeader: time.Second, ReadIdle: time.Second}}
+		Timeouts: registry.Timeouts{Dial: time.Second, TLSHandshake: time.Second, ResponseHeader: time.Second, ReadIdle: time.Second}}
 	m := engine.NewMetrics()
 	ts := startServer(t, engine.NewEngine(engine.EngineOptions{Loader: loader, Metrics: m, MaxEntries: -1}), func(o *ServerOptions) { o.Metrics = m })
 	repo := t.TempDir()

@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/registry"
 )
 
 // TestRegistryCode: a registry failure reaches Argo CD with a code that says
@@ -19,14 +19,14 @@ func TestRegistryCode(t *testing.T) {
 		want codes.Code
 		ok   bool
 	}{
-		{&bundle.RegistryError{Reason: bundle.ReasonTimeout}, codes.Unavailable, true},
-		{&bundle.RegistryError{Reason: bundle.ReasonReset}, codes.Unavailable, true},
-		{&bundle.RegistryError{Reason: bundle.ReasonStatus, Status: 503}, codes.Unavailable, true},
-		{&bundle.RegistryError{Reason: bundle.ReasonStatus, Status: 429}, codes.Unavailable, true},
-		{&bundle.RegistryError{Reason: bundle.ReasonStatus, Status: 404}, codes.NotFound, true},
-		{&bundle.RegistryError{Reason: bundle.ReasonStatus, Status: 403}, codes.PermissionDenied, true},
-		{fmt.Errorf("spec.bundle: %w", &bundle.RegistryError{Reason: bundle.ReasonStatus, Status: 401}), codes.Unauthenticated, true},
-		{&bundle.RegistryError{Reason: bundle.ReasonStatus, Status: 400}, 0, false},
+		{&registry.Error{Reason: registry.ReasonTimeout}, codes.Unavailable, true},
+		{&registry.Error{Reason: registry.ReasonReset}, codes.Unavailable, true},
+		{&registry.Error{Reason: registry.ReasonStatus, Status: 503}, codes.Unavailable, true},
+		{&registry.Error{Reason: registry.ReasonStatus, Status: 429}, codes.Unavailable, true},
+		{&registry.Error{Reason: registry.ReasonStatus, Status: 404}, codes.NotFound, true},
+		{&registry.Error{Reason: registry.ReasonStatus, Status: 403}, codes.PermissionDenied, true},
+		{fmt.Errorf("spec.bundle: %w", &registry.Error{Reason: registry.ReasonStatus, Status: 401}), codes.Unauthenticated, true},
+		{&registry.Error{Reason: registry.ReasonStatus, Status: 400}, 0, false},
 		{errors.New("spec.namespace: required"), 0, false},
 	} {
 		got, ok := registryCode(c.err)

@@ -22,11 +22,12 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpb"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/engine"
+	"github.com/olm-cmp/olm-cmp/internal/registry"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
+	"github.com/olm-cmp/olm-cmp/internal/verify"
 )
 
 // DefaultSocketDir is where Argo CD's repo-server looks for plugin sockets
@@ -492,8 +493,13 @@ func (sv *service) status(ctx context.Context, r *request, err error) *status.St
 	}
 	code := codes.InvalidArgument
 	var ce *codedError
+	var refused *verify.RefusalError
 	if errors.As(err, &ce) {
 		code = ce.code
+	} else if errors.As(err, &refused) {
+		// The cluster's trust policy refused the image: not the request's
+		// fault, and no retry helps until the image is signed.
+		code = codes.PermissionDenied
 	} else if c, ok := registryCode(err); ok {
 		code = c
 	}
@@ -506,14 +512,14 @@ func (sv *service) status(ctx context.Context, r *request, err error) *status.St
 // when the reference or the credentials must change. Everything else a
 // render reports is about the request: InvalidArgument.
 func registryCode(err error) (codes.Code, bool) {
-	var re *bundle.RegistryError
+	var re *registry.Error
 	if !errors.As(err, &re) {
 		return 0, false
 	}
 	switch re.Reason {
-	case bundle.ReasonTimeout, bundle.ReasonReset, bundle.ReasonNetwork:
+	case registry.ReasonTimeout, registry.ReasonReset, registry.ReasonNetwork:
 		return codes.Unavailable, true
-	case bundle.ReasonStatus:
+	case registry.ReasonStatus:
 		switch {
 		case re.Status == 401:
 			return codes.Unauthenticated, true

@@ -25,6 +25,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
+	"github.com/olm-cmp/olm-cmp/internal/verify"
 )
 
 // Renderer is what the transports call: render one request and say how it
@@ -59,6 +60,11 @@ type EngineOptions struct {
 	// bundle package's image loader, which caches extracted images on disk by
 	// digest); nil means directory bundles and catalogs only.
 	Loader render.Loader
+	// Verifier returns the verifier of the cluster's trust policy
+	// (render.Renderer.Verifier) for each request, so that a policy file
+	// reloaded since takes effect on the next render; an error (a policy
+	// that no longer loads) fails the request. nil means no policy.
+	Verifier func() (*verify.Verifier, error)
 	// MaxEntries and MaxBytes bound the rendered-output cache (defaults 256
 	// entries, 256 MiB of manifests, YAML and JSON counted). MaxEntries < 0
 	// disables it.
@@ -71,11 +77,14 @@ type EngineOptions struct {
 // that decides it: the bundle render.Renderer.Resolve pins (an image's tag
 // is resolved on every request, because tags move; a directory is digested
 // by the bundle package), the catalog choice, the normalized spec, the
-// target cluster's API versions and the contents of the source directory's
-// files the render reads (extra manifests, patch files). It is safe for
-// concurrent use.
+// target cluster's API versions, the contents of the source directory's
+// files the render reads (extra manifests, patch files), and the trust
+// policy's hash and verdicts (Resolve verifies on every request, so a policy
+// change or a signature pushed since takes effect on the next render; a
+// refusal is an error, never cached). It is safe for concurrent use.
 type Engine struct {
 	r       *render.Renderer
+	trust   func() (*verify.Verifier, error)
 	results *bytecache.Cache[string, *render.Result] // nil when disabled
 	flights flights
 	m       *Metrics
@@ -83,7 +92,7 @@ type Engine struct {
 
 // NewEngine builds an Engine.
 func NewEngine(o EngineOptions) *Engine {
-	e := &Engine{r: &render.Renderer{Loader: o.Loader}, m: o.Metrics}
+	e := &Engine{r: &render.Renderer{Loader: o.Loader}, trust: o.Verifier, m: o.Metrics}
 	if o.MaxEntries >= 0 {
 		n, max := o.MaxEntries, o.MaxBytes
 		if n == 0 {
@@ -140,18 +149,22 @@ func (e *Engine) renderRequest(ctx context.Context, req render.Request, p *progr
 	} else {
 		p.enter("resolving spec.bundle " + echo.Quote(spec.Redact(req.Spec.Bundle)))
 	}
-	rv, err := e.r.Resolve(ctx, req)
+	r, err := e.renderer()
+	if err != nil {
+		return nil, Info{}, err
+	}
+	rv, err := r.Resolve(ctx, req)
 	if err != nil {
 		return nil, Info{}, err
 	}
 	info := Info{Cache: "off", Digest: rv.Origin.Digest}
 	if e.results == nil {
-		res, err := e.render(ctx, rv, p)
+		res, err := e.render(ctx, r, rv, p)
 		return res, info, err
 	}
-	key, err := key(rv)
+	key, err := key(rv, r.PolicyHash())
 	if err != nil {
-		res, err := e.render(ctx, rv, p) // it reports what could not be read
+		res, err := e.render(ctx, r, rv, p) // it reports what could not be read
 		return res, info, err
 	}
 	if res, ok := e.results.Get(key); ok {
@@ -167,7 +180,7 @@ func (e *Engine) renderRequest(ctx context.Context, req render.Request, p *progr
 			return res, nil
 		}
 		e.m.cacheMiss("render")
-		res, err := e.render(ctx, rv, p)
+		res, err := e.render(ctx, r, rv, p)
 		if err == nil {
 			e.results.Add(key, res, size(res))
 		}
@@ -180,14 +193,29 @@ func (e *Engine) renderRequest(ctx context.Context, req render.Request, p *progr
 	return res, info, err
 }
 
+// renderer is the renderer of one request: the engine's, with the trust
+// policy's verifier as it is now.
+func (e *Engine) renderer() (*render.Renderer, error) {
+	if e.trust == nil {
+		return e.r, nil
+	}
+	v, err := e.trust()
+	if err != nil {
+		return nil, err
+	}
+	r := *e.r
+	r.Verifier = v
+	return &r, nil
+}
+
 // render loads and renders a resolved request.
-func (e *Engine) render(ctx context.Context, rv render.Resolved, p *progress) (*render.Result, error) {
+func (e *Engine) render(ctx context.Context, r *render.Renderer, rv render.Resolved, p *progress) (*render.Result, error) {
 	if rv.Origin.Image != "" {
 		p.enter("loading the bundle image " + rv.Origin.Image)
 	} else {
 		p.enter("loading the bundle")
 	}
-	b, err := e.r.Load(ctx, rv)
+	b, err := r.Load(ctx, rv)
 	var res *render.Result
 	if err == nil {
 		if rv.UpgradeFrom != nil {
@@ -195,7 +223,7 @@ func (e *Engine) render(ctx context.Context, rv render.Resolved, p *progress) (*
 		} else {
 			p.enter("rendering")
 		}
-		res, err = e.r.RenderLoaded(ctx, rv, b)
+		res, err = r.RenderLoaded(ctx, rv, b)
 	}
 	if err == nil && res == nil {
 		err = errors.New("internal error: the renderer returned no result and no error")
@@ -231,7 +259,7 @@ func size(r *render.Result) int64 {
 // key is the cache key of a resolved request. It holds no path of the
 // request's own directories (they differ on every request), only what the
 // output depends on.
-func key(rv render.Resolved) (string, error) {
+func key(rv render.Resolved, policy string) (string, error) {
 	src, err := hashSourceFiles(rv.Request)
 	if err != nil {
 		return "", err
@@ -249,12 +277,16 @@ func key(rv render.Resolved) (string, error) {
 	if f := rv.UpgradeFrom; f != nil {
 		from = f.Origin.Digest + " " + f.Origin.Image
 	}
+	var sigs strings.Builder
+	for _, sg := range rv.Signatures {
+		fmt.Fprintf(&sigs, "%q %q %q %q %q %q %q;", sg.Role, sg.Image, sg.Digest, sg.Scope, sg.Mode, sg.Signer, sg.Problem)
+	}
 	apis := slices.Clone(req.APIVersions)
 	slices.Sort(apis)
 	apis = slices.Compact(apis)
 	h := sha256.New()
 	// Fields are length-prefixed so no two different inputs hash alike.
-	for _, part := range []string{o.Digest, o.Image, o.Ref, cat, from, string(req.Spec.Normalized()), req.Name, fmt.Sprint(req.APIVersions != nil), strings.Join(apis, ","), src} {
+	for _, part := range []string{o.Digest, o.Image, o.Ref, cat, from, string(req.Spec.Normalized()), req.Name, fmt.Sprint(req.APIVersions != nil), strings.Join(apis, ","), src, policy, sigs.String()} {
 		fmt.Fprintf(h, "%d:%s;", len(part), part)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

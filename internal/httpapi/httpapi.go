@@ -30,6 +30,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
+	"github.com/olm-cmp/olm-cmp/internal/verify"
 )
 
 // DefaultAddr is where the probe and metrics listener binds by default:
@@ -285,6 +286,8 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusGatewayTimeout, msg)
 		case errors.Is(err, context.Canceled):
 			fail(statusClientClosed, err.Error()) // the client went away; nobody reads this
+		case errors.As(err, new(*verify.RefusalError)):
+			fail(http.StatusForbidden, err.Error()) // the trust policy refused an image
 		default:
 			// A render error is about the request (spec or bundle).
 			fail(http.StatusUnprocessableEntity, err.Error())

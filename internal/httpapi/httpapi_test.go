@@ -22,6 +22,8 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/httpapi"
 	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/verify"
+	"github.com/olm-cmp/olm-cmp/internal/verify/verifytest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -429,5 +431,31 @@ func TestRenderTimeoutThroughEngine(t *testing.T) {
 	want := `olm-cmp: rendering \"` + ref + `\" did not finish within the 300ms render timeout (serve --render-timeout): still resolving spec.bundle \"` + ref + `\" after `
 	if resp.StatusCode != 504 || !strings.Contains(body, want) {
 		t.Errorf("%d %s, want 504 with %s", resp.StatusCode, body, want)
+	}
+}
+
+// TestRenderSignatures: POST /v1/render verifies as the plugin does: a
+// signed bundle renders with its signer annotated, an unsigned one under
+// enforce is a 403 with the policy's one-line refusal and no manifests.
+func TestRenderSignatures(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	tiny := "../cmpserver/testdata/repo/bundles/tiny"
+	signed := bundletest.PushDir(t, host, "olm/signed", "v1", tiny)
+	bundletest.PushDir(t, host, "olm/unsigned", "v1", tiny)
+	key := verifytest.NewKey(t, verifytest.ECDSA)
+	verifytest.SignTag(t, host, "olm/signed", signed, key)
+	loader := &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{host}}
+	v := verify.New(verifytest.Policy(t, verifytest.Scope(host, "enforce", key)), verify.Options{Remote: loader.Registry().RemoteOptions(context.Background())})
+	e := engine.NewEngine(engine.EngineOptions{Loader: loader, Verifier: func() (*verify.Verifier, error) { return v, nil }})
+	srv := httptest.NewServer(httpapi.RenderHandler(httpapi.Options{Renderer: e}))
+	t.Cleanup(srv.Close)
+
+	resp, body := do(t, "POST", srv.URL+"/v1/render", "bundle: "+host+"/olm/signed:v1\nnamespace: tiny-system\n")
+	if resp.StatusCode != 200 || strings.Count(body, "olm-cmp.dev/signature: 'key "+key.Name+"'") != strings.Count(body, "\nkind: ") {
+		t.Fatalf("signed: %d\n%s", resp.StatusCode, body)
+	}
+	resp, body = do(t, "POST", srv.URL+"/v1/render", "bundle: "+host+"/olm/unsigned:v1\nnamespace: tiny-system\n")
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "signature check refused "+host+"/olm/unsigned@"+signed) || strings.Contains(body, "kind:") {
+		t.Errorf("unsigned: %d\n%s", resp.StatusCode, body)
 	}
 }

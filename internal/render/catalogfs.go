@@ -24,6 +24,9 @@ type openedCatalog struct {
 	fsys fs.FS
 	// image is the catalog image pinned by digest; empty for a directory.
 	image string
+	// sig is the trust policy's verdict on the catalog; nil when no policy
+	// applies, or for a catalog opened again by its pin (see openCatalog).
+	sig   *Signature
 	close func()
 }
 
@@ -44,7 +47,14 @@ func (r *Renderer) openCatalog(ctx context.Context, req Request, pinned string) 
 		if err != nil {
 			return nil, fmt.Errorf("spec.catalog %s: %w", echo.Quote(s.Catalog), err)
 		}
-		return &openedCatalog{fsys: catalog.Open(root.FS(), "").Remember(r.CatalogMemo, CatalogDirKey(dir)), close: func() { root.Close() }}, nil
+		var sig *Signature
+		if v := r.verifier(s.RequireSignature); pinned == "" && v != nil {
+			if sig, err = verifyDir(v, RoleCatalog, "spec.catalog", s.Catalog, "", s.RequireSignature); err != nil {
+				root.Close()
+				return nil, err
+			}
+		}
+		return &openedCatalog{fsys: catalog.Open(root.FS(), "").Remember(r.CatalogMemo, CatalogDirKey(dir)), sig: sig, close: func() { root.Close() }}, nil
 	}
 	if err := notLocal(req, "spec.catalog", s.Catalog); err != nil {
 		return nil, err
@@ -57,11 +67,25 @@ func (r *Renderer) openCatalog(ctx context.Context, req Request, pinned string) 
 	if pinned != "" {
 		ref = pinned
 	}
+	// Under a trust policy the catalog is pinned first and verified by that
+	// digest before a byte of it is pulled. A catalog opened again by its
+	// pin was verified by the Resolve that pinned it.
+	var sig *Signature
+	if v := r.verifier(s.RequireSignature); v != nil && pinned == "" {
+		o, err := r.Loader.Resolve(ctx, ref)
+		if err != nil {
+			return nil, fmt.Errorf("spec.catalog %s: %w", echo.Quote(s.Catalog), err)
+		}
+		if sig, err = verifyImage(ctx, v, RoleCatalog, "spec.catalog "+echo.Quote(s.Catalog), o, s.RequireSignature); err != nil {
+			return nil, err
+		}
+		ref = o.Image
+	}
 	fsys, o, err := p.LoadCatalog(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("spec.catalog %s: %w", echo.Quote(s.Catalog), err)
 	}
-	return &openedCatalog{fsys: catalog.Open(fsys, bundle.CatalogIndexFile(o.Dir)).Remember(r.CatalogMemo, o.Image), image: o.Image, close: func() {}}, nil
+	return &openedCatalog{fsys: catalog.Open(fsys, bundle.CatalogIndexFile(o.Dir)).Remember(r.CatalogMemo, o.Image), image: o.Image, sig: sig, close: func() {}}, nil
 }
 
 // CatalogDirKey is the catalog.Memo key of a catalog directory (located by

@@ -54,6 +54,8 @@ type pipeline struct {
 	// examples are the objects spec.examples added (keyed by sameObject),
 	// for checkUnique's error.
 	exampleObjs map[string]bool
+	// signatures are the trust policy's verdicts (Resolved.Signatures).
+	signatures []Signature
 }
 
 func newPipeline(req Request, b *bundle.Bundle) (*pipeline, error) {
@@ -222,12 +224,16 @@ func (p *pipeline) annotations() map[string]string {
 	if src == "" {
 		src = p.b.Origin.Ref
 	}
-	return map[string]string{
+	a := map[string]string{
 		AnnotationBundle:  p.b.CSV.Name,
 		AnnotationPackage: p.b.Package + "@" + p.b.CSV.Spec.Version.String(),
 		AnnotationSource:  src,
 		AnnotationDigest:  p.b.Origin.Digest,
 	}
+	if sig, ok := bundleSignature(p.signatures); ok {
+		a[AnnotationSignature] = sig
+	}
+	return a
 }
 
 // readPatchFile reads a patch's path relative to the source directory and

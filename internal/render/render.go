@@ -19,6 +19,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/requirements"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 	"github.com/olm-cmp/olm-cmp/internal/transform"
+	"github.com/olm-cmp/olm-cmp/internal/verify"
 )
 
 // Request is one render.
@@ -79,6 +80,9 @@ type Result struct {
 	// Requirements are the requirements report's findings (package
 	// requirements), accepted ones included; the others are also Warnings.
 	Requirements []requirements.Finding
+	// Signatures are Resolved.Signatures: what the trust policy said about
+	// the images rendered.
+	Signatures []Signature
 }
 
 // YAML joins the manifests into one multi-document stream (in one
@@ -111,6 +115,11 @@ type Renderer struct {
 	// Renderer's life (catalog.Memo): for a run that reads one catalog
 	// several times (`olm-cmp upgrade`), never for a server.
 	CatalogMemo *catalog.Memo
+
+	// Verifier checks the signatures of the catalog and bundle images
+	// against the cluster's trust policy, after Resolve pins them and
+	// before anything reads them (signature.go); nil means no policy.
+	Verifier *verify.Verifier
 }
 
 // Loader resolves image references to digests and loads bundles.
@@ -136,6 +145,10 @@ type Resolved struct {
 	// UpgradeFrom is the bundle of spec.upgradeFrom, resolved the same way;
 	// nil without it (see RenderLoaded).
 	UpgradeFrom *Resolved
+	// Signatures are the trust policy's verdicts, the catalog image's (when
+	// spec.catalog names one) then the bundle's; nil when no trust policy
+	// applies (none configured, and the spec demands none).
+	Signatures []Signature
 }
 
 // Render runs the whole pipeline. It returns either the complete output or an
@@ -286,6 +299,7 @@ func RenderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, 
 	if err != nil {
 		return nil, err
 	}
+	p.signatures = rv.Signatures
 	if err := checkExcludeFiles(p, rv.Request.Spec, b); err != nil {
 		return nil, err
 	}
@@ -293,7 +307,7 @@ func RenderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, 
 	if err != nil {
 		return nil, err
 	}
-	report, reqWarnings, err := checkRequirements(rv.Request, b, nodes, p.unmatched)
+	report, reqWarnings, err := checkRequirements(rv.Request, b, nodes, p.unmatched, unverified(rv.Signatures))
 	if err != nil {
 		return nil, err
 	}
@@ -310,6 +324,7 @@ func RenderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, 
 		Warnings:  append(p.warnings, reqWarnings...),
 
 		Requirements: report,
+		Signatures:   rv.Signatures,
 	}, nil
 }
 

@@ -17,8 +17,8 @@ import (
 // entries that matched nothing (unmatched, from the steps, and the accept
 // entries that accept no finding) become warnings, the entries first, or
 // with spec.strict one error listing them all, an entry per line.
-func checkRequirements(req Request, b *bundle.Bundle, objs []*yaml.RNode, unmatched []string) ([]requirements.Finding, []string, error) {
-	in := requirements.Input{Bundle: b, Spec: req.Spec, Objects: objs, APIVersions: req.APIVersions}
+func checkRequirements(req Request, b *bundle.Bundle, objs []*yaml.RNode, unmatched []string, unsigned []requirements.Unverified) ([]requirements.Finding, []string, error) {
+	in := requirements.Input{Bundle: b, Spec: req.Spec, Objects: objs, APIVersions: req.APIVersions, Unverified: unsigned}
 	report := requirements.Report(in)
 	unmatched = append(slices.Clone(unmatched), requirements.UnmatchedAccept(in, report)...)
 	pending := requirements.Pending(report)

@@ -37,6 +37,9 @@ func (r *Renderer) Resolve(ctx context.Context, req Request) (Resolved, error) {
 		defer cat.close()
 	}
 	rv, err := r.resolveBundle(ctx, req, cat)
+	if err == nil {
+		err = r.verifyBundle(ctx, &rv, cat)
+	}
 	if err != nil || req.Spec.UpgradeFrom == "" {
 		return rv, err
 	}

@@ -37,10 +37,12 @@ const (
 	OpenShift    Category = "openshift"
 	Certificates Category = "certificates"
 	Dependency   Category = "dependency"
+	// Signature: an image the trust policy did not verify (in warn mode).
+	Signature Category = "signature"
 )
 
 // Categories lists every category, in report order.
-var Categories = []Category{Image, API, OpenShift, Certificates, Dependency}
+var Categories = []Category{Image, API, OpenShift, Certificates, Dependency, Signature}
 
 // Severity says how sure the operator is to fail without action. It is the
 // safety report's severity: one concept, "error" or "warning", for every
@@ -97,6 +99,9 @@ type Input struct {
 	// APIVersions, when non-nil, are the group/versions the cluster serves
 	// (Argo CD's KUBE_API_VERSIONS): a missing API is then a fact.
 	APIVersions []string
+	// Unverified are the images the trust policy did not verify (render's
+	// Signatures, in warn mode).
+	Unverified []Unverified
 }
 
 // Report computes the findings of in, merged (one finding per category and
@@ -112,6 +117,7 @@ func Report(in Input) []Finding {
 	fs = append(fs, openshift...)
 	fs = append(fs, certs...)
 	fs = append(fs, dependencyFindings(in)...)
+	fs = append(fs, signatureFindings(in)...)
 	fs = merge(fs)
 	accept := compileAccept(in.Spec.Accept)
 	for i := range fs {

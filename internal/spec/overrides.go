@@ -62,6 +62,7 @@ var paramDocs = map[string][2]string{
 	"syncWaves":           {"Sync waves", "Argo CD sync wave per group (crds, rbac, operator, webhooks, crs) as a JSON or YAML object"},
 	"keepCRDs":            {"Keep CRDs", "Protect CRDs from deletion by Argo CD (true or false; default true)"},
 	"strict":              {"Strict", "Fail the render on every requirements finding not accepted and every spec entry that matches nothing (true or false)"},
+	"requireSignature":    {"Require signature", "Refuse the render unless the bundle image (and a catalog image) is signed by a key or identity the cluster's trust policy trusts, even where the policy only warns (true or false; it can only tighten the policy)"},
 	"clusterAPIs":         {"Cluster APIs", "APIs the cluster serves beyond vanilla Kubernetes, group/version or group (e.g. cert-manager.io/v1)"},
 	"upgradeFrom":         {"Upgrade from", "The version the cluster runs today (the image tag, or the exact catalog version): the render fails if upgrading from it is unsafe (e.g. 1.19.1)"},
 	"acknowledge":         {"Acknowledged safety findings", "Upgrade safety findings judged safe, each {rule, crd, version, path, reason} as olm-cmp diff -o json prints them, as a JSON or YAML list"},

@@ -136,6 +136,12 @@ type Spec struct {
 	// Strict turns the requirements report's findings, upgrade-graph
 	// warnings and spec entries that match nothing into errors.
 	Strict bool `json:"strict,omitempty"`
+	// RequireSignature demands that the bundle image (and the catalog image,
+	// when spec.catalog names one) verify against the cluster's trust policy,
+	// even where the policy says warn or off: an Application can tighten the
+	// policy, never loosen it (false leaves the policy as it is). A directory
+	// bundle or catalog, which nothing signs, is then refused.
+	RequireSignature bool `json:"requireSignature,omitempty"`
 	// ClusterAPIs are APIs the target cluster serves beyond vanilla
 	// Kubernetes ("cert-manager.io/v1", or a group alone for every version):
 	// the requirements report counts them as served.
@@ -874,7 +880,7 @@ var dotlessGroups = []string{"v1", "core", "apps", "autoscaling", "batch", "poli
 
 // acceptCategories are the requirements report's categories (package
 // requirements), which spec.accept entries name.
-var acceptCategories = []string{"image", "api", "openshift", "certificates", "dependency", "*"}
+var acceptCategories = []string{"image", "api", "openshift", "certificates", "dependency", "signature", "*"}
 
 // MaxAcceptEntries and MaxAcceptLength bound spec.accept: every entry is
 // matched against every finding of every render, so a spec cannot make a
@@ -888,7 +894,7 @@ const (
 func checkAccept(a string) string {
 	c, subject, found := strings.Cut(a, ":")
 	if !slices.Contains(acceptCategories, c) {
-		return "use category:subject, the category one of image, api, openshift, certificates, dependency (e.g. api:route.openshift.io)"
+		return "use category:subject, the category one of image, api, openshift, certificates, dependency, signature (e.g. api:route.openshift.io)"
 	}
 	if found && strings.TrimSpace(subject) == "" {
 		return "empty subject: name it, or use * for the whole category"

@@ -5,17 +5,18 @@ import (
 	"errors"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/registry"
 )
 
 // registryStatus is the HTTP status of a failed call through olm-cmp's
 // registry transport (0 for another failure), and whether the transport
-// worded the failure itself (a timeout, a stop) as a *bundle.RegistryError.
+// worded the failure itself (a timeout, a stop) as a *registry.Error.
 func registryStatus(err error) (status int, worded bool) {
-	var re *bundle.RegistryError
+	var re *registry.Error
 	if !errors.As(err, &re) {
 		return 0, false
 	}
-	if re.Reason == bundle.ReasonStatus {
+	if re.Reason == registry.ReasonStatus {
 		return re.Status, true
 	}
 	return 0, true

@@ -47,8 +47,9 @@ type argoCD struct {
 
 // argoOptions are what differs between the Argo CD lines.
 type argoOptions struct {
-	v3 bool              // Argo CD 3.x flags and PATH
-	cm map[string]string // extra argocd-cm data (resource customizations)
+	v3    bool              // Argo CD 3.x flags and PATH
+	cm    map[string]string // extra argocd-cm data (resource customizations)
+	serve []string          // extra `olm-cmp serve` flags (a trust policy)
 }
 
 // startArgoCD starts everything but the Applications; processes stop at test cleanup.
@@ -74,6 +75,7 @@ func startArgoCD(t *testing.T, e env, bin string, opt argoOptions) *argoCD {
 	if _, err := os.Stat(filepath.Join(e.repo, "plugin.yaml")); err == nil {
 		serveArgs = append(serveArgs, "--config", filepath.Join(e.repo, "plugin.yaml"))
 	}
+	serveArgs = append(serveArgs, opt.serve...)
 	a.stop = startProc(t, a.runDir, "olm-cmp", nil, e.olmCmp, serveArgs...)
 	waitHTTP(t, "http://127.0.0.1:18080/readyz", time.Minute)
 	a.plugin = pluginName(t, a.sockDir)

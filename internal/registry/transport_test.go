@@ -1,4 +1,4 @@
-package bundle
+package registry
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
@@ -29,7 +31,7 @@ const (
 
 // testTimeouts are short, so stalls fail fast; stall cases must fail within
 // stallCeiling, ten times the longest of them.
-var testTimeouts = RegistryTimeouts{
+var testTimeouts = Timeouts{
 	Dial:           time.Second,
 	TLSHandshake:   300 * time.Millisecond,
 	ResponseHeader: 300 * time.Millisecond,
@@ -67,27 +69,31 @@ func assertNoCanary(t *testing.T, text string) {
 	}
 }
 
-// faultLoader is a loader for fr with the canary credential and short
-// timeouts and retry waits.
-func faultLoader(t *testing.T, fr *bundletest.FaultRegistry) *ImageLoader {
-	l := &ImageLoader{
-		CacheDir:       t.TempDir(),
+// faultOptions are the options of a client of fr with the canary
+// credential and short timeouts and retry waits.
+func faultOptions(t *testing.T, fr *bundletest.FaultRegistry) Options {
+	o := Options{
 		RegistryConfig: canaryConfig(t, fr.Host),
 		Timeouts:       testTimeouts,
+		RetryWait:      10 * time.Millisecond,
 	}
 	if fr.Transport != nil {
-		l.Transport = fr.Transport
+		o.Transport = fr.Transport
 	} else {
-		l.Insecure = []string{fr.Host}
+		o.Insecure = []string{fr.Host}
 	}
-	l.registry.retryWait = 10 * time.Millisecond
-	return l
+	return o
 }
 
-// TestRegistryFaults: every registry fault, through Resolve or Load, fails
+// testImage is a small image: what it holds does not matter here.
+func testImage(t *testing.T) v1.Image {
+	return bundletest.Image(t, bundletest.Layer(t, bundletest.File("manifests/a.yaml", "kind: ConfigMap\n")))
+}
+
+// TestRegistryFaults: every registry fault, through Resolve or Pull, fails
 // with one error naming the registry, the reference and the step (or, for
 // passing faults, is retried into a success), in bounded time, and without
-// the credential the loader sent.
+// the credential the client sent.
 func TestRegistryFaults(t *testing.T) {
 	echo := bundletest.Fault{Status: http.StatusUnauthorized, EchoAuthorization: true,
 		Header: http.Header{"WWW-Authenticate": {`Basic realm="x"`}}}
@@ -97,15 +103,15 @@ func TestRegistryFaults(t *testing.T) {
 		where bundletest.Where
 		fault bundletest.Fault
 		times int
-		// load: the fault hits Load (the pull) rather than Resolve.
+		// load: the fault hits Pull rather than Resolve.
 		load bool
 		tag  string // default v1
 
 		ok      bool   // the fault is retried away
-		reason  Reason // "" when the error is not a *RegistryError
+		reason  Reason // "" when the error is not a *Error
 		status  int
 		timeout string
-		step    string // in RegistryError.Step
+		step    string // in Error.Step
 		text    string // in the message
 	}{
 		{name: "401 with WWW-Authenticate", where: manifests, fault: bundletest.Fault{Status: 401, Header: http.Header{"WWW-Authenticate": {`Basic realm="x"`}},
@@ -155,8 +161,8 @@ func TestRegistryFaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			fr := bundletest.NewFaultRegistry(t, bundletest.FaultOptions{TLS: tc.tls, User: canaryUser, Password: canaryPassword})
-			fr.PushDir(t, "widget", "v1", "testdata/good")
-			l := faultLoader(t, fr)
+			fr.Push(t, "widget", "v1", testImage(t))
+			c := New(faultOptions(t, fr))
 			ctx := context.Background()
 			tag := tc.tag
 			if tag == "" {
@@ -164,20 +170,20 @@ func TestRegistryFaults(t *testing.T) {
 			}
 			ref := fr.Host + "/widget:" + tag
 
-			var o Origin
+			var d name.Digest
 			var err error
 			if tc.load {
-				if o, err = l.Resolve(ctx, ref); err != nil {
+				if d, err = c.Resolve(ctx, ref); err != nil {
 					t.Fatal(err)
 				}
-				ref = o.Image
+				ref = d.String()
 			}
 			fr.Inject(tc.where, tc.fault, tc.times)
 			start := time.Now()
 			if tc.load {
-				_, err = l.Load(ctx, o)
+				_, _, err = c.Pull(ctx, d)
 			} else {
-				_, err = l.Resolve(ctx, ref)
+				_, err = c.Resolve(ctx, ref)
 			}
 			elapsed := time.Since(start)
 			if elapsed > stallCeiling {
@@ -203,10 +209,10 @@ func TestRegistryFaults(t *testing.T) {
 					t.Errorf("error lacks %q", want)
 				}
 			}
-			var re *RegistryError
+			var re *Error
 			if !errors.As(err, &re) {
 				if tc.reason != "" {
-					t.Fatalf("not a *RegistryError: %T", err)
+					t.Fatalf("not a *Error: %T", err)
 				}
 				return
 			}
@@ -240,18 +246,18 @@ func TestRegistryRetries(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			fr := bundletest.NewFaultRegistry(t, bundletest.FaultOptions{})
-			fr.PushDir(t, "widget", "v1", "testdata/good")
-			l := faultLoader(t, fr)
+			fr.Push(t, "widget", "v1", testImage(t))
+			c := New(faultOptions(t, fr))
 			fr.Inject(manifests, tc.fault, tc.times)
 			fr.Requests.Reset()
-			_, err := l.Resolve(context.Background(), fr.Host+"/widget:v1")
+			_, err := c.Resolve(context.Background(), fr.Host+"/widget:v1")
 			if tc.attempts == 0 {
 				if err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			var re *RegistryError
+			var re *Error
 			if !errors.As(err, &re) || re.Attempts != tc.attempts {
 				t.Fatalf("got %v (%+v), want %d attempts", err, re, tc.attempts)
 			}
@@ -269,18 +275,14 @@ func TestRegistryRetries(t *testing.T) {
 // ReadIdle, naming the blob, rather than hanging.
 func TestRegistryBlobStallsMidStream(t *testing.T) {
 	fr := bundletest.NewFaultRegistry(t, bundletest.FaultOptions{})
-	fr.PushDir(t, "widget", "v1", "testdata/good")
-	l := faultLoader(t, fr)
+	fr.Push(t, "widget", "v1", testImage(t))
+	c := New(faultOptions(t, fr))
 	ctx := context.Background()
-	o, err := l.Resolve(ctx, fr.Host+"/widget:v1")
+	d, err := c.Resolve(ctx, fr.Host+"/widget:v1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _, err := l.pinned(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := remote.Image(d, l.remoteOptions(ctx)...)
+	img, err := remote.Image(d, c.RemoteOptions(ctx)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +299,7 @@ func TestRegistryBlobStallsMidStream(t *testing.T) {
 	defer rc.Close()
 	start := time.Now()
 	_, err = io.Copy(io.Discard, rc)
-	var re *RegistryError
+	var re *Error
 	if !errors.As(err, &re) || re.Reason != ReasonTimeout || re.Timeout != TimeoutReadIdle || re.Step != "fetching blob "+digest.String() {
 		t.Fatalf("got %v", err)
 	}
@@ -310,15 +312,16 @@ func TestRegistryBlobStallsMidStream(t *testing.T) {
 // deadline is not attempted.
 func TestRegistryRetryStopsAtDeadline(t *testing.T) {
 	fr := bundletest.NewFaultRegistry(t, bundletest.FaultOptions{})
-	fr.PushDir(t, "widget", "v1", "testdata/good")
-	l := faultLoader(t, fr)
-	l.registry.retryWait = 5 * time.Second
+	fr.Push(t, "widget", "v1", testImage(t))
+	o := faultOptions(t, fr)
+	o.RetryWait = 5 * time.Second
+	c := New(o)
 	fr.Inject(manifests, bundletest.Fault{Status: 503}, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err := l.Resolve(ctx, fr.Host+"/widget:v1")
-	var re *RegistryError
+	_, err := c.Resolve(ctx, fr.Host+"/widget:v1")
+	var re *Error
 	if !errors.As(err, &re) || re.Status != 503 || re.Attempts != 1 {
 		t.Fatalf("got %v", err)
 	}
@@ -345,13 +348,13 @@ func TestRegistryStalledHost(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			host := bundletest.NewBlackHole(t)
-			l := &ImageLoader{CacheDir: t.TempDir(), Timeouts: testTimeouts, RegistryConfig: canaryConfig(t, host)}
+			o := Options{Timeouts: testTimeouts, RegistryConfig: canaryConfig(t, host)}
 			if tc.insecure {
-				l.Insecure = []string{host}
+				o.Insecure = []string{host}
 			}
 			ref := host + "/widget:v1"
 			start := time.Now()
-			_, err := l.Resolve(context.Background(), ref)
+			_, err := New(o).Resolve(context.Background(), ref)
 			elapsed := time.Since(start)
 			if err == nil {
 				t.Fatal("a silent registry resolved")
@@ -360,7 +363,7 @@ func TestRegistryStalledHost(t *testing.T) {
 			if elapsed > stallCeiling {
 				t.Errorf("took %s, over %s", elapsed, stallCeiling)
 			}
-			var re *RegistryError
+			var re *Error
 			if !errors.As(err, &re) || re.Reason != ReasonTimeout || re.Timeout != tc.timeout || re.Host != host || re.Step != "contacting the registry" {
 				t.Errorf("got %#v", re)
 			}
@@ -379,14 +382,14 @@ func TestRegistryStalledHost(t *testing.T) {
 // caller's cause, so the CLI can name its --timeout.
 func TestRegistryDeadlineNamesItsCause(t *testing.T) {
 	fr := bundletest.NewFaultRegistry(t, bundletest.FaultOptions{})
-	fr.PushDir(t, "widget", "v1", "testdata/good")
-	l := faultLoader(t, fr)
-	l.Timeouts.ResponseHeader = time.Minute
+	fr.Push(t, "widget", "v1", testImage(t))
+	o := faultOptions(t, fr)
+	o.Timeouts.ResponseHeader = time.Minute
 	fr.Inject(manifests, bundletest.Fault{Stall: true}, 0)
 	cause := errors.New("the --timeout of 300ms expired")
 	ctx, cancel := context.WithTimeoutCause(context.Background(), 300*time.Millisecond, cause)
 	defer cancel()
-	_, err := l.Resolve(ctx, fr.Host+"/widget:v1")
+	_, err := New(o).Resolve(ctx, fr.Host+"/widget:v1")
 	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, cause) {
 		t.Fatalf("got %v", err)
 	}
@@ -401,14 +404,14 @@ func TestRegistryDeadlineNamesItsCause(t *testing.T) {
 // short, quick, and the memory it costs is not proportional to the page.
 func TestRegistryHugeErrorBody(t *testing.T) {
 	fr := bundletest.NewFaultRegistry(t, bundletest.FaultOptions{})
-	fr.PushDir(t, "widget", "v1", "testdata/good")
-	l := faultLoader(t, fr)
+	fr.Push(t, "widget", "v1", testImage(t))
+	c := New(faultOptions(t, fr))
 	fr.Inject(manifests, bundletest.Fault{Status: 500, BodySize: 200 << 20}, 0)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	start := time.Now()
-	_, err := l.Resolve(context.Background(), fr.Host+"/widget:v1")
+	_, err := c.Resolve(context.Background(), fr.Host+"/widget:v1")
 	elapsed := time.Since(start)
 	runtime.ReadMemStats(&after)
 	if err == nil {
@@ -429,27 +432,25 @@ func TestRegistryHugeErrorBody(t *testing.T) {
 }
 
 // TestAllowedRegistries: a reference to a registry outside the allow-list
-// is refused before any request, for bundles, pinned images and catalogs.
+// is refused by Parse and Resolve before any request; Docker Hub is
+// docker.io in the list, index.docker.io in references.
 func TestAllowedRegistries(t *testing.T) {
 	host, reqs := bundletest.NewRegistry(t)
-	bundletest.PushDir(t, host, "widget", "v1", "testdata/good")
+	bundletest.Push(t, host, "widget", "v1", testImage(t))
 	ctx := context.Background()
 
-	open := newLoader(t, host)
-	open.AllowedRegistries = []string{" " + host + " "}
-	o, err := open.Resolve(ctx, host+"/widget:v1")
+	open := New(Options{Insecure: []string{host}, AllowedRegistries: []string{" " + host + " "}})
+	d, err := open.Resolve(ctx, host+"/widget:v1")
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	closed := newLoader(t, host)
-	closed.AllowedRegistries = []string{"quay.io", "docker.io"}
+	closed := New(Options{Insecure: []string{host}, AllowedRegistries: []string{"quay.io", "docker.io"}})
 	reqs.Reset()
 	_, rerr := closed.Resolve(ctx, host+"/widget:v1")
-	_, lerr := closed.Load(ctx, o)
-	_, _, cerr := closed.LoadCatalog(ctx, host+"/catalog:latest")
-	for _, err := range []error{rerr, lerr, cerr} {
-		if !errors.Is(err, ErrRegistryNotAllowed) {
+	_, perr := closed.Parse(d.String())
+	for _, err := range []error{rerr, perr} {
+		if !errors.Is(err, ErrNotAllowed) {
 			t.Errorf("not refused: %v", err)
 			continue
 		}
@@ -462,13 +463,12 @@ func TestAllowedRegistries(t *testing.T) {
 	if n := reqs.Total(); n != 0 {
 		t.Errorf("%d requests to a registry that is not allowed", n)
 	}
-	// Docker Hub is docker.io in the list, index.docker.io in references.
 	for _, ref := range []string{"busybox:1", "docker.io/library/busybox:1", "quay.io/x/y:1"} {
-		if _, err := closed.parse(ref); err != nil {
+		if _, err := closed.Parse(ref); err != nil {
 			t.Errorf("%s refused: %v", ref, err)
 		}
 	}
-	if _, err := closed.parse("ghcr.io/x/y:1"); !errors.Is(err, ErrRegistryNotAllowed) {
+	if _, err := closed.Parse("ghcr.io/x/y:1"); !errors.Is(err, ErrNotAllowed) {
 		t.Errorf("ghcr.io allowed: %v", err)
 	}
 }

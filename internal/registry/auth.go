@@ -1,4 +1,4 @@
-package bundle
+package registry
 
 import (
 	"encoding/base64"

@@ -1,4 +1,4 @@
-package bundle
+package registry
 
 import (
 	"bytes"
@@ -12,21 +12,17 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
-// Defaults of RegistryTimeouts. A registry that takes longer than these to
+// Defaults of Timeouts. A registry that takes longer than these to
 // connect or to start answering is down or overloaded, not slow: failing
 // names it, where waiting would stall every Argo CD refresh behind it.
 const (
@@ -36,12 +32,12 @@ const (
 	DefaultReadIdleTimeout       = 30 * time.Second
 )
 
-// RegistryTimeouts bound each registry request. Zero fields take the
-// defaults above. They apply when ImageLoader.Transport is nil or an
+// Timeouts bound each registry request. Zero fields take the
+// defaults above. They apply when Options.Transport is nil or an
 // *http.Transport (a clone gets them); any other RoundTripper keeps its own.
 // The whole pull is bounded apart from these by PullTimeout and the caller's
 // context.
-type RegistryTimeouts struct {
+type Timeouts struct {
 	// Dial bounds opening the TCP connection.
 	Dial time.Duration
 	// TLSHandshake bounds the TLS handshake.
@@ -55,7 +51,7 @@ type RegistryTimeouts struct {
 	ReadIdle time.Duration
 }
 
-func (t RegistryTimeouts) withDefaults() RegistryTimeouts {
+func (t Timeouts) withDefaults() Timeouts {
 	set := func(d *time.Duration, def time.Duration) {
 		if *d <= 0 {
 			*d = def
@@ -89,70 +85,10 @@ const (
 	defaultRetryWait = 500 * time.Millisecond
 )
 
-// registryClient is what an ImageLoader keeps between registry calls: its
-// transports, built once so connections are reused, and the credentials it
-// has sent, so that no error text can carry them.
-type registryClient struct {
-	once             sync.Once
-	secure, insecure http.RoundTripper
-	secrets          secrets
-	// retryWait replaces defaultRetryWait (tests).
-	retryWait time.Duration
-}
-
-// remoteOptions are the go-containerregistry options of one registry call.
-func (l *ImageLoader) remoteOptions(ctx context.Context) []remote.Option {
-	return []remote.Option{
-		remote.WithContext(ctx),
-		remote.WithAuthFromKeychain(&recordingKeychain{inner: l.keychain(), secrets: &l.registry.secrets}),
-		remote.WithTransport(l.registryTransport()),
-		remote.WithUserAgent("olm-cmp"),
-		// registryTransport retries what is worth retrying; the library's
-		// own retries on top would multiply the attempts and the waits.
-		remote.WithRetryStatusCodes(),
-	}
-}
-
-// keychain is Keychain, else RegistryConfig's file, else the default one.
-func (l *ImageLoader) keychain() authn.Keychain {
-	switch {
-	case l.Keychain != nil:
-		return l.Keychain
-	case l.RegistryConfig != "":
-		return &fileKeychain{path: l.RegistryConfig}
-	}
-	return authn.DefaultKeychain
-}
-
-func (l *ImageLoader) registryTransport() *registryTransport {
-	c := &l.registry
-	timeouts := l.Timeouts.withDefaults()
-	c.once.Do(func() {
-		base := l.Transport
-		if base == nil {
-			base = remote.DefaultTransport
-		}
-		c.secure = withTimeouts(base, timeouts)
-		c.insecure = skipVerify(c.secure)
-	})
-	wait := c.retryWait
-	if wait <= 0 {
-		wait = defaultRetryWait
-	}
-	return &registryTransport{
-		secure:    c.secure,
-		insecure:  c.insecure,
-		allowed:   l.insecure,
-		timeouts:  timeouts,
-		secrets:   &c.secrets,
-		retryWait: wait,
-	}
-}
-
 // withTimeouts returns a clone of t with the dial, TLS-handshake and
 // response-header timeouts set, or t itself when it is not an
 // *http.Transport it can clone.
-func withTimeouts(t http.RoundTripper, to RegistryTimeouts) http.RoundTripper {
+func withTimeouts(t http.RoundTripper, to Timeouts) http.RoundTripper {
 	ht, ok := t.(*http.Transport)
 	if !ok {
 		return t
@@ -194,7 +130,7 @@ func skipVerify(t http.RoundTripper) http.RoundTripper {
 //   - retries idempotent requests (GET, HEAD) on 429, 502, 503, 504 and
 //     dropped connections, a bounded number of times, honouring Retry-After
 //     up to maxRetryAfter, never past the context's deadline;
-//   - turns every failure into a *RegistryError naming the host, the step
+//   - turns every failure into a *Error naming the host, the step
 //     and, for a timeout, which limit fired;
 //   - bounds what it reads: failed responses' bodies to maxErrorBody (then
 //     shortened and stripped of credentials before go-containerregistry
@@ -203,7 +139,7 @@ func skipVerify(t http.RoundTripper) http.RoundTripper {
 type registryTransport struct {
 	secure, insecure http.RoundTripper
 	allowed          func(host string) bool
-	timeouts         RegistryTimeouts
+	timeouts         Timeouts
 	secrets          *secrets
 	retryWait        time.Duration
 }
@@ -215,7 +151,7 @@ func (t *registryTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if t.allowed(req.URL.Host) {
 		base = t.insecure
 	} else if req.URL.Scheme != "https" {
-		return nil, &RegistryError{Reason: ReasonPlainHTTP, Host: req.URL.Host, Step: step}
+		return nil, &Error{Reason: ReasonPlainHTTP, Host: req.URL.Host, Step: step}
 	}
 	idempotent := req.Method == http.MethodGet || req.Method == http.MethodHead
 	for attempt := 1; ; attempt++ {
@@ -272,7 +208,7 @@ func (t *registryTransport) nextAttempt(req *http.Request, resp *http.Response, 
 	wait += time.Duration(rand.Int64N(int64(wait)/5 + 1)) // jitter: clients retrying in step hit the registry in step
 	switch {
 	case err != nil:
-		var re *RegistryError
+		var re *Error
 		if !errors.As(err, &re) || re.Reason != ReasonReset {
 			return 0, false
 		}
@@ -308,13 +244,13 @@ func retryAfter(v string) (time.Duration, bool) {
 }
 
 // finish hands the last attempt's outcome to go-containerregistry: a
-// response whose retries ran out becomes a *RegistryError (the library
+// response whose retries ran out becomes a *Error (the library
 // would only say "unexpected status code"); another failed response gets a
 // short, redacted body, from which the library makes its error; a success
 // gets its size cap.
 func (t *registryTransport) finish(req *http.Request, step string, resp *http.Response, err error, attempts int) (*http.Response, error) {
 	if err != nil {
-		var re *RegistryError
+		var re *Error
 		if errors.As(err, &re) {
 			re.Attempts = attempts
 		}
@@ -336,7 +272,7 @@ func (t *registryTransport) finish(req *http.Request, step string, resp *http.Re
 		return nil, rerr
 	}
 	if retryable(resp.StatusCode) {
-		return nil, &RegistryError{
+		return nil, &Error{
 			Reason: ReasonStatus, Host: req.URL.Host, Step: step, Status: resp.StatusCode,
 			Detail: errorText(raw, t.secrets), Attempts: attempts, RetryAfter: resp.Header.Get("Retry-After"),
 		}
@@ -369,9 +305,9 @@ const (
 	phaseBody
 )
 
-// failure turns a transport error into a *RegistryError.
+// failure turns a transport error into a *Error.
 func (t *registryTransport) failure(req *http.Request, step string, at phase, err error, attempts int) error {
-	e := &RegistryError{Host: req.URL.Host, Step: step, Attempts: attempts}
+	e := &Error{Host: req.URL.Host, Step: step, Attempts: attempts}
 	var ne net.Error
 	switch {
 	case req.Context().Err() != nil:
@@ -399,7 +335,7 @@ func (t *registryTransport) failure(req *http.Request, step string, at phase, er
 // bodyReader is every response body: it aborts a body that stays silent
 // for idle (by cancelling the request's own context, the one way to
 // interrupt a read in progress), caps its size when limit is not negative,
-// and turns read failures into *RegistryError.
+// and turns read failures into *Error.
 type bodyReader struct {
 	rc     io.ReadCloser
 	cancel context.CancelCauseFunc
@@ -424,14 +360,14 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	b.timer.Stop()
 	if b.limit >= 0 {
 		if b.limit -= int64(n); b.limit < 0 {
-			return n, &RegistryError{Reason: ReasonTooLarge, Host: b.req.URL.Host, Step: b.step, Attempts: 1}
+			return n, &Error{Reason: ReasonTooLarge, Host: b.req.URL.Host, Step: b.step, Attempts: 1}
 		}
 	}
 	switch {
 	case err == nil || err == io.EOF:
 		return n, err
 	case b.fired.Load():
-		return n, &RegistryError{Reason: ReasonTimeout, Host: b.req.URL.Host, Step: b.step, Timeout: TimeoutReadIdle, Limit: b.idle, Attempts: 1}
+		return n, &Error{Reason: ReasonTimeout, Host: b.req.URL.Host, Step: b.step, Timeout: TimeoutReadIdle, Limit: b.idle, Attempts: 1}
 	}
 	return n, b.t.failure(b.req, b.step, phaseBody, err, 1)
 }
@@ -487,7 +423,7 @@ func stepOf(req *http.Request) string {
 type Reason string
 
 const (
-	// ReasonTimeout: one of RegistryTimeouts fired (RegistryError.Timeout says which).
+	// ReasonTimeout: one of Timeouts fired (Error.Timeout says which).
 	ReasonTimeout Reason = "timeout"
 	// ReasonStopped: the caller's context ended (its deadline, PullTimeout or a cancel).
 	ReasonStopped Reason = "stopped"
@@ -503,7 +439,7 @@ const (
 	ReasonPlainHTTP Reason = "plain HTTP"
 )
 
-// The timeouts of RegistryTimeouts, as RegistryError.Timeout names them.
+// The timeouts of Timeouts, as Error.Timeout names them.
 const (
 	TimeoutDial           = "dial"
 	TimeoutTLSHandshake   = "TLS-handshake"
@@ -511,10 +447,10 @@ const (
 	TimeoutReadIdle       = "read-idle"
 )
 
-// RegistryError is a failed registry call: which host, what olm-cmp was
+// Error is a failed registry call: which host, what olm-cmp was
 // doing there, and why. Its text never holds credentials, and at most a
 // short excerpt of what the registry said.
-type RegistryError struct {
+type Error struct {
 	Reason Reason
 	// Host is the host:port that failed: the registry, or the service it
 	// redirected to or sends clients to for tokens.
@@ -541,7 +477,7 @@ type RegistryError struct {
 	wrapped []error
 }
 
-func (e *RegistryError) Error() string {
+func (e *Error) Error() string {
 	host := "registry " + e.Host
 	if e.Host == "" {
 		host = "the registry"
@@ -585,7 +521,7 @@ func (e *RegistryError) Error() string {
 // status. Network errors are left out on purpose: go-containerregistry
 // retries errors that look temporary, which would repeat what this
 // transport already decided.
-func (e *RegistryError) Unwrap() []error { return e.wrapped }
+func (e *Error) Unwrap() []error { return e.wrapped }
 
 func stoppedText(errs []error) string {
 	if len(errs) == 2 && errs[1] != nil && errs[1] != errs[0] {
@@ -597,7 +533,7 @@ func stoppedText(errs []error) string {
 	return "the operation was cancelled"
 }
 
-func statusHint(e *RegistryError) string {
+func statusHint(e *Error) string {
 	switch {
 	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden:
 		return "; access denied: log in to the registry (docker login) or pass a registry config with credentials (--registry-config)"
@@ -614,26 +550,26 @@ func statusHint(e *RegistryError) string {
 	return ""
 }
 
-// asRegistryError finds the registry failure in err: a *RegistryError, or
+// AsError finds the registry failure in err: a *Error, or
 // go-containerregistry's error for a status this transport passed on. When
 // err holds several (the library races HTTPS and plain HTTP when it pings a
 // registry that may be insecure, and joins both failures), the most telling
 // one wins: a stall over a refusal, a refusal over a status, a status over
 // a connection failure, so that the HTTPS half failing on a plain-HTTP
 // registry, as it must, does not hide what stopped the HTTP half.
-func asRegistryError(err error) *RegistryError {
+func AsError(err error) *Error {
 	set := &failureSet{}
 	errors.As(err, &set)
 	found := set.list
 	var te *transport.Error
 	if errors.As(err, &te) {
-		re := &RegistryError{Reason: ReasonStatus, Status: te.StatusCode, Detail: diagnostics(te), Attempts: 1, wrapped: []error{te}}
+		re := &Error{Reason: ReasonStatus, Status: te.StatusCode, Detail: diagnostics(te), Attempts: 1, wrapped: []error{te}}
 		if te.Request != nil {
 			re.Host, re.Step = te.Request.URL.Host, stepOf(te.Request)
 		}
 		found = append(found, re)
 	}
-	var best *RegistryError
+	var best *Error
 	for _, re := range found {
 		if best == nil || re.rank() > best.rank() {
 			best = re
@@ -642,8 +578,8 @@ func asRegistryError(err error) *RegistryError {
 	return best
 }
 
-// rank orders failures by how much they tell the user; see asRegistryError.
-func (e *RegistryError) rank() int {
+// rank orders failures by how much they tell the user; see AsError.
+func (e *Error) rank() int {
 	switch e.Reason {
 	case ReasonStopped:
 		return 100
@@ -667,16 +603,16 @@ func (e *RegistryError) rank() int {
 	return 30
 }
 
-// failureSet collects every *RegistryError of an error tree through
-// RegistryError.As, which sees them all, even inside errors that offer only
+// failureSet collects every *Error of an error tree through
+// Error.As, which sees them all, even inside errors that offer only
 // As and no Unwrap (the library's joined ping failures).
-type failureSet struct{ list []*RegistryError }
+type failureSet struct{ list []*Error }
 
 func (*failureSet) Error() string { return "registry failures" }
 
 // As adds e to a *failureSet target and reports false, so that errors.As
 // goes on through the rest of the tree.
-func (e *RegistryError) As(target any) bool {
+func (e *Error) As(target any) bool {
 	if set, ok := target.(**failureSet); ok {
 		(*set).list = append((*set).list, e)
 	}
@@ -705,7 +641,7 @@ func diagnostics(te *transport.Error) string {
 // transport already gave up on it (timeout, retries spent). The GET
 // fallback is for registries that answer HEAD badly, not for dead ones.
 func headFailureIsFinal(err error) bool {
-	var re *RegistryError
+	var re *Error
 	if errors.As(err, &re) {
 		return true
 	}
@@ -718,37 +654,6 @@ func headFailureIsFinal(err error) bool {
 	}
 	return false
 }
-
-// registryError says which call on which image failed and what the user can
-// do, in one line with the credentials this loader used removed (the
-// transport already removed them from registry bodies; this also covers
-// what the library adds).
-func (l *ImageLoader) registryError(ref, doing string, err error) error {
-	if re := asRegistryError(err); re != nil {
-		err = re // the most telling failure first, for errors.As too
-	}
-	msg := fmt.Sprintf("%s image %s: %v", doing, ref, err)
-	return &redactedError{msg: l.registry.secrets.redact(oneLine(msg)), err: err}
-}
-
-// withNote appends note (registry data: credentials removed) to a
-// registryError's message.
-func (l *ImageLoader) withNote(err error, note string) error {
-	re, ok := err.(*redactedError)
-	if !ok || note == "" {
-		return err
-	}
-	return &redactedError{msg: re.msg + l.registry.secrets.redact(oneLine(note)), err: re.err}
-}
-
-// redactedError shows msg but keeps err's chain for errors.Is and errors.As.
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
 
 // shortErrorBody rewrites a failed response's body before
 // go-containerregistry turns it into an error: a registry JSON error keeps
@@ -812,24 +717,9 @@ func truncate(s string, n int) string {
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
-// ErrRegistryNotAllowed is the error (under errors.Is) for a reference to a
-// registry outside ImageLoader.AllowedRegistries.
-var ErrRegistryNotAllowed = errors.New("registry not allowed")
-
-// checkAllowed refuses, before any network call, a reference whose registry
-// AllowedRegistries does not list.
-func (l *ImageLoader) checkAllowed(ref string, r name.Reference) error {
-	if len(l.AllowedRegistries) == 0 {
-		return nil
-	}
-	reg := r.Context().RegistryStr()
-	for _, a := range l.AllowedRegistries {
-		if normalRegistry(a) == reg {
-			return nil
-		}
-	}
-	return fmt.Errorf("image %s: %w: %s is not one of %s (--allowed-registries)", ref, ErrRegistryNotAllowed, reg, strings.Join(l.AllowedRegistries, ", "))
-}
+// ErrNotAllowed is the error (under errors.Is) for a reference to a
+// registry outside Options.AllowedRegistries.
+var ErrNotAllowed = errors.New("registry not allowed")
 
 // normalRegistry spells an allowed registry as image references do
 // (docker.io is index.docker.io).
@@ -839,8 +729,4 @@ func normalRegistry(s string) string {
 		return r.RegistryStr()
 	}
 	return s
-}
-
-func (l *ImageLoader) insecure(registry string) bool {
-	return slices.Contains(l.Insecure, registry)
 }

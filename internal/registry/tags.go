@@ -1,4 +1,4 @@
-package bundle
+package registry
 
 import (
 	"cmp"
@@ -31,15 +31,15 @@ const (
 // missingTag returns "; tag T does not exist: nearest tags are …" for a
 // resolve of tag r that failed with err, when err is a registry's 404 and
 // the repository's tags can be listed; else "".
-func (l *ImageLoader) missingTag(ctx context.Context, r name.Reference, err error) string {
+func (c *Client) missingTag(ctx context.Context, r name.Reference, err error) string {
 	t, ok := r.(name.Tag)
-	re := asRegistryError(err)
+	re := AsError(err)
 	if !ok || re == nil || re.Status != http.StatusNotFound {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, tagListTimeout)
 	defer cancel()
-	tags, complete, lerr := l.listTags(ctx, t.Context())
+	tags, complete, lerr := c.Tags(ctx, t.Context())
 	if lerr != nil {
 		return "" // the repository itself may not exist: the 404 says enough
 	}
@@ -54,10 +54,11 @@ func (l *ImageLoader) missingTag(ctx context.Context, r name.Reference, err erro
 	return fmt.Sprintf("; tag %q does not exist: the nearest of %s in %s are %s", t.TagStr(), of, t.Context().Name(), strings.Join(near, ", "))
 }
 
-// listTags reads at most maxTagPages pages of the repository's tags;
-// complete is false when more remain.
-func (l *ImageLoader) listTags(ctx context.Context, repo name.Repository) (tags []string, complete bool, err error) {
-	p, err := remote.NewPuller(append(l.remoteOptions(ctx), remote.WithPageSize(tagsPageSize))...)
+// Tags lists the repository's tags, reading at most maxTagPages pages of
+// tagsPageSize; complete is false when more remain. Only names a tag can
+// have are kept: a registry's list is not trusted.
+func (c *Client) Tags(ctx context.Context, repo name.Repository) (tags []string, complete bool, err error) {
+	p, err := remote.NewPuller(append(c.RemoteOptions(ctx), remote.WithPageSize(tagsPageSize))...)
 	if err != nil {
 		return nil, false, err
 	}

@@ -1,4 +1,4 @@
-package bundle
+package registry
 
 import (
 	"context"
@@ -17,9 +17,9 @@ func TestMissingTagListsNearestTags(t *testing.T) {
 	for _, tag := range []string{"1.2.3", "1.2.5", "1.3.0", "0.9.0", "2.0.0", "latest", "1.2.5-rc.1"} {
 		bundletest.Push(t, host, "org/op-bundle", tag, img)
 	}
-	l := newLoader(t, host)
+	c := New(Options{Insecure: []string{host}})
 	ref := host + "/org/op-bundle:1.2.4"
-	_, err := l.Resolve(context.Background(), ref)
+	_, err := c.Resolve(context.Background(), ref)
 	if err == nil {
 		t.Fatal("a missing tag resolved")
 	}
@@ -29,7 +29,7 @@ func TestMissingTagListsNearestTags(t *testing.T) {
 	}
 
 	// A repository that does not exist: the 404 alone.
-	_, err = l.Resolve(context.Background(), host+"/org/nothing:1.0.0")
+	_, err = c.Resolve(context.Background(), host+"/org/nothing:1.0.0")
 	if err == nil || strings.Contains(err.Error(), "nearest") {
 		t.Errorf("missing repository: %v", err)
 	}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/spf13/pflag"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/trust"
+	"github.com/olm-cmp/olm-cmp/internal/verify"
+)
+
+// EnvTrustPolicy is --trust-policy's variable: the plugin sidecar's way to
+// name the policy file its volume mounts (docs/plugin.md).
+const EnvTrustPolicy = "OLM_CMP_TRUST_POLICY"
+
+// registerTrust adds --trust-policy to the registry flags: every command
+// that pulls images verifies them against the same policy.
+func registerTrust(fs *pflag.FlagSet, path *string) {
+	fs.StringVar(path, "trust-policy", "", "trust policy file (docs/signatures.md): catalog and bundle images are verified against it, by digest, before a byte of them is read (env "+EnvTrustPolicy+")")
+}
+
+// trustPolicyPath is --trust-policy, else its variable; "" for none.
+func (f *registryFlags) trustPolicyPath() string {
+	if f.fs != nil && f.fs.Changed("trust-policy") {
+		return f.trustPolicy
+	}
+	if v := os.Getenv(EnvTrustPolicy); v != "" {
+		return v
+	}
+	return f.trustPolicy
+}
+
+// verifier loads the trust policy and returns the verifier that checks
+// images with loader's registry client (its transport, credentials, limits
+// and redaction); nil without a policy.
+func (f *registryFlags) verifier(loader *bundle.ImageLoader) (*verify.Verifier, error) {
+	path := f.trustPolicyPath()
+	if path == "" {
+		return nil, nil
+	}
+	p, err := trust.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return verify.New(p, verify.Options{Remote: loader.Registry().RemoteOptions(context.Background())}), nil
+}
+
+// renderer is the renderer of the registry flags: their loader, and the
+// trust policy's verifier.
+func (f *registryFlags) renderer() (*render.Renderer, error) {
+	loader, err := f.loader()
+	if err != nil {
+		return nil, err
+	}
+	v, err := f.verifier(loader)
+	if err != nil {
+		return nil, err
+	}
+	return &render.Renderer{Loader: loader, Verifier: v}, nil
+}
+
+// policySource is serve's trust policy: loaded at start (a policy that does
+// not load stops serve from starting), then loaded again when its file
+// changes (a ConfigMap update swaps the file), so a policy change takes
+// effect on the next render without a restart. A policy that no longer loads
+// fails every render with its error (one line naming the file, line and
+// field) until it is fixed: never a silent fall back to the old policy or to
+// none.
+type policySource struct {
+	path   string
+	remote []remote.Option
+
+	mu    sync.Mutex
+	stamp string
+	v     *verify.Verifier
+	err   error
+}
+
+// policySource returns the registry flags' policy source, nil without a
+// policy.
+func (f *registryFlags) policySource(loader *bundle.ImageLoader) (*policySource, error) {
+	path := f.trustPolicyPath()
+	if path == "" {
+		return nil, nil
+	}
+	ps := &policySource{path: path, remote: loader.Registry().RemoteOptions(context.Background())}
+	if _, err := ps.Verifier(); err != nil {
+		return nil, err
+	}
+	return ps, nil
+}
+
+// Verifier is the verifier of the policy file as it is now.
+func (ps *policySource) Verifier() (*verify.Verifier, error) {
+	stamp := fileStamp(ps.path)
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if stamp != "" && stamp == ps.stamp {
+		return ps.v, ps.err
+	}
+	p, err := trust.Load(ps.path)
+	ps.stamp, ps.v, ps.err = stamp, nil, err
+	if err == nil {
+		ps.v = verify.New(p, verify.Options{Remote: ps.remote})
+	}
+	return ps.v, ps.err
+}
+
+// fileStamp names the version of the file at path (through symbolic
+// links, as a ConfigMap volume's are): its size and modification time; ""
+// when it cannot be read, which loads it again on every call (and fails
+// with the reason).
+func fileStamp(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// verifierFunc is the source as engine.EngineOptions.Verifier (nil without
+// a policy).
+func (ps *policySource) verifierFunc() func() (*verify.Verifier, error) {
+	if ps == nil {
+		return nil
+	}
+	return ps.Verifier
+}

@@ -1,0 +1,354 @@
+// Package trust is the cluster admin's trust policy: which images must be
+// signed, by whom, and what olm-cmp does when they are not. The policy is a
+// YAML file mounted into the sidecar (docs/signatures.md); this package
+// reads it strictly (unknown keys, wrong types and bad keys are errors that
+// name the file, the line and the field), loads every key it names once,
+// and answers one question for the verifier: which scope covers an image.
+//
+// It knows nothing about registries or signature formats: internal/verify
+// does the checking.
+package trust
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/sigstore/sigstore-go/pkg/root"
+)
+
+// Mode is what a scope does with an image whose signature does not verify.
+type Mode string
+
+const (
+	// Enforce refuses the image: the render fails.
+	Enforce Mode = "enforce"
+	// Warn renders the image and marks it unverified.
+	Warn Mode = "warn"
+	// Off does not look for signatures.
+	Off Mode = "off"
+)
+
+// APIVersion and Kind name the policy file's format.
+const (
+	APIVersion = "olm-cmp.dev/v1alpha1"
+	Kind       = "TrustPolicy"
+)
+
+// Policy is a loaded trust policy. It is read-only once loaded: verifiers
+// share it.
+type Policy struct {
+	// Name is the file the policy came from (for messages).
+	Name   string
+	Scopes []*Scope
+	// DirectoryMode is what renders of directory bundles (from Git, never
+	// signed) get: Warn (rendered, annotated unverified and reported as
+	// such), Off (rendered, annotated unverified, not reported), Enforce
+	// (refused). Written `directories: warn | allow | refuse`; warn by
+	// default.
+	DirectoryMode Mode
+	hash          string
+}
+
+// Directories is the policy's DirectoryMode; Warn when unset (and for a
+// nil policy).
+func (p *Policy) Directories() Mode {
+	if p == nil || p.DirectoryMode == "" {
+		return Warn
+	}
+	return p.DirectoryMode
+}
+
+// Scope is the part of a policy that covers the images under one registry or
+// repository prefix.
+type Scope struct {
+	// Match is the normalized prefix: a registry ("registry.redhat.io"), a
+	// repository prefix ("quay.io/operatorhubio"), or "*" for every image.
+	Match string
+	Mode  Mode
+	// Keys verify key-based signatures (cosign sign --key).
+	Keys []*Key
+	// Rekor, when set, requires each key-based signature to carry a
+	// transparency-log entry signed by this key (checked offline).
+	Rekor *Key
+	// TrustedRoot and Identities verify keyless signatures (Fulcio
+	// certificates): the root holds the certificate authorities and logs,
+	// Identities the signers accepted.
+	TrustedRoot     root.TrustedMaterial
+	TrustedRootFile string
+	Identities      []Identity
+	// GPG, when set, verifies GPG "simple signing" signatures kept on a
+	// lookaside server (containers/image's layout).
+	GPG *GPG
+	// SignedAs is the prefix the signatures name in place of Match: a
+	// mirror of registry.redhat.io whose signatures name
+	// registry.redhat.io. Empty: signatures name the image's own
+	// repository.
+	SignedAs string
+	// Line is where the scope starts in the policy file.
+	Line int
+}
+
+// Key is one trusted public key.
+type Key struct {
+	// Name is the key's name in the policy, or its fingerprint when the
+	// policy gives none: what an annotation shows as the signer.
+	Name string
+	// Fingerprint is "sha256:" and the hex SHA-256 of the key's DER
+	// (SubjectPublicKeyInfo) form.
+	Fingerprint string
+	Public      crypto.PublicKey
+	DER         []byte
+}
+
+// Identity is one keyless signer accepted: the OIDC issuer and the
+// certificate's subject (an e-mail or URI), exactly or by regular expression.
+type Identity struct {
+	Issuer        string
+	Subject       string
+	SubjectRegexp *regexp.Regexp
+}
+
+// String is the identity as an annotation shows it.
+func (id Identity) String() string {
+	s := id.Subject
+	if id.SubjectRegexp != nil {
+		s = "~" + id.SubjectRegexp.String()
+	}
+	return s + " (" + id.Issuer + ")"
+}
+
+// Hash is a stable digest of everything that decides a verdict (modes,
+// prefixes, key bytes, identities, the trusted root's contents), "" for a
+// nil policy: the render cache and the verdict cache key on it, so a policy
+// change takes effect on the next render. The file's name, comments and
+// layout do not change it.
+func (p *Policy) Hash() string {
+	if p == nil {
+		return ""
+	}
+	return p.hash
+}
+
+// Lookup returns the scope covering repo (a repository such as
+// "registry.redhat.io/ubi9/ubi"): the longest matching prefix, on a path
+// boundary, "*" last. nil when no scope covers it (or p is nil).
+func (p *Policy) Lookup(repo string) *Scope {
+	if p == nil {
+		return nil
+	}
+	repo = NormalizeRepo(repo)
+	var best *Scope
+	for _, s := range p.Scopes {
+		if !s.covers(repo) {
+			continue
+		}
+		if best == nil || best.Match == "*" || s.Match != "*" && len(s.Match) > len(best.Match) {
+			best = s
+		}
+	}
+	return best
+}
+
+func (s *Scope) covers(repo string) bool {
+	if s.Match == "*" {
+		return true
+	}
+	return repo == s.Match || strings.HasPrefix(repo, s.Match+"/")
+}
+
+// SignedName is the repository a signature for repo must name: repo itself,
+// or with the scope's Match replaced by SignedAs.
+func (s *Scope) SignedName(repo string) string {
+	repo = NormalizeRepo(repo)
+	if s == nil || s.SignedAs == "" || s.Match == "*" {
+		return repo
+	}
+	return s.SignedAs + strings.TrimPrefix(repo, s.Match)
+}
+
+// HasTrust reports whether the scope names anything to verify against.
+func (s *Scope) HasTrust() bool {
+	return s != nil && (len(s.Keys) > 0 || s.TrustedRoot != nil && len(s.Identities) > 0 || s.GPG != nil && len(s.GPG.Keys) > 0)
+}
+
+// GPG is a scope's GPG simple-signing trust: the lookaside server that
+// keeps the signatures and the keys that may have made them.
+type GPG struct {
+	// Lookaside is the base URL: the signatures of repo@sha256:<hex> are
+	// <Lookaside>/<repository path>@sha256=<hex>/signature-<n>, n from 1.
+	Lookaside string
+	Keys      []*GPGKey
+}
+
+// GPGKey is one trusted OpenPGP key (or key ring: a file may hold several).
+type GPGKey struct {
+	Name     string
+	Entities openpgp.EntityList
+	// Armored is the key's text, for the policy hash.
+	Armored []byte
+}
+
+// Describe names the scope in messages that leave the server (a refusal
+// reaches Argo CD's UI): `scope "registry.redhat.io" (trust.yaml line 4)`,
+// with the policy file's base name only, never its path on the server.
+func (s *Scope) Describe(policy string) string {
+	if s == nil {
+		if policy == "" {
+			return "no trust policy"
+		}
+		return fmt.Sprintf("no scope of %s", filepath.Base(policy))
+	}
+	if policy == "" {
+		return fmt.Sprintf("scope %q", s.Match)
+	}
+	return fmt.Sprintf("scope %q (%s line %d)", s.Match, filepath.Base(policy), s.Line)
+}
+
+// NormalizeRepo writes a repository as go-containerregistry names it
+// (docker.io/x is index.docker.io/library/x), without tag or digest; a
+// string it cannot parse is returned lower-cased as written.
+func NormalizeRepo(repo string) string {
+	if i := strings.Index(repo, "@"); i >= 0 {
+		repo = repo[:i]
+	}
+	if r, err := name.NewRepository(repo, name.WeakValidation); err == nil {
+		return r.RegistryStr() + "/" + r.RepositoryStr()
+	}
+	if r, err := name.ParseReference(repo, name.WeakValidation); err == nil {
+		return r.Context().RegistryStr() + "/" + r.Context().RepositoryStr()
+	}
+	return strings.ToLower(repo)
+}
+
+// normalizePrefix normalizes a scope's match or signedAs: a registry alone,
+// or a repository prefix.
+func normalizePrefix(s string) (string, error) {
+	s = strings.TrimSuffix(s, "/")
+	if s == "*" {
+		return s, nil
+	}
+	if strings.ContainsAny(s, "@ \t") || s == "" {
+		return "", fmt.Errorf("not a registry or repository prefix")
+	}
+	if !strings.Contains(s, "/") {
+		r, err := name.NewRegistry(s, name.WeakValidation)
+		if err != nil {
+			return "", fmt.Errorf("not a registry name")
+		}
+		return r.RegistryStr(), nil
+	}
+	host, path, _ := strings.Cut(s, "/")
+	reg, err := name.NewRegistry(host, name.WeakValidation)
+	if err != nil || !pathRE.MatchString(path) {
+		return "", fmt.Errorf("not a repository prefix (lower-case registry/path, no tag)")
+	}
+	// docker.io/x stands for index.docker.io/library/x only as a whole
+	// repository name; as a prefix, docker.io/library is written out.
+	return reg.RegistryStr() + "/" + path, nil
+}
+
+// pathRE is a repository path as the distribution spec allows it.
+var pathRE = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$`)
+
+// parseKey reads one PEM public key (RSA, ECDSA or Ed25519).
+func parseKey(data []byte) (*Key, error) {
+	block, rest := pem.Decode(data)
+	if block == nil {
+		return nil, fmt.Errorf("not a PEM public key (expected -----BEGIN PUBLIC KEY-----)")
+	}
+	if strings.TrimSpace(string(rest)) != "" {
+		return nil, fmt.Errorf("more than one PEM block: give each key its own entry")
+	}
+	var pub crypto.PublicKey
+	var err error
+	switch block.Type {
+	case "PUBLIC KEY":
+		pub, err = x509.ParsePKIXPublicKey(block.Bytes)
+	case "RSA PUBLIC KEY":
+		pub, err = x509.ParsePKCS1PublicKey(block.Bytes)
+	default:
+		return nil, fmt.Errorf("PEM block %q is not a public key (expected PUBLIC KEY; never put a private key in the policy)", block.Type)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("PEM public key does not parse")
+	}
+	switch k := pub.(type) {
+	case *rsa.PublicKey:
+		if k.N.BitLen() < 2048 {
+			return nil, fmt.Errorf("RSA key of %d bits: at least 2048 are required", k.N.BitLen())
+		}
+	case *ecdsa.PublicKey, ed25519.PublicKey:
+	default:
+		return nil, fmt.Errorf("unsupported key type %T: use RSA, ECDSA or Ed25519", pub)
+	}
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return nil, fmt.Errorf("PEM public key does not parse")
+	}
+	sum := sha256.Sum256(der)
+	return &Key{Fingerprint: "sha256:" + hex.EncodeToString(sum[:]), Public: pub, DER: der}, nil
+}
+
+// computeHash digests what decides verdicts, in a fixed order.
+func computeHash(dirs Mode, scopes []*Scope, roots map[*Scope][]byte) string {
+	type hk struct{ Name, DER string }
+	type hid struct{ Issuer, Subject, Regexp string }
+	type hs struct {
+		Match, Mode, SignedAs string
+		Keys                  []hk
+		Rekor                 *hk
+		Root                  string
+		IDs                   []hid
+		Lookaside             string
+		GPG                   []hk
+	}
+	out := []hs{}
+	for _, s := range scopes {
+		h := hs{Match: s.Match, Mode: string(s.Mode), SignedAs: s.SignedAs}
+		for _, k := range s.Keys {
+			h.Keys = append(h.Keys, hk{k.Name, hex.EncodeToString(k.DER)})
+		}
+		if s.Rekor != nil {
+			h.Rekor = &hk{s.Rekor.Name, hex.EncodeToString(s.Rekor.DER)}
+		}
+		if r := roots[s]; r != nil {
+			sum := sha256.Sum256(r)
+			h.Root = hex.EncodeToString(sum[:])
+		}
+		if s.GPG != nil {
+			h.Lookaside = s.GPG.Lookaside
+			for _, k := range s.GPG.Keys {
+				h.GPG = append(h.GPG, hk{k.Name, hex.EncodeToString(k.Armored)})
+			}
+		}
+		for _, id := range s.Identities {
+			x := hid{Issuer: id.Issuer, Subject: id.Subject}
+			if id.SubjectRegexp != nil {
+				x.Regexp = id.SubjectRegexp.String()
+			}
+			h.IDs = append(h.IDs, x)
+		}
+		out = append(out, h)
+	}
+	slices.SortStableFunc(out, func(a, b hs) int { return strings.Compare(a.Match, b.Match) })
+	raw, _ := json.Marshal(struct {
+		Directories Mode
+		Scopes      []hs
+	}{dirs, out})
+	sum := sha256.Sum256(raw)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}

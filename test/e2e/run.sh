@@ -68,7 +68,7 @@ teardown() {
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpus$' [argocd]='^TestArgoCD(Signatures)?$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators(Dynatrace)?$')
+declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpus$' [argocd]='^TestArgoCD(Signatures)?$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators(Dynatrace|DBaaS)?$')
 failed=()
 for suite in $SUITES; do
   [[ -n ${RUNPAT[$suite]:-} ]] || { echo "unknown suite $suite (upgrade corpus argocd operators argocd-v2)"; exit 2; }

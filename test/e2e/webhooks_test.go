@@ -61,6 +61,11 @@ func TestOperatorsDynatrace(t *testing.T) {
 	e := setup(t)
 	binDir := os.Getenv("E2E_BIN")
 	bin := filepath.Join(binDir, dtBinary)
+	// CI's module proxy refuses dynatrace-bootstrapper, a dependency: build-dynatrace.sh then
+	// leaves its reason beside the (absent or stale) binary, and this test skips, not fails
+	if why, err := os.ReadFile(filepath.Join(binDir, ".dynatrace-operator.notbuilt")); err == nil {
+		t.Skipf("dynatrace-operator not built: %s", strings.TrimSpace(string(why)))
+	}
 	if _, err := os.Stat(bin); err != nil {
 		t.Skipf("%s not built (test/e2e/build-dynatrace.sh): %v", bin, err)
 	}

@@ -139,7 +139,9 @@ func (c *check) checkStatement(res *sgverify.VerificationResult, signer string) 
 			fix: "sign the image with cosign sign"}
 	}
 	// sigstore-go checked that a subject carries the digest; the subject
-	// with that digest must name this repository (when it names one).
+	// with that digest must name this repository when it names one. cosign
+	// v3 writes subjects without a name (the digest alone is signed), so
+	// an unnamed subject is accepted.
 	hexd := strings.TrimPrefix(c.digest, "sha256:")
 	for _, s := range st.Subject {
 		if s.Digest["sha256"] != hexd {

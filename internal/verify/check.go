@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -349,5 +348,3 @@ func (c *check) checkNames(signer, digest, ref string, refRequired bool) *failur
 	}
 	return nil
 }
-
-var _ = bytes.NewReader

@@ -80,7 +80,7 @@ func TestMirror(t *testing.T) {
 				t.Fatalf("remapped: %+v, %v", res, err)
 			}
 			own := verifytest.PushImage(t, host, repo+"-"+fname, "own")
-			fm.sign(t, host, repo+"-"+fname, own, k) // names the mirror itself
+			fm.sign(t, host, repo+"-"+fname, own, k, verifytest.Options{Ref: host + "/" + repo + "-" + fname}) // names the mirror itself
 			_, err := v.Verify(context.Background(), host+"/"+repo+"-"+fname, own, false)
 			if err == nil || !strings.Contains(err.Error(), "expected registry.redhat.io/openshift4/ose-operator-bundle-"+fname) {
 				t.Fatalf("mirror name: %v", err)

@@ -57,6 +57,8 @@ type Result struct {
 	// enforce scope would have refused it for); "" when verified or when
 	// the mode is off.
 	Problem string
+	// Fix is what would make the image verify, with Problem.
+	Fix string
 	// Cached is true when the verdict came from the verdict cache.
 	Cached bool
 }
@@ -279,6 +281,7 @@ func (v *Verifier) CheckDirectory(dir string, require bool) (Result, error) {
 		return res, nil
 	case trust.Warn:
 		res.Problem = what
+		res.Fix = "publish the bundle as an image and sign it, or set directories: allow in the trust policy to stop reporting directories"
 		return res, nil
 	}
 	scope := "the Application's demand for verification"
@@ -297,7 +300,7 @@ func (v *Verifier) CheckDirectory(dir string, require bool) (Result, error) {
 // fail turns a failure into the Result (warn) or the refusal (enforce).
 func (v *Verifier) fail(res Result, scope *trust.Scope, mode trust.Mode, f failure) (Result, error) {
 	if mode != trust.Enforce {
-		res.Problem = f.what
+		res.Problem, res.Fix = f.what, f.fix
 		return res, nil
 	}
 	name := ""

@@ -90,7 +90,7 @@ func TestMatrix(t *testing.T) {
 									t.Fatalf("got %+v", res)
 								}
 							case effective == trust.Warn:
-								if err != nil || res.Verified() || !strings.Contains(res.Problem, oc.what) {
+								if err != nil || res.Verified() || !strings.Contains(res.Problem, oc.what) || res.Fix == "" {
 									t.Fatalf("warn: got %+v, %v; want unverified with problem %q", res, err, oc.what)
 								}
 							default:

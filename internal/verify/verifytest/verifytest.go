@@ -11,13 +11,15 @@
 //
 // The registry listens on 127.0.0.1 over plain HTTP (go-containerregistry
 // talks HTTP to 127.0.0.1 without being told). Signing never touches the
-// network beyond that registry.
+// network beyond that registry. NewFaultyRegistry answers chosen requests
+// itself (stalls, lies); Rekor stands in for a transparency log (legacy
+// bundle annotations); GPGKey, Lookaside and GPGScope cover GPG simple
+// signing.
 package verifytest
 
 import (
 	"bytes"
 	"context"
-	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -174,14 +176,20 @@ type Options struct {
 	Predicate string
 }
 
-// Statement is the in-toto statement cosign v3 signs for an image.
+// Statement is the in-toto statement cosign v3 signs for an image: its
+// subject is the digest, without a name as cosign writes it when ref is
+// "", named ref otherwise.
 func Statement(ref, digest, predicate string) []byte {
 	if predicate == "" {
 		predicate = PredicateSign
 	}
+	subject := map[string]any{"digest": map[string]string{"sha256": strings.TrimPrefix(digest, "sha256:")}}
+	if ref != "" {
+		subject["name"] = ref
+	}
 	st := map[string]any{
 		"_type":         "https://in-toto.io/Statement/v1",
-		"subject":       []any{map[string]any{"name": ref, "digest": map[string]string{"sha256": strings.TrimPrefix(digest, "sha256:")}}},
+		"subject":       []any{subject},
 		"predicateType": predicate,
 		"predicate":     map[string]any{},
 	}
@@ -214,15 +222,13 @@ func SignBundle(t testing.TB, host, repo, digest string, k *Key, o ...Options) s
 	if len(o) > 0 {
 		opt = o[0]
 	}
-	ref := host + "/" + repo
-	if opt.Ref != "" {
-		ref = opt.Ref
-	}
+	// cosign v3 names no repository in the statement: only a test that
+	// wants one (Options.Ref) gets it.
 	d := digest
 	if opt.Digest != "" {
 		d = opt.Digest
 	}
-	return PushReferrer(t, host, repo, digest, BundleMediaType, BundleJSON(t, k, Statement(ref, d, opt.Predicate)))
+	return PushReferrer(t, host, repo, digest, BundleMediaType, BundleJSON(t, k, Statement(opt.Ref, d, opt.Predicate)))
 }
 
 // PushReferrer pushes an OCI 1.1 artifact manifest (artifactType, empty
@@ -439,5 +445,3 @@ func Policy(t testing.TB, scopes ...string) *trust.Policy {
 	}
 	return p
 }
-
-var _ = crypto.SHA256

@@ -38,7 +38,7 @@ const (
 func Load(path string) (*Policy, error) {
 	data, err := readBounded(path, MaxPolicyBytes)
 	if err != nil {
-		return nil, fmt.Errorf("trust policy %s: %s", path, err)
+		return nil, fmt.Errorf("trust policy %s: %s", filepath.Base(path), err)
 	}
 	return parse(data, path, filepath.Dir(path))
 }
@@ -50,11 +50,23 @@ func Parse(data []byte, name string) (*Policy, error) {
 }
 
 func readBounded(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
+	// Stat before opening: opening a named pipe blocks until something
+	// writes to it, and a device or directory is no key.
+	st, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("file does not exist")
 		}
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("permission denied")
+		}
+		return nil, fmt.Errorf("cannot open the file")
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file")
+	}
+	f, err := os.Open(path)
+	if err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return nil, fmt.Errorf("permission denied")
 		}
@@ -185,7 +197,10 @@ func (d *decoder) list(n *yaml.Node, path string) []*yaml.Node {
 	return n.Content
 }
 
-func parse(data []byte, name, dir string) (*Policy, error) {
+func parse(data []byte, path, dir string) (*Policy, error) {
+	// Messages name the file, never its path on the server: a policy that
+	// stops loading fails renders, and the error reaches Argo CD's UI.
+	name := filepath.Base(path)
 	if len(data) > MaxPolicyBytes {
 		return nil, fmt.Errorf("trust policy %s: larger than %d bytes", name, MaxPolicyBytes)
 	}
@@ -207,7 +222,7 @@ func parse(data []byte, name, dir string) (*Policy, error) {
 		return nil, fmt.Errorf("trust policy %s: the file is empty: write apiVersion: %s, kind: %s and scopes (docs/signatures.md)", name, APIVersion, Kind)
 	}
 	d := &decoder{name: name, dir: dir, roots: map[*Scope][]byte{}}
-	p := &Policy{Name: name}
+	p := &Policy{Name: path}
 	top := d.fields(doc, "", "apiVersion", "kind", "directories", "scopes")
 	if v, ok := d.str(top["directories"], "directories"); ok {
 		switch v {
@@ -346,6 +361,10 @@ func (d *decoder) key(n *yaml.Node, path string) *Key {
 	case hasPEM:
 		data, at = []byte(pemText), f["pem"]
 	case hasFile:
+		if keyText(file) {
+			d.fail(f["file"], path+".file", "holds key text, not a path: put a public key's PEM text under pem (never a private key)")
+			return nil
+		}
 		b, err := readBounded(d.resolve(file), MaxKeyBytes)
 		if err != nil {
 			d.fail(f["file"], path+".file", "%s: %s", echo.Quote(file), err)
@@ -382,6 +401,10 @@ func (d *decoder) keyless(n *yaml.Node, path string, s *Scope) {
 	file, ok := d.str(f["trustedRoot"], path+".trustedRoot")
 	if !ok && f["trustedRoot"] == nil {
 		d.fail(n, path+".trustedRoot", "is required: the path to a Sigstore trusted_root.json (cosign trusted-root create, or the public-good instance's from its TUF repository)")
+	}
+	if ok && keyText(file) {
+		d.fail(f["trustedRoot"], path+".trustedRoot", "holds text, not a path: give the path to a Sigstore trusted_root.json")
+		ok = false
 	}
 	if ok {
 		data, err := readBounded(d.resolve(file), MaxTrustedRootBytes)
@@ -484,6 +507,10 @@ func (d *decoder) gpg(n *yaml.Node, path string) *GPG {
 			data = []byte(text)
 		case hasFile:
 			field, at = p+".file", g2["file"]
+			if keyText(file) {
+				d.fail(at, field, "holds key text, not a path: put the ASCII-armored public key under armored (never a private key)")
+				continue
+			}
 			b, err := readBounded(d.resolve(file), MaxKeyBytes)
 			if err != nil {
 				d.fail(at, field, "%s: %s", echo.Quote(file), err)
@@ -511,6 +538,13 @@ func (d *decoder) gpg(n *yaml.Node, path string) *GPG {
 		g.Keys = append(g.Keys, &GPGKey{Name: nm, Entities: el, Armored: data})
 	}
 	return g
+}
+
+// keyText reports whether a file field holds key text pasted in place of a
+// path: such a value is never repeated in a message (it may be a private
+// key).
+func keyText(file string) bool {
+	return strings.Contains(file, "-----BEGIN") || strings.ContainsAny(file, "\n\r")
 }
 
 // resolve names a key or root file: absolute, or relative to the policy's

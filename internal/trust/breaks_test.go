@@ -1,0 +1,127 @@
+package trust_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/olm-cmp/olm-cmp/internal/trust"
+)
+
+const breaksHead = "apiVersion: olm-cmp.dev/v1alpha1\nkind: TrustPolicy\nscopes:\n"
+
+// An Application must not slip past a scope by spelling the registry host
+// another way that reaches the same server: upper case, a trailing dot
+// (a fully qualified DNS name), or https's default port.
+func TestLookupHostSpellings(t *testing.T) {
+	p, err := trust.Parse([]byte(breaksHead+
+		"- match: registry.redhat.io\n  mode: warn\n"+
+		"- match: Quay.IO./Myorg\n  mode: warn\n"+
+		"- match: localhost:5000\n  mode: warn\n"+
+		"- match: docker.io/library\n  mode: warn\n"), "trust.yaml")
+	if err == nil {
+		t.Fatal("upper-case repository path accepted in a prefix")
+	}
+	p, err = trust.Parse([]byte(breaksHead+
+		"- match: registry.redhat.io\n  mode: warn\n"+
+		"- match: Quay.IO./myorg\n  mode: warn\n"+
+		"- match: localhost:5000\n  mode: warn\n"+
+		"- match: docker.io/library\n  mode: warn\n"), "trust.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for repo, want := range map[string]string{
+		"registry.redhat.io/ubi9/ubi":            "registry.redhat.io",
+		"REGISTRY.REDHAT.IO/ubi9/ubi":            "registry.redhat.io",
+		"registry.redhat.io./ubi9/ubi":           "registry.redhat.io",
+		"Registry.RedHat.io.:443/ubi9/ubi":       "registry.redhat.io",
+		"registry.redhat.io:8443/ubi9/ubi":       "",
+		"registry.redhat.io.evil.com/ubi9/ubi":   "",
+		"quay.io/myorg/op":                       "quay.io/myorg",
+		"QUAY.io:443/myorg/op@sha256:abc":        "quay.io/myorg",
+		"quay.io/myorgx/op":                      "",
+		"LOCALHOST:5000/x":                       "localhost:5000",
+		"localhost:443/x":                        "",
+		"busybox":                                "index.docker.io/library",
+		"DOCKER.IO/busybox":                      "index.docker.io/library",
+		"registry-1.docker.io/library/busybox":   "index.docker.io/library",
+		"registry-1.docker.io:443/library/nginx": "index.docker.io/library",
+	} {
+		got := ""
+		if s := p.Lookup(repo); s != nil {
+			got = s.Match
+		}
+		if got != want {
+			t.Errorf("Lookup(%q) = scope %q, want %q", repo, got, want)
+		}
+	}
+}
+
+// A signature naming the registry in another spelling names the same
+// repository.
+func TestNormalizeRepoSpellings(t *testing.T) {
+	for _, r := range []string{"REGISTRY.REDHAT.IO/ubi9/ubi", "registry.redhat.io.:443/ubi9/ubi:9.4", "registry.redhat.io/ubi9/ubi@sha256:00"} {
+		if got := trust.NormalizeRepo(r); got != "registry.redhat.io/ubi9/ubi" {
+			t.Errorf("NormalizeRepo(%q) = %q", r, got)
+		}
+	}
+}
+
+// The policy's errors reach Argo CD when it stops loading: they name the
+// file, never its path on the server.
+func TestLoadErrorsNameNoServerPath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "secret-mount")
+	os.Mkdir(dir, 0o755)
+	path := filepath.Join(dir, "trust.yaml")
+	os.WriteFile(path, []byte(breaksHead+"- match: quay.io\n  mode: enforced\n"), 0o644)
+	for _, load := range []func() error{
+		func() error { _, err := trust.Load(path); return err },
+		func() error { _, err := trust.Load(filepath.Join(dir, "missing.yaml")); return err },
+	} {
+		err := load()
+		if err == nil || strings.Contains(err.Error(), dir) || !strings.HasPrefix(err.Error(), "trust policy ") {
+			t.Errorf("got %v, want one line naming the file without %s", err, dir)
+		}
+	}
+}
+
+// Key text pasted where a path belongs (a private key, by mistake) is
+// refused without repeating it.
+func TestKeyTextInFileNotEchoed(t *testing.T) {
+	secret := "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7secret"
+	priv := "-----BEGIN PRIVATE KEY-----\\n" + secret + "\\n-----END PRIVATE KEY-----"
+	for _, text := range []string{
+		breaksHead + "- match: quay.io\n  mode: warn\n  keys:\n  - file: \"" + priv + "\"\n",
+		breaksHead + "- match: quay.io\n  mode: warn\n  gpg:\n    lookaside: https://x/s\n    keys:\n    - file: \"" + priv + "\"\n",
+		breaksHead + "- match: quay.io\n  mode: warn\n  keyless:\n    trustedRoot: \"" + priv + "\"\n    identities: [{issuer: https://i, subject: a@b}]\n",
+	} {
+		_, err := trust.Parse([]byte(text), "trust.yaml")
+		if err == nil || strings.Contains(err.Error(), "MIIE") || strings.Contains(err.Error(), "PRIVATE") || !strings.Contains(err.Error(), "not a path") {
+			t.Errorf("got %v, want a refusal that does not repeat the key", err)
+		}
+	}
+}
+
+// A key file that is a named pipe is refused at once, not waited on.
+func TestKeyFileFIFO(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "k.pub"), 0o644); err != nil {
+		t.Skip("no named pipes here:", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := trust.Parse([]byte(breaksHead+"- match: quay.io\n  mode: warn\n  keys:\n  - file: k.pub\n"), filepath.Join(dir, "trust.yaml"))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), `"k.pub": not a regular file`) {
+			t.Fatalf("got %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Parse blocked opening a named pipe")
+	}
+}

@@ -3,9 +3,11 @@ package verify
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
@@ -49,6 +51,12 @@ func (c *check) lookaside() (string, *failure) {
 		}
 		resp, err := client.Do(req)
 		if err != nil {
+			// The client's error repeats the URL, and with it the
+			// user name a private lookaside's URL may carry.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
 			f := c.registryFailure("reading "+what, err)
 			return "", better(worst, f)
 		}
@@ -143,4 +151,16 @@ func gpgKeyName(g *trust.GPG, e *openpgp.Entity) string {
 		}
 	}
 	return fmt.Sprintf("%016X", e.PrimaryKey.KeyId)
+}
+
+// redactURL is a lookaside URL as a message may show it: without the
+// user:password@ a policy may carry for a private server (a refusal reaches
+// Argo CD's UI).
+func redactURL(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return "(the scope's gpg.lookaside)"
+	}
+	pu.User = nil
+	return pu.String()
 }

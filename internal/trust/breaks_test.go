@@ -125,3 +125,45 @@ func TestKeyFileFIFO(t *testing.T) {
 		t.Fatal("Parse blocked opening a named pipe")
 	}
 }
+
+// A subjectRegexp that matches any subject trusts anyone the issuer (for
+// the public instance: anyone with a GitHub account) vouches for.
+func TestSubjectRegexpAcceptingAnyone(t *testing.T) {
+	scope := func(re string) string {
+		return breaksHead + "- match: quay.io\n  mode: warn\n  keyless:\n    trustedRoot: root.json\n    identities:\n    - issuer: https://token.actions.githubusercontent.com\n      subjectRegexp: '" + re + "'\n"
+	}
+	for _, re := range []string{".*", ".+", ".*@.*", "https://.*", "(?s).*|x", "[^@]+@.+"} {
+		_, err := trust.Parse([]byte(scope(re)), "trust.yaml")
+		if err == nil || !strings.Contains(err.Error(), "scopes[0].keyless.identities[0].subjectRegexp: ") || !strings.Contains(err.Error(), "accepts any subject") {
+			t.Errorf("%s: got %v", re, err)
+		}
+	}
+	// A real signer's expression is judged on its merits (here: the root
+	// file is missing, nothing else).
+	_, err := trust.Parse([]byte(scope(`https://github\.com/myorg/.+@refs/tags/v.+`)), "trust.yaml")
+	if err == nil || strings.Contains(err.Error(), "accepts any subject") {
+		t.Errorf("a narrow expression: %v", err)
+	}
+}
+
+// Careless prefixes and remaps say so instead of silently meaning
+// something else.
+func TestCarelessScopes(t *testing.T) {
+	for text, want := range map[string]string{
+		// "/myorg" would have been Docker Hub's index.docker.io/myorg.
+		breaksHead + "- match: /myorg\n  mode: warn\n": `line 4: scopes[0].match: "/myorg" is not a repository prefix`,
+		// signedAs on "*" was ignored.
+		breaksHead + "- match: \"*\"\n  mode: warn\n  signedAs: registry.redhat.io\n": `line 6: scopes[0].signedAs: a scope matching "*" cannot be remapped`,
+		// An aliased scope is read as the scope it names (here: a
+		// duplicate), not "expected a map, got something else".
+		breaksHead + "- &s {match: quay.io, mode: warn}\n- *s\n": `"quay.io" is also the match of the scope at line 4: merge them`,
+	} {
+		_, err := trust.Parse([]byte(text), "trust.yaml")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want %q", err, want)
+		}
+	}
+	if _, err := trust.Parse([]byte(breaksHead+"- &s {match: quay.io, mode: warn}\nx: *s\n"), "trust.yaml"); err == nil {
+		t.Error("unknown field accepted")
+	}
+}

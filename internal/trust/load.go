@@ -194,7 +194,16 @@ func (d *decoder) list(n *yaml.Node, path string) []*yaml.Node {
 		d.fail(n, path, "expected a list, got %s", describe(n))
 		return nil
 	}
-	return n.Content
+	// An item may be an alias of an anchored one (- *base): read what it
+	// names, so it is judged (and found a duplicate) like the original.
+	out := make([]*yaml.Node, len(n.Content))
+	for i, item := range n.Content {
+		for item.Kind == yaml.AliasNode && item.Alias != nil {
+			item = item.Alias
+		}
+		out[i] = item
+	}
+	return out
 }
 
 func parse(data []byte, path, dir string) (*Policy, error) {
@@ -330,6 +339,9 @@ func (d *decoder) scope(n *yaml.Node, path string) *Scope {
 			d.fail(f["signedAs"], path+".signedAs", "%s is not a registry or repository prefix: write the name the signatures carry (registry.redhat.io)", echo.Quote(v))
 		}
 		s.SignedAs = norm
+		if s.Match == "*" {
+			d.fail(f["signedAs"], path+".signedAs", "a scope matching \"*\" cannot be remapped: give the mirror's registry or repository prefix as match")
+		}
 	}
 	if s.Mode == Enforce && !s.HasTrust() && len(d.problems) == before {
 		d.fail(n, path, "mode enforce without keys or keyless identities would refuse every image: add keys (or keyless), or use warn")
@@ -454,6 +466,10 @@ func (d *decoder) keyless(n *yaml.Node, path string, s *Scope) {
 				d.fail(g["subjectRegexp"], p+".subjectRegexp", "%s is not a regular expression (Go syntax)", echo.Quote(re))
 				continue
 			}
+			if acceptsAnyone(r) {
+				d.fail(g["subjectRegexp"], p+".subjectRegexp", "%s accepts any subject (anyone the issuer vouches for): name the signer, e.g. https://github\\.com/myorg/.+@refs/tags/.+", echo.Quote(re))
+				continue
+			}
 			id.SubjectRegexp = r
 		case okS && id.Subject != "":
 		default:
@@ -538,6 +554,18 @@ func (d *decoder) gpg(n *yaml.Node, path string) *GPG {
 		g.Keys = append(g.Keys, &GPGKey{Name: nm, Entities: el, Armored: data})
 	}
 	return g
+}
+
+// acceptsAnyone reports whether an anchored subject expression matches
+// subjects no admin meant to trust: an e-mail and a workflow URI of a
+// stranger (".*", ".+", ".*@.*", "https://.*" all do).
+func acceptsAnyone(r *regexp.Regexp) bool {
+	for _, s := range []string{"stranger@evil.invalid", "https://evil.invalid/stranger/x/.github/workflows/x.yaml@refs/heads/main"} {
+		if r.MatchString(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // keyText reports whether a file field holds key text pasted in place of a

@@ -303,8 +303,10 @@ func normalizePrefix(s string) (string, error) {
 		return canonicalHost(s), nil
 	}
 	host, path, _ := strings.Cut(s, "/")
+	// An empty host would be go-containerregistry's default, Docker Hub:
+	// "/myorg" is a typo, not index.docker.io/myorg.
 	_, err := name.NewRegistry(host, name.WeakValidation)
-	if err != nil || !pathRE.MatchString(path) {
+	if err != nil || host == "" || !pathRE.MatchString(path) {
 		return "", fmt.Errorf("not a repository prefix (lower-case registry/path, no tag)")
 	}
 	// docker.io/x stands for index.docker.io/library/x only as a whole

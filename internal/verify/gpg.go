@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
+	pgperrors "github.com/ProtonMail/go-crypto/openpgp/errors"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/sigstore/sigstore/pkg/signature/payload"
@@ -121,8 +122,22 @@ func (c *check) gpgSignature(g *trust.GPG, data []byte, what string) (string, *f
 			fix:  "add that key to the scope's gpg.keys if you trust it"}
 	}
 	if md.SignatureError != nil || md.Signature == nil {
-		return "", &failure{rank: rankUnknownKey, what: fmt.Sprintf("%s does not verify with key %016X", what, md.SignedByKeyId),
+		f := &failure{rank: rankUnknownKey, what: fmt.Sprintf("%s does not verify with key %016X", what, md.SignedByKeyId),
 			fix: "the signature is damaged or forged: sign again"}
+		// A key past its expiry or revoked is the usual reason, and
+		// "sign again" with it would not help.
+		switch e := md.SignatureError; {
+		case errors.Is(e, pgperrors.ErrKeyExpired):
+			f.what = fmt.Sprintf("%s is signed by GPG key %016X, which has expired", what, md.SignedByKeyId)
+			f.fix = "sign with a current key and add it to the scope's gpg.keys (or, if the key's owner extended it, put its refreshed public key in the policy)"
+		case errors.Is(e, pgperrors.ErrKeyRevoked):
+			f.what = fmt.Sprintf("%s is signed by GPG key %016X, which is revoked", what, md.SignedByKeyId)
+			f.fix = "the key must not be trusted any longer: sign with a current key, and remove the revoked one from the scope's gpg.keys"
+		case errors.Is(e, pgperrors.ErrSignatureExpired):
+			f.what = fmt.Sprintf("%s has expired", what)
+			f.fix = "sign the image again"
+		}
+		return "", f
 	}
 	signer := "gpg key " + gpgKeyName(g, md.SignedBy.Entity)
 	var p payload.SimpleContainerImage

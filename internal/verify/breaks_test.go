@@ -3,9 +3,12 @@ package verify_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -125,5 +128,52 @@ func TestGPGExpiredRevokedSubkey(t *testing.T) {
 	res, err := verify.New(verifytest.Policy(t, gpgEnforce(host, la.URL, armoredPublic(t, sub))), verify.Options{}).Verify(ctx, host+"/ops/c", d, false)
 	if err != nil || res.Signer != "gpg key k" {
 		t.Errorf("signing subkey: got %q, %v", res.Signer, err)
+	}
+}
+
+// A referrers list of thousands of entries (half claiming the bundle type
+// with a control character appended, half the empty config type, all
+// dangling, and the image itself last) costs a bounded number of reads,
+// is refused with the registry's cause (not a URL that used up the quoted
+// words) and does not hide a good legacy signature.
+func TestManyDanglingReferrers(t *testing.T) {
+	k := verifytest.NewKey(t, verifytest.ECDSA)
+	var subject string
+	var reads atomic.Int64
+	host := verifytest.NewFaultyRegistry(t, true, func(w http.ResponseWriter, r *http.Request) bool {
+		if strings.Contains(r.URL.Path, "/manifests/sha256:00000000") {
+			reads.Add(1)
+		}
+		if !strings.Contains(r.URL.Path, "/referrers/") {
+			return false
+		}
+		var ms []map[string]any
+		for i := range 5000 {
+			at := "application/vnd.oci.empty.v1+json"
+			if i%2 == 0 {
+				at = "application/vnd.dev.sigstore.bundle.v0.3+json\x1b[31m"
+			}
+			ms = append(ms, map[string]any{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": fmt.Sprintf("sha256:%064x", i+1), "size": 500, "artifactType": at})
+		}
+		ms = append(ms, map[string]any{"mediaType": "application/vnd.oci.image.index.v1+json", "digest": subject, "size": 500, "artifactType": "application/vnd.dev.sigstore.bundle.v0.3+json"})
+		b, _ := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": ms})
+		w.Header().Set("Content-Type", "application/vnd.oci.image.index.v1+json")
+		w.Write(b)
+		return true
+	})
+	d := verifytest.PushImage(t, host, "ops/a", "v1")
+	subject = d
+	v := verify.New(verifytest.Policy(t, verifytest.Scope(host, "enforce", k)), verify.Options{})
+	_, err := v.Verify(context.Background(), host+"/ops/a", d, false)
+	want := "the registry failed while reading the Sigstore bundle referrer sha256:" + fmt.Sprintf("%064x", 1) + ": HTTP 404 MANIFEST_UNKNOWN"
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "GET http") || strings.ContainsAny(err.Error(), "\x1b\n") {
+		t.Errorf("got %v, want one line with %q", err, want)
+	}
+	if n := reads.Load(); n > int64(verify.DefaultLimits.MaxCandidates) {
+		t.Errorf("%d referrers read, more than %d", n, verify.DefaultLimits.MaxCandidates)
+	}
+	verifytest.SignTag(t, host, "ops/a", d, k)
+	if res, err := v.Verify(context.Background(), host+"/ops/a", d, false); err != nil || res.Signer != "key "+k.Name {
+		t.Errorf("signed: got %q, %v", res.Signer, err)
 	}
 }

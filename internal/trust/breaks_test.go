@@ -1,12 +1,16 @@
 package trust_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/armor"
 
 	"github.com/olm-cmp/olm-cmp/internal/trust"
 )
@@ -165,5 +169,55 @@ func TestCarelessScopes(t *testing.T) {
 	}
 	if _, err := trust.Parse([]byte(breaksHead+"- &s {match: quay.io, mode: warn}\nx: *s\n"), "trust.yaml"); err == nil {
 		t.Error("unknown field accepted")
+	}
+}
+
+// A private OpenPGP key pasted after a public one is refused, without
+// repeating either.
+func TestGPGPrivateKeyAfterPublic(t *testing.T) {
+	pub, priv := gpgKeyPair(t)
+	ring := pub + "\n" + priv
+	text := breaksHead + "- match: quay.io\n  mode: warn\n  gpg:\n    lookaside: https://x/s\n    keys:\n    - armored: |\n" + indentBy(ring, "        ")
+	_, err := trust.Parse([]byte(text), "trust.yaml")
+	if err == nil || !strings.Contains(err.Error(), "scopes[0].gpg.keys[0].armored: holds a private key: give the public key only") || strings.Contains(err.Error(), "BEGIN") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func indentBy(s, pre string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString(pre + l + "\n")
+	}
+	return b.String()
+}
+
+func gpgKeyPair(t *testing.T) (pub, priv string) {
+	t.Helper()
+	e, err := openpgp.NewEntity("first", "", "a@example.com", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := openpgp.NewEntity("second", "", "b@example.com", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pb, sb bytes.Buffer
+	w, _ := armor.Encode(&pb, openpgp.PublicKeyType, nil)
+	e.Serialize(w)
+	w.Close()
+	w, _ = armor.Encode(&sb, openpgp.PrivateKeyType, nil)
+	other.SerializePrivate(w, nil)
+	w.Close()
+	return pb.String(), sb.String()
+}
+
+// A second public key in one entry was ignored in silence.
+func TestGPGTwoBlocks(t *testing.T) {
+	pub, _ := gpgKeyPair(t)
+	text := breaksHead + "- match: quay.io\n  mode: warn\n  gpg:\n    lookaside: https://x/s\n    keys:\n    - armored: |\n" + indentBy(pub+"\n"+pub, "        ")
+	_, err := trust.Parse([]byte(text), "trust.yaml")
+	if err == nil || !strings.Contains(err.Error(), "holds more than one armored block: give each key its own entry") {
+		t.Fatalf("got %v", err)
 	}
 }

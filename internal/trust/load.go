@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
@@ -539,12 +540,25 @@ func (d *decoder) gpg(n *yaml.Node, path string) *GPG {
 			}
 			continue
 		}
+		// The reader stops after the first armored block: a private key
+		// (or another public key) pasted after it would be ignored in
+		// silence.
+		if bytes.Contains(data, []byte("PRIVATE KEY BLOCK")) {
+			d.fail(at, field, "holds a private key: give the public key only")
+			continue
+		}
+		if bytes.Count(data, []byte("-----BEGIN PGP")) > 1 {
+			d.fail(at, field, "holds more than one armored block: give each key its own entry")
+			continue
+		}
 		el, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(data))
 		if err != nil || len(el) == 0 {
 			d.fail(at, field, "not an ASCII-armored OpenPGP public key (-----BEGIN PGP PUBLIC KEY BLOCK-----)")
 			continue
 		}
-		if el[0].PrivateKey != nil {
+		// Every key of the ring, not only the first: a public key with a
+		// private one pasted after it is still a private key in the policy.
+		if slices.ContainsFunc(el, func(e *openpgp.Entity) bool { return e.PrivateKey != nil }) {
 			d.fail(at, field, "holds a private key: give the public key only")
 			continue
 		}

@@ -2,6 +2,7 @@ package trust_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,5 +220,37 @@ func TestGPGTwoBlocks(t *testing.T) {
 	_, err := trust.Parse([]byte(text), "trust.yaml")
 	if err == nil || !strings.Contains(err.Error(), "holds more than one armored block: give each key its own entry") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// A policy naming one large bad key file in every entry of 512 scopes (and
+// one large trusted root in each) is read once per file and refused with
+// one bounded line (it took half a minute and made a 2 MB message).
+func TestManyEntriesOneBigFile(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "k.pub"), []byte("-----BEGIN PUBLIC KEY-----\n"+strings.Repeat("A", trust.MaxKeyBytes-60)+"\n-----END PUBLIC KEY-----\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "root.json"), []byte(strings.Repeat(" ", trust.MaxTrustedRootBytes)), 0o644)
+	var b strings.Builder
+	b.WriteString(breaksHead)
+	for i := range trust.MaxScopes {
+		fmt.Fprintf(&b, "- match: q%d.io\n  mode: warn\n  keyless: {trustedRoot: root.json, identities: [{issuer: https://i, subject: s}]}\n  keys:\n", i)
+		for range trust.MaxKeysPerScope {
+			b.WriteString("  - file: k.pub\n")
+		}
+	}
+	path := filepath.Join(dir, "trust.yaml")
+	os.WriteFile(path, []byte(b.String()), 0o644)
+	done := make(chan error, 1)
+	go func() { _, err := trust.Load(path); done <- err }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Load read the same files again and again")
+	}
+	msg := fmt.Sprint(err)
+	if err == nil || len(msg) > 2000 || !strings.Contains(msg, "line 8: scopes[0].keys[0].file: PEM public key does not parse; line 9: scopes[0].keys[1].file: PEM public key does not parse") ||
+		!strings.HasSuffix(msg, fmt.Sprintf("; and %d more problems", trust.MaxScopes*(trust.MaxKeysPerScope+1)-10)) {
+		t.Fatalf("got %d bytes: %.400s", len(msg), msg)
 	}
 }

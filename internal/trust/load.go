@@ -93,7 +93,54 @@ type decoder struct {
 	name, dir string
 	problems  []string
 	roots     map[*Scope][]byte
+	// files and parsedRoots hold each file the policy names, read (and
+	// each trusted root, parsed) once however many entries name it: 512
+	// scopes naming one 4 MiB trusted root, or one big file 32768 times,
+	// took half a minute.
+	files       map[string]fileRead
+	parsedRoots map[string]rootParse
+	keyFiles    map[string]keyParse
+	gpgFiles    map[string]ringParse
 }
+
+type keyParse struct {
+	k   *Key
+	err error
+}
+
+type ringParse struct {
+	el      openpgp.EntityList
+	problem string
+}
+
+type rootParse struct {
+	tr  root.TrustedMaterial
+	err error
+}
+
+type fileRead struct {
+	data []byte
+	err  error
+}
+
+// read is readBounded of a file the policy names, once per load.
+func (d *decoder) read(file string, max int64) ([]byte, error) {
+	path := d.resolve(file)
+	key := fmt.Sprintf("%d\x00%s", max, path)
+	if r, ok := d.files[key]; ok {
+		return r.data, r.err
+	}
+	data, err := readBounded(path, max)
+	if d.files == nil {
+		d.files = map[string]fileRead{}
+	}
+	d.files[key] = fileRead{data, err}
+	return data, err
+}
+
+// maxProblemsShown caps the problems one error lists: the rest are
+// counted.
+const maxProblemsShown = 10
 
 func (d *decoder) fail(n *yaml.Node, path, format string, a ...any) {
 	msg := fmt.Sprintf(format, a...)
@@ -274,8 +321,14 @@ func parse(data []byte, path, dir string) (*Policy, error) {
 		seen[s.Match] = s.Line
 		p.Scopes = append(p.Scopes, s)
 	}
-	if len(d.problems) > 0 {
-		return nil, fmt.Errorf("trust policy %s: %s", name, strings.Join(d.problems, "; "))
+	if n := len(d.problems); n > 0 {
+		shown := d.problems
+		more := ""
+		if n > maxProblemsShown {
+			shown = shown[:maxProblemsShown]
+			more = fmt.Sprintf("; and %d more problems", n-maxProblemsShown)
+		}
+		return nil, fmt.Errorf("trust policy %s: %s%s", name, strings.Join(shown, "; "), more)
 	}
 	p.hash = computeHash(p.Directories(), p.Scopes, d.roots)
 	return p, nil
@@ -378,7 +431,7 @@ func (d *decoder) key(n *yaml.Node, path string) *Key {
 			d.fail(f["file"], path+".file", "holds key text, not a path: put a public key's PEM text under pem (never a private key)")
 			return nil
 		}
-		b, err := readBounded(d.resolve(file), MaxKeyBytes)
+		b, err := d.read(file, MaxKeyBytes)
 		if err != nil {
 			d.fail(f["file"], path+".file", "%s: %s", echo.Quote(file), err)
 			return nil
@@ -390,7 +443,13 @@ func (d *decoder) key(n *yaml.Node, path string) *Key {
 		}
 		return nil
 	}
-	k, err := parseKey(data)
+	var k *Key
+	var err error
+	if hasFile {
+		k, err = d.keyFile(file, data)
+	} else {
+		k, err = parseKey(data)
+	}
 	if err != nil {
 		field := path + ".pem"
 		if hasFile {
@@ -399,11 +458,65 @@ func (d *decoder) key(n *yaml.Node, path string) *Key {
 		d.fail(at, field, "%s", err)
 		return nil
 	}
-	k.Name = nm
-	if k.Name == "" {
-		k.Name = k.Fingerprint
+	named := *k
+	named.Name = nm
+	if named.Name == "" {
+		named.Name = k.Fingerprint
 	}
-	return k
+	return &named
+}
+
+// keyFile parses a key file once per load, however many entries name it.
+func (d *decoder) keyFile(file string, data []byte) (*Key, error) {
+	path := d.resolve(file)
+	if r, ok := d.keyFiles[path]; ok {
+		return r.k, r.err
+	}
+	k, err := parseKey(data)
+	if d.keyFiles == nil {
+		d.keyFiles = map[string]keyParse{}
+	}
+	d.keyFiles[path] = keyParse{k, err}
+	return k, err
+}
+
+// gpgRing checks and reads an armored OpenPGP key (once per load for a
+// file); the problem is "" when it is a public key.
+func (d *decoder) gpgRing(file string, data []byte) (openpgp.EntityList, string) {
+	path := "\x00inline"
+	if file != "" {
+		path = d.resolve(file)
+		if r, ok := d.gpgFiles[path]; ok {
+			return r.el, r.problem
+		}
+	}
+	el, problem := readRing(data)
+	if file != "" {
+		if d.gpgFiles == nil {
+			d.gpgFiles = map[string]ringParse{}
+		}
+		d.gpgFiles[path] = ringParse{el, problem}
+	}
+	return el, problem
+}
+
+func readRing(data []byte) (openpgp.EntityList, string) {
+	// The reader stops after the first armored block: a private key (or
+	// another public key) pasted after it would be ignored in silence.
+	if bytes.Contains(data, []byte("PRIVATE KEY BLOCK")) {
+		return nil, "holds a private key: give the public key only"
+	}
+	if bytes.Count(data, []byte("-----BEGIN PGP")) > 1 {
+		return nil, "holds more than one armored block: give each key its own entry"
+	}
+	el, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(data))
+	if err != nil || len(el) == 0 {
+		return nil, "not an ASCII-armored OpenPGP public key (-----BEGIN PGP PUBLIC KEY BLOCK-----)"
+	}
+	if slices.ContainsFunc(el, func(e *openpgp.Entity) bool { return e.PrivateKey != nil }) {
+		return nil, "holds a private key: give the public key only"
+	}
+	return el, ""
 }
 
 func (d *decoder) keyless(n *yaml.Node, path string, s *Scope) {
@@ -420,10 +533,10 @@ func (d *decoder) keyless(n *yaml.Node, path string, s *Scope) {
 		ok = false
 	}
 	if ok {
-		data, err := readBounded(d.resolve(file), MaxTrustedRootBytes)
+		data, err := d.read(file, MaxTrustedRootBytes)
 		if err != nil {
 			d.fail(f["trustedRoot"], path+".trustedRoot", "%s: %s", echo.Quote(file), err)
-		} else if tr, err := root.NewTrustedRootFromJSON(data); err != nil {
+		} else if tr, err := d.trustedRoot(file, data); err != nil {
 			d.fail(f["trustedRoot"], path+".trustedRoot", "%s is not a Sigstore trusted root (%s)", echo.Quote(file), oneLine(err.Error()))
 		} else {
 			s.TrustedRoot, s.TrustedRootFile = tr, file
@@ -528,7 +641,7 @@ func (d *decoder) gpg(n *yaml.Node, path string) *GPG {
 				d.fail(at, field, "holds key text, not a path: put the ASCII-armored public key under armored (never a private key)")
 				continue
 			}
-			b, err := readBounded(d.resolve(file), MaxKeyBytes)
+			b, err := d.read(file, MaxKeyBytes)
 			if err != nil {
 				d.fail(at, field, "%s: %s", echo.Quote(file), err)
 				continue
@@ -540,26 +653,13 @@ func (d *decoder) gpg(n *yaml.Node, path string) *GPG {
 			}
 			continue
 		}
-		// The reader stops after the first armored block: a private key
-		// (or another public key) pasted after it would be ignored in
-		// silence.
-		if bytes.Contains(data, []byte("PRIVATE KEY BLOCK")) {
-			d.fail(at, field, "holds a private key: give the public key only")
-			continue
+		src := ""
+		if hasFile {
+			src = file
 		}
-		if bytes.Count(data, []byte("-----BEGIN PGP")) > 1 {
-			d.fail(at, field, "holds more than one armored block: give each key its own entry")
-			continue
-		}
-		el, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(data))
-		if err != nil || len(el) == 0 {
-			d.fail(at, field, "not an ASCII-armored OpenPGP public key (-----BEGIN PGP PUBLIC KEY BLOCK-----)")
-			continue
-		}
-		// Every key of the ring, not only the first: a public key with a
-		// private one pasted after it is still a private key in the policy.
-		if slices.ContainsFunc(el, func(e *openpgp.Entity) bool { return e.PrivateKey != nil }) {
-			d.fail(at, field, "holds a private key: give the public key only")
+		el, problem := d.gpgRing(src, data)
+		if problem != "" {
+			d.fail(at, field, "%s", problem)
 			continue
 		}
 		if nm == "" {
@@ -580,6 +680,25 @@ func acceptsAnyone(r *regexp.Regexp) bool {
 		}
 	}
 	return false
+}
+
+// trustedRoot parses a trusted root file once per load.
+func (d *decoder) trustedRoot(file string, data []byte) (root.TrustedMaterial, error) {
+	path := d.resolve(file)
+	if r, ok := d.parsedRoots[path]; ok {
+		return r.tr, r.err
+	}
+	var r rootParse
+	if tr, err := root.NewTrustedRootFromJSON(data); err != nil {
+		r.err = err
+	} else {
+		r.tr = tr
+	}
+	if d.parsedRoots == nil {
+		d.parsedRoots = map[string]rootParse{}
+	}
+	d.parsedRoots[path] = r
+	return r.tr, r.err
 }
 
 // keyText reports whether a file field holds key text pasted in place of a

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
@@ -38,7 +39,7 @@ const (
 func Load(path string) (*Policy, error) {
 	data, err := readBounded(path, MaxPolicyBytes)
 	if err != nil {
-		return nil, fmt.Errorf("trust policy %s: %s", path, err)
+		return nil, fmt.Errorf("trust policy %s: %s", filepath.Base(path), err)
 	}
 	return parse(data, path, filepath.Dir(path))
 }
@@ -50,11 +51,23 @@ func Parse(data []byte, name string) (*Policy, error) {
 }
 
 func readBounded(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
+	// Stat before opening: opening a named pipe blocks until something
+	// writes to it, and a device or directory is no key.
+	st, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("file does not exist")
 		}
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("permission denied")
+		}
+		return nil, fmt.Errorf("cannot open the file")
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file")
+	}
+	f, err := os.Open(path)
+	if err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return nil, fmt.Errorf("permission denied")
 		}
@@ -80,7 +93,54 @@ type decoder struct {
 	name, dir string
 	problems  []string
 	roots     map[*Scope][]byte
+	// files and parsedRoots hold each file the policy names, read (and
+	// each trusted root, parsed) once however many entries name it: 512
+	// scopes naming one 4 MiB trusted root, or one big file 32768 times,
+	// took half a minute.
+	files       map[string]fileRead
+	parsedRoots map[string]rootParse
+	keyFiles    map[string]keyParse
+	gpgFiles    map[string]ringParse
 }
+
+type keyParse struct {
+	k   *Key
+	err error
+}
+
+type ringParse struct {
+	el      openpgp.EntityList
+	problem string
+}
+
+type rootParse struct {
+	tr  root.TrustedMaterial
+	err error
+}
+
+type fileRead struct {
+	data []byte
+	err  error
+}
+
+// read is readBounded of a file the policy names, once per load.
+func (d *decoder) read(file string, max int64) ([]byte, error) {
+	path := d.resolve(file)
+	key := fmt.Sprintf("%d\x00%s", max, path)
+	if r, ok := d.files[key]; ok {
+		return r.data, r.err
+	}
+	data, err := readBounded(path, max)
+	if d.files == nil {
+		d.files = map[string]fileRead{}
+	}
+	d.files[key] = fileRead{data, err}
+	return data, err
+}
+
+// maxProblemsShown caps the problems one error lists: the rest are
+// counted.
+const maxProblemsShown = 10
 
 func (d *decoder) fail(n *yaml.Node, path, format string, a ...any) {
 	msg := fmt.Sprintf(format, a...)
@@ -182,10 +242,22 @@ func (d *decoder) list(n *yaml.Node, path string) []*yaml.Node {
 		d.fail(n, path, "expected a list, got %s", describe(n))
 		return nil
 	}
-	return n.Content
+	// An item may be an alias of an anchored one (- *base): read what it
+	// names, so it is judged (and found a duplicate) like the original.
+	out := make([]*yaml.Node, len(n.Content))
+	for i, item := range n.Content {
+		for item.Kind == yaml.AliasNode && item.Alias != nil {
+			item = item.Alias
+		}
+		out[i] = item
+	}
+	return out
 }
 
-func parse(data []byte, name, dir string) (*Policy, error) {
+func parse(data []byte, path, dir string) (*Policy, error) {
+	// Messages name the file, never its path on the server: a policy that
+	// stops loading fails renders, and the error reaches Argo CD's UI.
+	name := filepath.Base(path)
 	if len(data) > MaxPolicyBytes {
 		return nil, fmt.Errorf("trust policy %s: larger than %d bytes", name, MaxPolicyBytes)
 	}
@@ -207,7 +279,7 @@ func parse(data []byte, name, dir string) (*Policy, error) {
 		return nil, fmt.Errorf("trust policy %s: the file is empty: write apiVersion: %s, kind: %s and scopes (docs/signatures.md)", name, APIVersion, Kind)
 	}
 	d := &decoder{name: name, dir: dir, roots: map[*Scope][]byte{}}
-	p := &Policy{Name: name}
+	p := &Policy{Name: path}
 	top := d.fields(doc, "", "apiVersion", "kind", "directories", "scopes")
 	if v, ok := d.str(top["directories"], "directories"); ok {
 		switch v {
@@ -249,8 +321,14 @@ func parse(data []byte, name, dir string) (*Policy, error) {
 		seen[s.Match] = s.Line
 		p.Scopes = append(p.Scopes, s)
 	}
-	if len(d.problems) > 0 {
-		return nil, fmt.Errorf("trust policy %s: %s", name, strings.Join(d.problems, "; "))
+	if n := len(d.problems); n > 0 {
+		shown := d.problems
+		more := ""
+		if n > maxProblemsShown {
+			shown = shown[:maxProblemsShown]
+			more = fmt.Sprintf("; and %d more problems", n-maxProblemsShown)
+		}
+		return nil, fmt.Errorf("trust policy %s: %s%s", name, strings.Join(shown, "; "), more)
 	}
 	p.hash = computeHash(p.Directories(), p.Scopes, d.roots)
 	return p, nil
@@ -315,6 +393,9 @@ func (d *decoder) scope(n *yaml.Node, path string) *Scope {
 			d.fail(f["signedAs"], path+".signedAs", "%s is not a registry or repository prefix: write the name the signatures carry (registry.redhat.io)", echo.Quote(v))
 		}
 		s.SignedAs = norm
+		if s.Match == "*" {
+			d.fail(f["signedAs"], path+".signedAs", "a scope matching \"*\" cannot be remapped: give the mirror's registry or repository prefix as match")
+		}
 	}
 	if s.Mode == Enforce && !s.HasTrust() && len(d.problems) == before {
 		d.fail(n, path, "mode enforce without keys or keyless identities would refuse every image: add keys (or keyless), or use warn")
@@ -346,7 +427,11 @@ func (d *decoder) key(n *yaml.Node, path string) *Key {
 	case hasPEM:
 		data, at = []byte(pemText), f["pem"]
 	case hasFile:
-		b, err := readBounded(d.resolve(file), MaxKeyBytes)
+		if keyText(file) {
+			d.fail(f["file"], path+".file", "holds key text, not a path: put a public key's PEM text under pem (never a private key)")
+			return nil
+		}
+		b, err := d.read(file, MaxKeyBytes)
 		if err != nil {
 			d.fail(f["file"], path+".file", "%s: %s", echo.Quote(file), err)
 			return nil
@@ -358,7 +443,13 @@ func (d *decoder) key(n *yaml.Node, path string) *Key {
 		}
 		return nil
 	}
-	k, err := parseKey(data)
+	var k *Key
+	var err error
+	if hasFile {
+		k, err = d.keyFile(file, data)
+	} else {
+		k, err = parseKey(data)
+	}
 	if err != nil {
 		field := path + ".pem"
 		if hasFile {
@@ -367,11 +458,65 @@ func (d *decoder) key(n *yaml.Node, path string) *Key {
 		d.fail(at, field, "%s", err)
 		return nil
 	}
-	k.Name = nm
-	if k.Name == "" {
-		k.Name = k.Fingerprint
+	named := *k
+	named.Name = nm
+	if named.Name == "" {
+		named.Name = k.Fingerprint
 	}
-	return k
+	return &named
+}
+
+// keyFile parses a key file once per load, however many entries name it.
+func (d *decoder) keyFile(file string, data []byte) (*Key, error) {
+	path := d.resolve(file)
+	if r, ok := d.keyFiles[path]; ok {
+		return r.k, r.err
+	}
+	k, err := parseKey(data)
+	if d.keyFiles == nil {
+		d.keyFiles = map[string]keyParse{}
+	}
+	d.keyFiles[path] = keyParse{k, err}
+	return k, err
+}
+
+// gpgRing checks and reads an armored OpenPGP key (once per load for a
+// file); the problem is "" when it is a public key.
+func (d *decoder) gpgRing(file string, data []byte) (openpgp.EntityList, string) {
+	path := "\x00inline"
+	if file != "" {
+		path = d.resolve(file)
+		if r, ok := d.gpgFiles[path]; ok {
+			return r.el, r.problem
+		}
+	}
+	el, problem := readRing(data)
+	if file != "" {
+		if d.gpgFiles == nil {
+			d.gpgFiles = map[string]ringParse{}
+		}
+		d.gpgFiles[path] = ringParse{el, problem}
+	}
+	return el, problem
+}
+
+func readRing(data []byte) (openpgp.EntityList, string) {
+	// The reader stops after the first armored block: a private key (or
+	// another public key) pasted after it would be ignored in silence.
+	if bytes.Contains(data, []byte("PRIVATE KEY BLOCK")) {
+		return nil, "holds a private key: give the public key only"
+	}
+	if bytes.Count(data, []byte("-----BEGIN PGP")) > 1 {
+		return nil, "holds more than one armored block: give each key its own entry"
+	}
+	el, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(data))
+	if err != nil || len(el) == 0 {
+		return nil, "not an ASCII-armored OpenPGP public key (-----BEGIN PGP PUBLIC KEY BLOCK-----)"
+	}
+	if slices.ContainsFunc(el, func(e *openpgp.Entity) bool { return e.PrivateKey != nil }) {
+		return nil, "holds a private key: give the public key only"
+	}
+	return el, ""
 }
 
 func (d *decoder) keyless(n *yaml.Node, path string, s *Scope) {
@@ -383,11 +528,15 @@ func (d *decoder) keyless(n *yaml.Node, path string, s *Scope) {
 	if !ok && f["trustedRoot"] == nil {
 		d.fail(n, path+".trustedRoot", "is required: the path to a Sigstore trusted_root.json (cosign trusted-root create, or the public-good instance's from its TUF repository)")
 	}
+	if ok && keyText(file) {
+		d.fail(f["trustedRoot"], path+".trustedRoot", "holds text, not a path: give the path to a Sigstore trusted_root.json")
+		ok = false
+	}
 	if ok {
-		data, err := readBounded(d.resolve(file), MaxTrustedRootBytes)
+		data, err := d.read(file, MaxTrustedRootBytes)
 		if err != nil {
 			d.fail(f["trustedRoot"], path+".trustedRoot", "%s: %s", echo.Quote(file), err)
-		} else if tr, err := root.NewTrustedRootFromJSON(data); err != nil {
+		} else if tr, err := d.trustedRoot(file, data); err != nil {
 			d.fail(f["trustedRoot"], path+".trustedRoot", "%s is not a Sigstore trusted root (%s)", echo.Quote(file), oneLine(err.Error()))
 		} else {
 			s.TrustedRoot, s.TrustedRootFile = tr, file
@@ -429,6 +578,10 @@ func (d *decoder) keyless(n *yaml.Node, path string, s *Scope) {
 			r, err := regexp.Compile("^(?:" + re + ")$")
 			if err != nil || len(re) > 1024 {
 				d.fail(g["subjectRegexp"], p+".subjectRegexp", "%s is not a regular expression (Go syntax)", echo.Quote(re))
+				continue
+			}
+			if acceptsAnyone(r) {
+				d.fail(g["subjectRegexp"], p+".subjectRegexp", "%s accepts any subject (anyone the issuer vouches for): name the signer, e.g. https://github\\.com/myorg/.+@refs/tags/.+", echo.Quote(re))
 				continue
 			}
 			id.SubjectRegexp = r
@@ -484,7 +637,11 @@ func (d *decoder) gpg(n *yaml.Node, path string) *GPG {
 			data = []byte(text)
 		case hasFile:
 			field, at = p+".file", g2["file"]
-			b, err := readBounded(d.resolve(file), MaxKeyBytes)
+			if keyText(file) {
+				d.fail(at, field, "holds key text, not a path: put the ASCII-armored public key under armored (never a private key)")
+				continue
+			}
+			b, err := d.read(file, MaxKeyBytes)
 			if err != nil {
 				d.fail(at, field, "%s: %s", echo.Quote(file), err)
 				continue
@@ -496,13 +653,13 @@ func (d *decoder) gpg(n *yaml.Node, path string) *GPG {
 			}
 			continue
 		}
-		el, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(data))
-		if err != nil || len(el) == 0 {
-			d.fail(at, field, "not an ASCII-armored OpenPGP public key (-----BEGIN PGP PUBLIC KEY BLOCK-----)")
-			continue
+		src := ""
+		if hasFile {
+			src = file
 		}
-		if el[0].PrivateKey != nil {
-			d.fail(at, field, "holds a private key: give the public key only")
+		el, problem := d.gpgRing(src, data)
+		if problem != "" {
+			d.fail(at, field, "%s", problem)
 			continue
 		}
 		if nm == "" {
@@ -511,6 +668,44 @@ func (d *decoder) gpg(n *yaml.Node, path string) *GPG {
 		g.Keys = append(g.Keys, &GPGKey{Name: nm, Entities: el, Armored: data})
 	}
 	return g
+}
+
+// acceptsAnyone reports whether an anchored subject expression matches
+// subjects no admin meant to trust: an e-mail and a workflow URI of a
+// stranger (".*", ".+", ".*@.*", "https://.*" all do).
+func acceptsAnyone(r *regexp.Regexp) bool {
+	for _, s := range []string{"stranger@evil.invalid", "https://evil.invalid/stranger/x/.github/workflows/x.yaml@refs/heads/main"} {
+		if r.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// trustedRoot parses a trusted root file once per load.
+func (d *decoder) trustedRoot(file string, data []byte) (root.TrustedMaterial, error) {
+	path := d.resolve(file)
+	if r, ok := d.parsedRoots[path]; ok {
+		return r.tr, r.err
+	}
+	var r rootParse
+	if tr, err := root.NewTrustedRootFromJSON(data); err != nil {
+		r.err = err
+	} else {
+		r.tr = tr
+	}
+	if d.parsedRoots == nil {
+		d.parsedRoots = map[string]rootParse{}
+	}
+	d.parsedRoots[path] = r
+	return r.tr, r.err
+}
+
+// keyText reports whether a file field holds key text pasted in place of a
+// path: such a value is never repeated in a message (it may be a private
+// key).
+func keyText(file string) bool {
+	return strings.Contains(file, "-----BEGIN") || strings.ContainsAny(file, "\n\r")
 }
 
 // resolve names a key or root file: absolute, or relative to the policy's

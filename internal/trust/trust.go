@@ -225,13 +225,65 @@ func NormalizeRepo(repo string) string {
 	if i := strings.Index(repo, "@"); i >= 0 {
 		repo = repo[:i]
 	}
-	if r, err := name.NewRepository(repo, name.WeakValidation); err == nil {
-		return r.RegistryStr() + "/" + r.RepositoryStr()
+	r, err := name.NewRepository(repo, name.WeakValidation)
+	if err != nil {
+		ref, rerr := name.ParseReference(repo, name.WeakValidation)
+		if rerr != nil {
+			return strings.ToLower(repo)
+		}
+		r = ref.Context()
 	}
-	if r, err := name.ParseReference(repo, name.WeakValidation); err == nil {
-		return r.Context().RegistryStr() + "/" + r.Context().RepositoryStr()
+	// One registry spelled another way is parsed again under its
+	// canonical host, so that docker.io's library/ is added as for the
+	// usual spelling.
+	if h := canonicalHost(r.RegistryStr()); h != r.RegistryStr() {
+		if r2, err := name.NewRepository(h+"/"+r.RepositoryStr(), name.WeakValidation); err == nil {
+			r = r2
+		}
 	}
-	return strings.ToLower(repo)
+	return canonicalHost(r.RegistryStr()) + "/" + r.RepositoryStr()
+}
+
+// canonicalHost writes a registry host as the one server it reaches: DNS
+// names are case-insensitive and may end in a dot, and 443 is https's
+// default port, so REGISTRY.REDHAT.IO., registry.redhat.io:443 and
+// registry.redhat.io are one registry. Scopes and images are compared in
+// this form: otherwise an Application could slip past an enforce scope by
+// spelling the host another way. registry-1.docker.io is Docker Hub's API
+// host, which go-containerregistry calls index.docker.io.
+func canonicalHost(h string) string {
+	h = strings.ToLower(h)
+	host, port := h, ""
+	if i := strings.LastIndex(h, ":"); i >= 0 && !strings.HasSuffix(h, "]") {
+		host, port = h[:i], h[i+1:]
+	}
+	host = strings.TrimSuffix(host, ".")
+	if port == "443" && httpsOnly(host) {
+		port = ""
+	}
+	if host == "registry-1.docker.io" && port == "" {
+		host = name.DefaultRegistry
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	if r, err := name.NewRegistry(host, name.WeakValidation); err == nil {
+		return r.RegistryStr() // docker.io is index.docker.io
+	}
+	return host
+}
+
+// httpsOnly reports whether go-containerregistry talks https to host both
+// with and without port 443 (it talks plain http to localhost:<port> and
+// private addresses, where :443 and no port are two servers).
+func httpsOnly(host string) bool {
+	for _, h := range []string{host, host + ":443"} {
+		r, err := name.NewRegistry(h, name.WeakValidation)
+		if err != nil || r.Scheme() != "https" {
+			return false
+		}
+	}
+	return true
 }
 
 // normalizePrefix normalizes a scope's match or signedAs: a registry alone,
@@ -245,20 +297,21 @@ func normalizePrefix(s string) (string, error) {
 		return "", fmt.Errorf("not a registry or repository prefix")
 	}
 	if !strings.Contains(s, "/") {
-		r, err := name.NewRegistry(s, name.WeakValidation)
-		if err != nil {
+		if _, err := name.NewRegistry(s, name.WeakValidation); err != nil {
 			return "", fmt.Errorf("not a registry name")
 		}
-		return r.RegistryStr(), nil
+		return canonicalHost(s), nil
 	}
 	host, path, _ := strings.Cut(s, "/")
-	reg, err := name.NewRegistry(host, name.WeakValidation)
-	if err != nil || !pathRE.MatchString(path) {
+	// An empty host would be go-containerregistry's default, Docker Hub:
+	// "/myorg" is a typo, not index.docker.io/myorg.
+	_, err := name.NewRegistry(host, name.WeakValidation)
+	if err != nil || host == "" || !pathRE.MatchString(path) {
 		return "", fmt.Errorf("not a repository prefix (lower-case registry/path, no tag)")
 	}
 	// docker.io/x stands for index.docker.io/library/x only as a whole
 	// repository name; as a prefix, docker.io/library is written out.
-	return reg.RegistryStr() + "/" + path, nil
+	return canonicalHost(host) + "/" + path, nil
 }
 
 // pathRE is a repository path as the distribution spec allows it.

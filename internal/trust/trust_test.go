@@ -170,7 +170,7 @@ func TestParseErrors(t *testing.T) {
 				t.Fatal("no error")
 			}
 			msg := err.Error()
-			if !strings.HasPrefix(msg, "trust policy /etc/olm-cmp/trust.yaml: ") || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
+			if !strings.HasPrefix(msg, "trust policy trust.yaml: ") || strings.Contains(msg, "/etc/") || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
 				t.Fatalf("got %q, want one line with %q", msg, c.want)
 			}
 		})

@@ -3,12 +3,15 @@ package verify
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
+	pgperrors "github.com/ProtonMail/go-crypto/openpgp/errors"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/sigstore/sigstore/pkg/signature/payload"
@@ -49,6 +52,12 @@ func (c *check) lookaside() (string, *failure) {
 		}
 		resp, err := client.Do(req)
 		if err != nil {
+			// The client's error repeats the URL, and with it the
+			// user name a private lookaside's URL may carry.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
 			f := c.registryFailure("reading "+what, err)
 			return "", better(worst, f)
 		}
@@ -113,8 +122,22 @@ func (c *check) gpgSignature(g *trust.GPG, data []byte, what string) (string, *f
 			fix:  "add that key to the scope's gpg.keys if you trust it"}
 	}
 	if md.SignatureError != nil || md.Signature == nil {
-		return "", &failure{rank: rankUnknownKey, what: fmt.Sprintf("%s does not verify with key %016X", what, md.SignedByKeyId),
+		f := &failure{rank: rankUnknownKey, what: fmt.Sprintf("%s does not verify with key %016X", what, md.SignedByKeyId),
 			fix: "the signature is damaged or forged: sign again"}
+		// A key past its expiry or revoked is the usual reason, and
+		// "sign again" with it would not help.
+		switch e := md.SignatureError; {
+		case errors.Is(e, pgperrors.ErrKeyExpired):
+			f.what = fmt.Sprintf("%s is signed by GPG key %016X, which has expired", what, md.SignedByKeyId)
+			f.fix = "sign with a current key and add it to the scope's gpg.keys (or, if the key's owner extended it, put its refreshed public key in the policy)"
+		case errors.Is(e, pgperrors.ErrKeyRevoked):
+			f.what = fmt.Sprintf("%s is signed by GPG key %016X, which is revoked", what, md.SignedByKeyId)
+			f.fix = "the key must not be trusted any longer: sign with a current key, and remove the revoked one from the scope's gpg.keys"
+		case errors.Is(e, pgperrors.ErrSignatureExpired):
+			f.what = fmt.Sprintf("%s has expired", what)
+			f.fix = "sign the image again"
+		}
+		return "", f
 	}
 	signer := "gpg key " + gpgKeyName(g, md.SignedBy.Entity)
 	var p payload.SimpleContainerImage
@@ -143,4 +166,16 @@ func gpgKeyName(g *trust.GPG, e *openpgp.Entity) string {
 		}
 	}
 	return fmt.Sprintf("%016X", e.PrimaryKey.KeyId)
+}
+
+// redactURL is a lookaside URL as a message may show it: without the
+// user:password@ a policy may carry for a private server (a refusal reaches
+// Argo CD's UI).
+func redactURL(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return "(the scope's gpg.lookaside)"
+	}
+	pu.User = nil
+	return pu.String()
 }

@@ -31,6 +31,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/singleflight"
 
@@ -358,7 +359,18 @@ func (c *check) registryFailure(doing string, err error) failure {
 			what: fmt.Sprintf("the registry did not answer in time while %s (after %s)", doing, c.v.lim.Timeout),
 			fix:  "check the registry's health and the network path to it, then retry"}
 	}
+	why := echo.Short(oneLine(err.Error()))
+	// A registry's error repeats the request's URL, which would use up
+	// the words a message may quote before the cause: the status and the
+	// registry's error code say it.
+	var te *transport.Error
+	if errors.As(err, &te) {
+		why = fmt.Sprintf("HTTP %d", te.StatusCode)
+		if len(te.Errors) > 0 {
+			why += " " + echo.Short(oneLine(te.Errors[0].String()))
+		}
+	}
 	return failure{rank: rankRegistry,
-		what: fmt.Sprintf("the registry failed while %s: %s", doing, echo.Short(oneLine(err.Error()))),
+		what: fmt.Sprintf("the registry failed while %s: %s", doing, why),
 		fix:  "check the registry's health and the credentials for it, then retry"}
 }

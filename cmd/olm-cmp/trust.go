@@ -6,7 +6,6 @@ import (
 	"os"
 	"sync"
 
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/pflag"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
@@ -48,7 +47,19 @@ func (f *registryFlags) verifier(loader *bundle.ImageLoader) (*verify.Verifier, 
 	if err != nil {
 		return nil, err
 	}
-	return verify.New(p, verify.Options{Remote: loader.Registry().RemoteOptions(context.Background())}), nil
+	return verify.New(p, verifyOptions(loader)), nil
+}
+
+// verifyOptions gives verification loader's registry access: its
+// transport, credentials, limits and redaction for registry reads, its
+// timeouts for GPG lookaside requests, and its insecure registries.
+func verifyOptions(loader *bundle.ImageLoader) verify.Options {
+	c := loader.Registry()
+	return verify.Options{
+		Remote:    c.RemoteOptions(context.Background()),
+		Lookaside: c.HTTPTransport(),
+		Insecure:  c.IsInsecure,
+	}
 }
 
 // renderer is the renderer of the registry flags: their loader, and the
@@ -73,8 +84,8 @@ func (f *registryFlags) renderer() (*render.Renderer, error) {
 // field) until it is fixed: never a silent fall back to the old policy or to
 // none.
 type policySource struct {
-	path   string
-	remote []remote.Option
+	path string
+	opts verify.Options
 
 	mu    sync.Mutex
 	stamp string
@@ -89,7 +100,7 @@ func (f *registryFlags) policySource(loader *bundle.ImageLoader) (*policySource,
 	if path == "" {
 		return nil, nil
 	}
-	ps := &policySource{path: path, remote: loader.Registry().RemoteOptions(context.Background())}
+	ps := &policySource{path: path, opts: verifyOptions(loader)}
 	if _, err := ps.Verifier(); err != nil {
 		return nil, err
 	}
@@ -107,7 +118,7 @@ func (ps *policySource) Verifier() (*verify.Verifier, error) {
 	p, err := trust.Load(ps.path)
 	ps.stamp, ps.v, ps.err = stamp, nil, err
 	if err == nil {
-		ps.v = verify.New(p, verify.Options{Remote: ps.remote})
+		ps.v = verify.New(p, ps.opts)
 	}
 	return ps.v, ps.err
 }

@@ -125,6 +125,16 @@ func (c *Client) isInsecure(registry string) bool {
 	return slices.Contains(c.opts.Insecure, registry)
 }
 
+// IsInsecure reports whether registry (host or host:port) is listed as
+// insecure: code that parses references itself (signature verification)
+// parses such a registry's with name.Insecure, as Parse does.
+func (c *Client) IsInsecure(registry string) bool { return c.isInsecure(registry) }
+
+// HTTPTransport is this client's transport for plain HTTPS requests that
+// are not registry API calls (a GPG lookaside server): the same connect,
+// TLS and header timeouts, without registry auth or retries.
+func (c *Client) HTTPTransport() http.RoundTripper { return c.secure }
+
 // Parse parses the image reference ref, refusing (before any network call)
 // a registry the allow-list does not name; a registry listed as insecure
 // gets a reference go-containerregistry may reach over plain HTTP.

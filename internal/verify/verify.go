@@ -126,6 +126,10 @@ type Options struct {
 	Limits Limits
 	// CacheEntries bounds the verdict cache (default 4096).
 	CacheEntries int
+	// Insecure reports a registry (host or host:port) the operator listed
+	// as insecure (--insecure-registry): its repositories are parsed with
+	// name.Insecure, so plain HTTP is allowed for them as it is for pulls.
+	Insecure func(registry string) bool
 }
 
 // Verifier verifies images against one policy. Safe for concurrent use.
@@ -196,6 +200,11 @@ func (v *Verifier) Verify(ctx context.Context, repo, digest string, require bool
 	}
 	if err != nil {
 		return res, fmt.Errorf("signature check: %s is not an image repository: give the image as registry/repository", echo.Quote(repo))
+	}
+	if v.opts.Insecure != nil && v.opts.Insecure(ref.RegistryStr()) {
+		if r, ierr := name.NewRepository(ref.Name(), name.WeakValidation, name.Insecure); ierr == nil {
+			ref = r
+		}
 	}
 	if !digestRE.MatchString(digest) {
 		return res, fmt.Errorf("signature check of %s: %s is not a sha256 manifest digest: verification is by digest, resolve the tag first", repo, echo.Quote(digest))

@@ -19,10 +19,12 @@ package verifytest
 
 import (
 	"bytes"
-	"context"
+	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
@@ -49,8 +51,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
-	"github.com/sigstore/sigstore-go/pkg/sign"
+	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/olm-cmp/olm-cmp/internal/trust"
@@ -120,7 +123,7 @@ const (
 
 // Key is a generated signing key.
 type Key struct {
-	kp *sign.EphemeralKeypair
+	priv crypto.Signer
 	// PEM is the public key, as a policy holds it.
 	PEM string
 	// Name is the name Scope gives the key in a policy.
@@ -132,28 +135,45 @@ var keyCount int
 // NewKey generates a key of the given type (RSA keys are 2048 bits).
 func NewKey(t testing.TB, alg Algorithm) *Key {
 	t.Helper()
-	details := map[Algorithm]protocommon.PublicKeyDetails{
-		ECDSA:   protocommon.PublicKeyDetails_PKIX_ECDSA_P256_SHA_256,
-		RSA:     protocommon.PublicKeyDetails_PKIX_RSA_PKCS1V15_2048_SHA256,
-		Ed25519: protocommon.PublicKeyDetails_PKIX_ED25519,
-	}[alg]
-	kp, err := sign.NewEphemeralKeypair(&sign.EphemeralKeypairOptions{Algorithm: details})
+	var priv crypto.Signer
+	var err error
+	switch alg {
+	case ECDSA:
+		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	case RSA:
+		priv, err = rsa.GenerateKey(rand.Reader, 2048)
+	case Ed25519:
+		_, priv, err = ed25519.GenerateKey(rand.Reader)
+	default:
+		t.Fatalf("unknown key type %q", alg)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := kp.GetPublicKeyPem()
+	der, err := x509.MarshalPKIXPublicKey(priv.Public())
 	if err != nil {
 		t.Fatal(err)
 	}
 	keyCount++
-	return &Key{kp: kp, PEM: p, Name: fmt.Sprintf("%s-%d", alg, keyCount)}
+	return &Key{
+		priv: priv,
+		PEM:  string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})),
+		Name: fmt.Sprintf("%s-%d", alg, keyCount),
+	}
 }
 
-// Sign signs data as cosign does with this key (SHA-256; Ed25519 signs the
-// data itself).
+// Sign signs data as cosign does with this key: ECDSA (ASN.1) and RSA
+// (PKCS #1 v1.5) over its SHA-256, Ed25519 over the data itself.
 func (k *Key) Sign(t testing.TB, data []byte) []byte {
 	t.Helper()
-	sig, _, err := k.kp.SignData(context.Background(), data)
+	var sig []byte
+	var err error
+	if _, ok := k.priv.(ed25519.PrivateKey); ok {
+		sig, err = k.priv.Sign(rand.Reader, data, crypto.Hash(0))
+	} else {
+		h := sha256.Sum256(data)
+		sig, err = k.priv.Sign(rand.Reader, h[:], crypto.SHA256)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,12 +219,31 @@ func Statement(ref, digest, predicate string) []byte {
 
 // BundleJSON returns a Sigstore bundle (v0.3, public key, DSSE over the
 // statement, no transparency log) as cosign v3 writes with --key and
-// --tlog-upload=false.
+// --tlog-upload=false. It is built from the protobuf-specs types (not
+// sigstore-go's sign package, which links the frozen golang.org/x/crypto/openpgp
+// that govulncheck reports).
 func BundleJSON(t testing.TB, k *Key, statement []byte) []byte {
 	t.Helper()
-	pb, err := sign.Bundle(&sign.DSSEData{Data: statement, PayloadType: "application/vnd.in-toto+json"}, k.kp, sign.BundleOptions{})
+	const payloadType = "application/vnd.in-toto+json"
+	// DSSE signs the pre-authentication encoding, never the bare payload.
+	pae := fmt.Sprintf("DSSEv1 %d %s %d %s", len(payloadType), payloadType, len(statement), statement)
+	der, err := x509.MarshalPKIXPublicKey(k.priv.Public())
 	if err != nil {
 		t.Fatal(err)
+	}
+	hint := sha256.Sum256(der)
+	pb := &protobundle.Bundle{
+		MediaType: BundleMediaType,
+		VerificationMaterial: &protobundle.VerificationMaterial{
+			Content: &protobundle.VerificationMaterial_PublicKey{PublicKey: &protocommon.PublicKeyIdentifier{
+				Hint: base64.StdEncoding.EncodeToString(hint[:]),
+			}},
+		},
+		Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{
+			Payload:     statement,
+			PayloadType: payloadType,
+			Signatures:  []*protodsse.Signature{{Sig: k.Sign(t, []byte(pae))}},
+		}},
 	}
 	raw, err := protojson.Marshal(pb)
 	if err != nil {

@@ -17,7 +17,7 @@
 # authenticated (GH_TOKEN / GITLAB_TOKEN), and a checkout whose remote it may
 # push to. Settings (environment):
 #   OLM_CMP_BOT_FORGE    github or gitlab (default: gitlab under GitLab CI, else github)
-#   OLM_CMP_BOT_BASE     base branch (default: CI_DEFAULT_BRANCH, else the remote's HEAD, else main)
+#   OLM_CMP_BOT_BASE     base branch (default: CI_DEFAULT_BRANCH, else the remote's HEAD branch, else main)
 #   OLM_CMP_BOT_REMOTE   remote to fetch from and push to (default: origin)
 #   OLM_CMP_BOT_PREFIX   branch prefix (default: olm-cmp/upgrade/)
 #   OLM_CMP_BOT_POLICY   passed to upgrade as --policy (olmv1 or olmv0) when set
@@ -72,6 +72,9 @@ base=${OLM_CMP_BOT_BASE:-${CI_DEFAULT_BRANCH:-}}
 if [ -z "$base" ]; then
   base=$(git symbolic-ref --quiet --short "refs/remotes/$remote/HEAD" 2>/dev/null || true)
   base=${base#"$remote/"}
+  # A CI checkout has no refs/remotes/origin/HEAD (actions/checkout sets
+  # none): ask the remote which branch its HEAD is.
+  [ -n "$base" ] || base=$(git ls-remote --symref "$remote" HEAD 2>/dev/null | sed -n 's#^ref: refs/heads/\(.*\)	HEAD$#\1#p' | head -n 1 || true)
   base=${base:-main}
 fi
 git check-ref-format "refs/heads/$base" || die "base branch $base is not a valid branch name"
@@ -93,18 +96,27 @@ trap cleanup EXIT
 git worktree add --quiet --detach "$work" "$base_commit"
 wgit() { git -C "$work" -c "user.name=$git_name" -c "user.email=$git_email" -c commit.gpgsign=false "$@"; }
 
+failed=0
+# The directories, one a line. ls-tree -z: without it Git quotes a path
+# holding a non-ASCII byte, a quote or a backslash, whose olm-cmp.yaml would
+# then match nothing and the application be skipped without a word. A name
+# holding a line break cannot be one line: it is refused, named.
+listed=$(if [ "$#" -gt 0 ]; then printf '%s\0' "$@"; else git ls-tree -r -z --name-only "$base_commit"; fi | tr '\n\0' '\001\n') ||
+  die "listing the application directories of $base failed"
 if [ "$#" -gt 0 ]; then
-  dirs=$(printf '%s\n' "$@" | sed -e 's#/*$##' -e 's#^\./##' -e 's#^$#.#')
+  dirs=$(printf '%s\n' "$listed" | sed -e 's#/*$##' -e 's#^\./##' -e 's#^$#.#')
 else
-  dirs=$(git ls-tree -r --name-only "$base_commit" | sed -n -e 's#^olm-cmp\.yaml$#.#p' -e 's#/olm-cmp\.yaml$##p')
+  dirs=$(printf '%s\n' "$listed" | sed -n -e 's#^olm-cmp\.yaml$#.#p' -e 's#/olm-cmp\.yaml$##p')
 fi
-dirs=$(printf '%s\n' "$dirs" | LC_ALL=C sort -u | sed '/^$/d')
-[ -n "$dirs" ] || { log "no application directories (no olm-cmp.yaml on $base)"; exit 0; }
+while IFS= read -r bad; do
+  log "$(printf '%s' "$bad" | tr '\001' '?'): a directory name with a line break in it; rename it"
+  failed=$((failed + 1))
+done < <(printf '%s\n' "$dirs" | LC_ALL=C grep $'\001' || true)
+dirs=$(printf '%s\n' "$dirs" | LC_ALL=C grep -v $'\001' | LC_ALL=C sort -u | sed '/^$/d' || true)
+[ -n "$dirs" ] || { log "no application directories (no olm-cmp.yaml on $base)"; exit "$(( failed > 0 ))"; }
 
 # md escapes a value from a bundle for a markdown table cell or line.
 readonly jq_md='def md: gsub("[\\x00-\\x1f\\x7f]"; "?") | gsub("&"; "&amp;") | gsub("<"; "&lt;") | gsub(">"; "&gt;") | gsub("(?<c>[\\\\`*_\\[\\]|#~])"; "\\\(.c)");'
-
-failed=0
 
 # ---- the forge: list, create, update, close -------------------------------
 # forge_list prints the bot branch's requests as
@@ -245,17 +257,29 @@ body_write() {
 # trailing white space, which forges may trim.
 comparable() { awk '!/^<sub>Job log: / { sub(/[ \t\r]+$/, ""); lines[++n] = $0 } END { while (n > 0 && lines[n] == "") n--; for (i = 1; i <= n; i++) print lines[i] }'; }
 
+# theirs SHA: whether the bot's branch at SHA holds a commit someone else
+# made (then the branch is theirs: never force-pushed, never deleted). When
+# Git cannot tell (history missing), the answer is yes.
+theirs() {
+  local who
+  who=$(git log --format=%ce "$base_commit..$1") || return 0
+  [ -n "$(printf '%s\n' "$who" | grep -vxF -e "$git_email" -e '' || true)" ]
+}
+
 # ---- one application -------------------------------------------------------
 handle() {
   local dir=$1
   branch=$2
+  # A directory named like a flag is passed as a path.
+  local arg=$dir
+  case $dir in -*) arg=./$dir ;; esac
   wgit checkout --quiet --force --detach "$base_commit"
   wgit clean --quiet -fd
   local json="$tmp/upgrade.json" status=0
   local policy=() extra=()
   [ -n "${OLM_CMP_BOT_POLICY:-}" ] && policy=(--policy "$OLM_CMP_BOT_POLICY")
   read -r -a extra <<<"${OLM_CMP_BOT_UPGRADE_ARGS:-}"
-  (cd "$work" && olm-cmp upgrade --write -o json "${policy[@]}" "${extra[@]}" "$dir") >"$json" 2>"$tmp/upgrade.err" || status=$?
+  (cd "$work" && olm-cmp upgrade --write -o json "${policy[@]}" "${extra[@]}" "$arg") >"$json" 2>"$tmp/upgrade.err" || status=$?
   prefixed "$dir: " <"$tmp/upgrade.err" >&2
   case $status in
     0|2|3) jq -e '.applications | type == "array"' "$json" >/dev/null 2>&1 ||
@@ -269,7 +293,9 @@ handle() {
 
   if [ "$status" = 0 ]; then
     log "$dir: current, nothing to move to"
-    if [ -n "$open" ] && [ "$stale" = close ]; then
+    if [ -n "$open" ] && [ -n "$remote_sha" ] && theirs "$remote_sha"; then
+      log "$dir: #$(jq -r .number <<<"$open") is left open: $branch has commits by someone else"
+    elif [ -n "$open" ] && [ "$stale" = close ]; then
       local n; n=$(jq -r .number <<<"$open")
       forge_close "$n" "Closed by $me: \`$dir\` on $base is current (olm-cmp upgrade has nothing to move to), so this bump is no longer needed."
       if [ -n "$remote_sha" ]; then
@@ -303,7 +329,7 @@ handle() {
     return 0
   fi
   # A branch someone else pushed to is theirs now.
-  if [ -n "$remote_sha" ] && [ -n "$(git log --format=%ce "$base_commit..$remote_sha" | grep -vxF "$git_email" || true)" ]; then
+  if [ -n "$remote_sha" ] && theirs "$remote_sha"; then
     log "$dir: $branch has commits by someone else; left as it is"
     return 0
   fi
@@ -328,7 +354,7 @@ handle() {
   fi
 
   local diffmd="$tmp/diff.md" diffst=0
-  (cd "$work" && olm-cmp diff "$dir" --git-base "$base_ref" -o markdown) >"$diffmd" 2>"$tmp/diff.err" || diffst=$?
+  (cd "$work" && olm-cmp diff "$arg" --git-base "$base_ref" -o markdown) >"$diffmd" 2>"$tmp/diff.err" || diffst=$?
   if [ "$diffst" -ge 3 ]; then prefixed "$dir: olm-cmp diff: " <"$tmp/diff.err" >&2; fi
   # Its error: stderr less the render's findings (warning: and error:
   # requirement lines, which diff prints for a render that succeeded).
@@ -383,6 +409,7 @@ if [ "$#" -eq 0 ] && [ "$stale" = close ]; then
   while IFS=' ' read -r gone sha; do
     branch=${gone#"refs/remotes/$remote/"}
     case $seen in *" $branch "*) continue ;; esac
+    if theirs "$sha"; then log "$branch: has commits by someone else; left as it is"; continue; fi
     prs=$(forge_list) || { log "$branch: listing its requests failed"; failed=$((failed + 1)); continue; }
     for n in $(jq -r '.[] | select(.state == "open") | .number' <<<"$prs"); do
       forge_close "$n" "Closed by $me: no directory on $base holds this application's olm-cmp.yaml any more." ||

@@ -1,0 +1,170 @@
+package bot
+
+// Attacks on the bot as a hostile repository and an unlucky CI run would
+// make them; each test failed before the fix it names.
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+)
+
+// twoVersions pushes v0.10.2 and v0.11.0 (a safe bump) of host/demo/REPO.
+func twoVersions(t *testing.T, host, repo string) {
+	t.Helper()
+	pushVersion(t, host, repo, "0.10.2", "greeter-operator.v0.10.1")
+	pushVersion(t, host, repo, "0.11.0", "greeter-operator.v0.10.2")
+}
+
+// writeSpec writes DIR/olm-cmp.yaml (DIR relative to the clone) at v0.10.2.
+func (e *env) writeSpec(dir, repo string) {
+	e.t.Helper()
+	p := filepath.Join(e.clone, dir)
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	doc := "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata:\n  name: app\nspec:\n  bundle: " + e.host + "/demo/" + repo + "\n  version: v0.10.2\n  namespace: app\n"
+	if err := os.WriteFile(filepath.Join(p, "olm-cmp.yaml"), []byte(doc), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// runArgs runs the bot with arguments (run takes environment).
+func (e *env) runArgs(args ...string) (string, int) {
+	e.t.Helper()
+	abs, err := filepath.Abs(script)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	c := exec.Command("bash", append([]string{abs}, args...)...)
+	c.Dir, c.Env = e.clone, e.environ()
+	out, err := c.CombinedOutput()
+	code := 0
+	if x, ok := err.(*exec.ExitError); ok {
+		code = x.ExitCode()
+	} else if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(out), code
+}
+
+func (e *env) openRequests() []*request {
+	var out []*request
+	for _, r := range e.state().Requests {
+		if r.State == "open" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Directory names Git quotes in ls-tree (non-ASCII, a quote), one holding
+// $(...) and one that looks like a flag: each gets its request, nothing is
+// run. Before: the first two were skipped without a word (ls-tree quoted
+// them), the last was read by olm-cmp as a flag.
+func TestBreakHostileDirectoryNames(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	e := newEnv(t, host)
+	twoVersions(t, host, "demo/greeter-bundle")
+	dirs := []string{"apps/café", `apps/it's "$(touch pwned)"`, "-dash"}
+	for _, d := range dirs {
+		e.writeSpec(d, "greeter-bundle")
+	}
+	e.commitAndPush("hostile names")
+	out := e.mustRun()
+	if _, err := os.Stat(filepath.Join(e.clone, "pwned")); err == nil {
+		t.Fatalf("a directory name ran a command:\n%s", out)
+	}
+	open := e.openRequests()
+	if len(open) != len(dirs) {
+		t.Fatalf("%d open requests, want one per directory (%q):\n%s", len(open), dirs, out)
+	}
+	for _, d := range dirs {
+		found := false
+		for _, r := range open {
+			found = found || strings.Contains(r.Title, "("+d+")")
+		}
+		if !found {
+			t.Errorf("no request titled for %q:\n%s", d, out)
+		}
+	}
+	// A name with a line break, given as an argument, is refused by name,
+	// not split into two applications.
+	out, code := e.runArgs("apps/café\napps/x")
+	if code != 1 || !strings.Contains(out, "a directory name with a line break") {
+		t.Errorf("a directory with a line break: exit %d\n%s", code, out)
+	}
+}
+
+// A person pushed to the bot's branch; then the application became current
+// on the base (a) or its directory was removed (b). The bot must neither
+// delete the branch (the person's commit) nor close the request. Before: it
+// closed both requests and deleted both branches.
+func TestBreakPersonsBranchNotDeleted(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	e := newEnv(t, host)
+	twoVersions(t, host, "demo/greeter-bundle")
+	e.writeSpec("apps/a", "greeter-bundle")
+	e.writeSpec("apps/b", "greeter-bundle")
+	e.commitAndPush("two applications")
+	e.mustRun()
+	const ba, bb = "olm-cmp/upgrade/apps-a", "olm-cmp/upgrade/apps-b"
+	bumped := e.show(ba, "apps/a/olm-cmp.yaml")
+
+	// The person's commits, one on each branch.
+	person := map[string]string{}
+	for _, b := range []string{ba, bb} {
+		e.git("", "fetch", "-q", "origin", b)
+		e.git("", "checkout", "-q", "FETCH_HEAD")
+		if err := os.WriteFile(filepath.Join(e.clone, "NOTES.md"), []byte("mine\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e.git("", "add", "-A")
+		e.git("", "commit", "-qm", "a person's note")
+		e.git("", "push", "-q", "origin", "HEAD:refs/heads/"+b)
+		person[b] = e.git("", "rev-parse", "HEAD")
+	}
+	e.git("", "checkout", "-q", "main")
+	e.git("", "pull", "-q", "origin", "main")
+	// a: bumped by hand on main; b: removed.
+	if err := os.WriteFile(filepath.Join(e.clone, "apps/a/olm-cmp.yaml"), []byte(bumped+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(e.clone, "apps/b")); err != nil {
+		t.Fatal(err)
+	}
+	e.commitAndPush("a by hand, b gone")
+	out := e.mustRun()
+	br := e.branches()
+	for _, b := range []string{ba, bb} {
+		if br[b] != person[b] {
+			t.Errorf("%s is at %q, want the person's commit %s:\n%s", b, br[b], person[b], out)
+		}
+		if r := e.request(b); r == nil || r.State != "open" {
+			t.Errorf("%s: the request on a person's branch was closed: %+v\n%s", b, r, out)
+		}
+	}
+}
+
+// The remote's default branch is trunk and the checkout has no
+// refs/remotes/origin/HEAD (as actions/checkout leaves it), no
+// OLM_CMP_BOT_BASE. Before: the bot took main and died on its fetch.
+func TestBreakDefaultBranchNotMain(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	e := newEnv(t, host)
+	twoVersions(t, host, "demo/greeter-bundle")
+	e.writeSpec("apps/a", "greeter-bundle")
+	e.git("", "add", "-A")
+	e.git("", "commit", "-qm", "one application")
+	e.git("", "push", "-q", "origin", "HEAD:refs/heads/trunk")
+	e.git(e.remote, "symbolic-ref", "HEAD", "refs/heads/trunk")
+	out := e.mustRun()
+	r := e.request("olm-cmp/upgrade/apps-a")
+	if r == nil || r.Base != "trunk" {
+		t.Fatalf("the request %+v, want one into trunk:\n%s", r, out)
+	}
+}

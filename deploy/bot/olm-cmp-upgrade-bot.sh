@@ -238,11 +238,14 @@ body_write() {
       # Cut whole lines, close a code fence and a <details> left open, and
       # say so (the job log's address is in the last line, which changes
       # with every run).
+      # A fence is closed by a run of its character at least as long as
+      # its opening (diff's fences grow past the backticks in the text).
       LC_ALL=C awk -v budget=$(( budget - 600 )) '
         { n += length($0) + 1; if (n > budget) exit; print
-          if ($0 ~ /^(```|~~~)/) fence = !fence
-          if ($0 ~ /<details>/) open++; if ($0 ~ /<\/details>/) open-- }
-        END { if (fence) print "```"; while (open-- > 0) print "</details>" }' "$diffmd"
+          if (fence == "") { if (match($0, /^(```+|~~~+)/)) fence = substr($0, RSTART, RLENGTH) }
+          else { c = $0; sub(/[ \t]+$/, "", c); if (index(c, fence) == 1 && c ~ /^(`+|~+)$/) fence = "" }
+          if (fence == "" && $0 ~ /<details>/) open++; if (fence == "" && $0 ~ /<\/details>/) open-- }
+        END { if (fence != "") print fence; while (open-- > 0) print "</details>" }' "$diffmd"
       printf '\n:scissors: **The review above is cut at %s of its %s bytes** to fit the request limit. ' "$budget" "$(wc -c <"$diffmd")"
       if [ -n "$log_url" ]; then printf 'The whole `olm-cmp diff` output is in the job log (linked below).\n'
       else printf 'Run `olm-cmp diff %s --git-base %s -o markdown` to see it whole.\n' "$dir" "$base"; fi

@@ -7,10 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+	"sigs.k8s.io/yaml"
 )
 
 // twoVersions pushes v0.10.2 and v0.11.0 (a safe bump) of host/demo/REPO.
@@ -166,5 +168,85 @@ func TestBreakDefaultBranchNotMain(t *testing.T) {
 	r := e.request("olm-cmp/upgrade/apps-a")
 	if r == nil || r.Base != "trunk" {
 		t.Fatalf("the request %+v, want one into trunk:\n%s", r, out)
+	}
+}
+
+// fencedField adds a field whose description holds ``` lines: diff fences
+// the CRD's raw diff with four backticks or more.
+var fencedField = []string{"              replicas:\n", "              greeting:\n                type: string\n                description: |\n" +
+	strings.Repeat("                  ```sh\n                  echo hello\n                  ```\n", 80) + "              replicas:\n"}
+
+// A body cut inside diff's ```` fence: the fence must be closed with its
+// own length, so that the cut note and the footer are not code. Before: a
+// ``` closed nothing.
+func TestBreakBodyCutClosesLongFence(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	e := newEnv(t, host)
+	pushVersion(t, host, "demo/fenced-bundle", "0.10.2", "greeter-operator.v0.10.1")
+	pushVersion(t, host, "demo/fenced-bundle", "0.11.0", "greeter-operator.v0.10.2", fencedField...)
+	e.writeSpec("apps/a", "fenced-bundle")
+	e.commitAndPush("one application")
+	out := e.mustRun("OLM_CMP_BOT_MAX_BODY=4000")
+	r := e.request("olm-cmp/upgrade/apps-a")
+	if r == nil {
+		t.Fatalf("no request:\n%s", out)
+	}
+	if len(r.Body) > 4000 || !strings.Contains(r.Body, ":scissors:") || !strings.Contains(r.Body, "````") {
+		t.Fatalf("want a body cut to 4000 bytes inside a ```` fence (%d bytes):\n%s", len(r.Body), r.Body)
+	}
+	// CommonMark: a fence closes on a line of its character, at least as
+	// long as the opening, and nothing else.
+	fence := ""
+	for _, line := range strings.Split(r.Body, "\n") {
+		if fence == "" {
+			if strings.Contains(line, ":scissors:") || strings.HasPrefix(line, "<sub>") {
+				continue
+			}
+			for _, ch := range []string{"`", "~"} {
+				if strings.HasPrefix(line, ch+ch+ch) {
+					fence = line[:len(line)-len(strings.TrimLeft(line, ch))]
+				}
+			}
+			continue
+		}
+		if c := strings.TrimRight(line, " \t"); strings.HasPrefix(c, fence) && strings.Trim(c, fence[:1]) == "" {
+			fence = ""
+		} else if strings.Contains(line, ":scissors:") || strings.HasPrefix(line, "<sub>") {
+			t.Fatalf("%q is inside the %s fence:\n%s", line, fence, r.Body)
+		}
+	}
+	if fence != "" {
+		t.Fatalf("the body ends inside a %s fence:\n%s", fence, r.Body)
+	}
+}
+
+// The GitHub workflow: no permission beyond contents and pull-requests
+// write, every action pinned to a commit (a tag can be moved under it).
+func TestBreakWorkflowPinnedAndMinimal(t *testing.T) {
+	var wf struct {
+		Permissions map[string]string `json:"permissions"`
+		Jobs        map[string]struct {
+			Steps []struct {
+				Uses string `json:"uses"`
+			} `json:"steps"`
+		} `json:"jobs"`
+	}
+	data, err := os.ReadFile(root + "/deploy/bot/github-workflow.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &wf); err != nil {
+		t.Fatal(err)
+	}
+	if len(wf.Permissions) != 2 || wf.Permissions["contents"] != "write" || wf.Permissions["pull-requests"] != "write" {
+		t.Errorf("permissions %v, want contents and pull-requests write only", wf.Permissions)
+	}
+	pinned := regexp.MustCompile(`^[\w.-]+/[\w./-]+@[0-9a-f]{40}$`)
+	for name, j := range wf.Jobs {
+		for _, s := range j.Steps {
+			if s.Uses != "" && !pinned.MatchString(s.Uses) {
+				t.Errorf("job %s: uses %q, not pinned to a commit", name, s.Uses)
+			}
+		}
 	}
 }

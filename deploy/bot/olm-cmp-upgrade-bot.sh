@@ -81,7 +81,12 @@ git check-ref-format "refs/heads/$base" || die "base branch $base is not a valid
 git check-ref-format "refs/heads/${prefix}x" || die "branch prefix $prefix does not make valid branch names"
 
 # The base branch and the bot's branches as the remote has them now.
-git fetch --quiet --prune "$remote" "+refs/heads/$base:refs/remotes/$remote/$base" \
+# A shallow checkout (fetch-depth 1) is deepened to the whole history: below
+# its cut the base's earlier commits would look like someone else's on the
+# bot's branch (which is then never refreshed again).
+unshallow=()
+[ "$(git rev-parse --is-shallow-repository)" = true ] && unshallow=(--unshallow)
+git fetch --quiet --prune "${unshallow[@]}" "$remote" "+refs/heads/$base:refs/remotes/$remote/$base" \
   "+refs/heads/$prefix*:refs/remotes/$remote/$prefix*" || die "git fetch $remote failed"
 base_ref="refs/remotes/$remote/$base"
 base_commit=$(git rev-parse --verify --quiet "$base_ref^{commit}") || die "$remote has no branch $base"

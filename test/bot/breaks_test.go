@@ -250,3 +250,101 @@ func TestBreakWorkflowPinnedAndMinimal(t *testing.T) {
 		}
 	}
 }
+
+// A checkout of depth 1 (actions/checkout's default) after the base moved:
+// the bot must still tell its own branch from a person's, and refresh it
+// for a newer version. Before: the history below the shallow base made
+// every earlier commit look like someone else's, and the request was never
+// refreshed again.
+func TestBreakShallowClone(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	e := newEnv(t, host)
+	twoVersions(t, host, "demo/greeter-bundle")
+	e.writeSpec("apps/a", "greeter-bundle")
+	e.commitAndPush("one application")
+	e.mustRun()
+	const b = "olm-cmp/upgrade/apps-a"
+	pushVersion(t, host, "demo/greeter-bundle", "0.12.0", "greeter-operator.v0.11.0\n  skips:\n  - greeter-operator.v0.10.2")
+	if err := os.WriteFile(filepath.Join(e.clone, "README.md"), []byte("unrelated\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.commitAndPush("unrelated")
+	shallow := filepath.Join(t.TempDir(), "shallow")
+	e.git("", "clone", "-q", "--depth", "1", "file://"+e.remote, shallow)
+	e.clone = shallow
+	out := e.mustRun()
+	if got := e.show(b, "apps/a/olm-cmp.yaml"); !strings.Contains(got, "v0.12.0") {
+		t.Fatalf("%s was not refreshed to v0.12.0 from a shallow clone:\n%s\n%s", b, got, out)
+	}
+	if r := e.request(b); r == nil || !strings.Contains(r.Title, "v0.12.0") {
+		t.Fatalf("the request was not refreshed: %+v\n%s", r, out)
+	}
+}
+
+// One application's upgrade fails (its repository is missing) and gh fails
+// on another's create (a rate limit): the others are handled, the failures
+// named, the run exits 1; the next run, gh healthy, opens the missing
+// request without pushing again. The checkout, dirty at the start, is left
+// as it was.
+func TestBreakFailuresMidRun(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	e := newEnv(t, host)
+	twoVersions(t, host, "demo/greeter-bundle")
+	e.writeSpec("apps/a", "greeter-bundle")
+	e.writeSpec("apps/b", "greeter-bundle")
+	e.writeSpec("apps/broken", "no-such-bundle")
+	e.writeSpec("apps/c", "greeter-bundle")
+	e.commitAndPush("four applications")
+	// Dirty: a tracked file edited, an untracked application.
+	if err := os.WriteFile(filepath.Join(e.clone, "apps/a/olm-cmp.yaml"), []byte("edited by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.writeSpec("apps/untracked", "greeter-bundle")
+	dirty := e.git("", "status", "--porcelain", "--untracked-files=all")
+
+	gh := filepath.Join(e.bin, "gh")
+	healthy, err := os.ReadFile(gh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flaky := "#!/bin/sh\ncase \"$*\" in *'pr create'*apps-b*) echo 'API rate limit exceeded' >&2; exit 1;; esac\n" + strings.TrimPrefix(string(healthy), "#!/bin/sh\n")
+	if err := os.WriteFile(gh, []byte(flaky), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, code := e.run()
+	if code != 1 || !strings.Contains(out, "apps/broken: olm-cmp upgrade failed") || !strings.Contains(out, "2 application(s) failed") {
+		t.Fatalf("exit %d, want 1 naming apps/broken and two failures:\n%s", code, out)
+	}
+	for _, b := range []string{"apps-a", "apps-c"} {
+		if r := e.request("olm-cmp/upgrade/" + b); r == nil || r.State != "open" {
+			t.Errorf("%s: no open request after another application failed:\n%s", b, out)
+		}
+	}
+	if e.request("olm-cmp/upgrade/apps-untracked") != nil {
+		t.Errorf("an application not on the base got a request")
+	}
+	if got := e.git("", "status", "--porcelain", "--untracked-files=all"); got != dirty {
+		t.Errorf("the checkout changed:\n%s\nwant\n%s", got, dirty)
+	}
+	if err := os.WriteFile(gh, healthy, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pushed := e.branches()["olm-cmp/upgrade/apps-b"]
+	e.newCalls()
+	out, code = e.run()
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (apps/broken still fails):\n%s", code, out)
+	}
+	if r := e.request("olm-cmp/upgrade/apps-b"); r == nil || r.State != "open" || e.branches()["olm-cmp/upgrade/apps-b"] != pushed {
+		t.Errorf("apps/b: want its request opened on the branch already pushed (%s): %+v\n%s", pushed, r, out)
+	}
+	var creates []string
+	for _, w := range writes(e.newCalls()) {
+		if !strings.HasPrefix(w, "gh label create ") {
+			creates = append(creates, w)
+		}
+	}
+	if len(creates) != 1 || !strings.HasPrefix(creates[0], "gh pr create --head olm-cmp/upgrade/apps-b ") {
+		t.Errorf("the second run's forge writes: %q, want the one create of apps/b", creates)
+	}
+}

@@ -329,7 +329,10 @@ handle() {
   local title
   title=$(jq -r --arg dir "$dir" '[.applications[] | select(.status == "written" or .status == "blocked" or .status == "available")] |
       if length == 1 then "olm-cmp: upgrade \(.[0].package // "?") \(.[0].current // "?") -> \(.[0].chosen // "?") (\($dir))"
-      else "olm-cmp: upgrade \(length) applications in \($dir)" end' "$json" | LC_ALL=C tr -d '\000-\037\177' | cut -c1-200)
+      else "olm-cmp: upgrade \(length) applications in \($dir)" end | gsub("[\\x00-\\x1f\\x7f]"; "") | .[:200]' "$json")
+  # (cut by characters in jq: cut -c cuts bytes, and half a character comes
+  # back from the forge as U+FFFD: a title that never matches, edited on
+  # every run and reopened when a person closed it)
 
   # A request a person closed without merging is not reopened for the same bump.
   if [ -z "$open" ] && jq -e --arg t "$title" 'any(.[]; .state != "open" and .title == $t)' <<<"$prs" >/dev/null; then

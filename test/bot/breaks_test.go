@@ -4,6 +4,7 @@ package bot
 // make them; each test failed before the fix it names.
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,7 +73,8 @@ func TestBreakHostileDirectoryNames(t *testing.T) {
 	host, _ := bundletest.NewRegistry(t)
 	e := newEnv(t, host)
 	twoVersions(t, host, "demo/greeter-bundle")
-	dirs := []string{"apps/café", `apps/it's "$(touch pwned)"`, "-dash"}
+	// The last: a title longer than 200 bytes, cut inside a character.
+	dirs := []string{"apps/café", `apps/it's "$(touch pwned)"`, "-dash", "apps/xy" + strings.Repeat("é", 100)}
 	for _, d := range dirs {
 		e.writeSpec(d, "greeter-bundle")
 	}
@@ -93,6 +95,13 @@ func TestBreakHostileDirectoryNames(t *testing.T) {
 		if !found {
 			t.Errorf("no request titled for %q:\n%s", d, out)
 		}
+	}
+	// A second run with nothing new writes nothing.
+	before := e.branches()
+	e.newCalls()
+	out = e.mustRun()
+	if w := writes(e.newCalls()); len(w) > 0 || fmt.Sprint(e.branches()) != fmt.Sprint(before) {
+		t.Errorf("a second run wrote %q (branches %v, were %v):\n%s", w, e.branches(), before, out)
 	}
 	// A name with a line break, given as an argument, is refused by name,
 	// not split into two applications.

@@ -121,7 +121,8 @@ dirs=$(printf '%s\n' "$dirs" | LC_ALL=C grep -v $'\001' | LC_ALL=C sort -u | sed
 [ -n "$dirs" ] || { log "no application directories (no olm-cmp.yaml on $base)"; exit "$(( failed > 0 ))"; }
 
 # md escapes a value from a bundle for a markdown table cell or line.
-readonly jq_md='def md: gsub("[\\x00-\\x1f\\x7f]"; "?") | gsub("&"; "&amp;") | gsub("<"; "&lt;") | gsub(">"; "&gt;") | gsub("(?<c>[\\\\`*_\\[\\]|#~])"; "\\\(.c)");'
+# clip bounds a value from a bundle (an olm.skipRange can be any length).
+readonly jq_md='def clip: if length > 300 then .[:300] + " …" else . end; def md: clip | gsub("[\\x00-\\x1f\\x7f]"; "?") | gsub("&"; "&amp;") | gsub("<"; "&lt;") | gsub(">"; "&gt;") | gsub("(?<c>[\\\\`*_\\[\\]|#~])"; "\\\(.c)");'
 
 # ---- the forge: list, create, update, close -------------------------------
 # forge_list prints the bot branch's requests as
@@ -234,6 +235,14 @@ body_write() {
       "$me" "$base_ref" "$branch"
     if [ -n "$log_url" ]; then printf '<sub>Job log: %s</sub>\n' "$log_url"; fi
   } >"$tail"
+  # A summary too long for the body (many applications, long reasons) is
+  # cut at a line too, leaving the review at least 1,000 bytes.
+  local room=$(( max_body - $(wc -c <"$tail") - 1600 ))
+  if [ "$(wc -c <"$head")" -gt "$room" ]; then
+    LC_ALL=C awk -v room=$(( room - 200 )) '{ n += length($0) + 1; if (n > room) exit; print }' "$head" >"$head.cut"
+    printf '\n:scissors: **The summary above is cut** to fit the request limit: `olm-cmp upgrade %s -o json` has all of it.\n' "$(printf '%s' "$dir" | jq -Rr "$jq_md"' md')" >>"$head.cut"
+    mv "$head.cut" "$head"
+  fi
   local budget=$(( max_body - $(wc -c <"$head") - $(wc -c <"$tail") ))
   {
     cat "$head"; printf '\n'

@@ -357,3 +357,49 @@ func TestBreakFailuresMidRun(t *testing.T) {
 		t.Errorf("the second run's forge writes: %q, want the one create of apps/b", creates)
 	}
 }
+
+// A bundle whose olm.skipRange is 80,000 bytes (a valid range, one
+// alternative repeated): the summary alone is over the limit. The body must
+// still fit, or the request is never opened. Before: the review was cut to
+// nothing, the body stayed too long, and gh refused it on every run.
+func TestBreakHugeSkipRangeBody(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	e := newEnv(t, host)
+	pushVersion(t, host, "demo/range-bundle", "0.10.2", "greeter-operator.v0.10.1")
+	dir := filepath.Join(t.TempDir(), "bundle")
+	if err := os.CopyFS(dir, os.DirFS(demoBundle)); err != nil {
+		t.Fatal(err)
+	}
+	csv := filepath.Join(dir, "manifests", "greeter-operator.clusterserviceversion.yaml")
+	data, err := os.ReadFile(csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ">=0.10.0 <0.11.0" + strings.Repeat(" || >=0.10.0 <0.11.0", 4000)
+	out := string(data)
+	for _, p := range [][2]string{
+		{"    capabilities: Basic Install\n", "    capabilities: Basic Install\n    olm.skipRange: '" + r + "'\n"},
+		{"name: greeter-operator.v0.2.0", "name: greeter-operator.v0.11.0"},
+		{"version: 0.2.0", "version: 0.11.0"},
+		{"replaces: greeter-operator.v0.1.0", "replaces: greeter-operator.v0.10.2"},
+	} {
+		if !strings.Contains(out, p[0]) {
+			t.Fatalf("the demo CSV lacks %q: update this test", p[0])
+		}
+		out = strings.Replace(out, p[0], p[1], 1)
+	}
+	if err := os.WriteFile(csv, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bundletest.PushDir(t, host, "demo/range-bundle", "v0.11.0", dir)
+	e.writeSpec("apps/a", "range-bundle")
+	e.commitAndPush("one application")
+	log, code := e.run()
+	req := e.request("olm-cmp/upgrade/apps-a")
+	if code != 0 || req == nil {
+		t.Fatalf("exit %d, request %v:\n%.3000s", code, req, log)
+	}
+	if len(req.Body) > 65000 || !strings.Contains(req.Body, "v0.11.0") || !strings.Contains(req.Body, "<sub>Opened by") {
+		t.Fatalf("a body of %d bytes, want at most 65000 with the summary's start and the footer:\n%.2000s", len(req.Body), req.Body)
+	}
+}

@@ -403,3 +403,71 @@ func TestBreakHugeSkipRangeBody(t *testing.T) {
 		t.Fatalf("a body of %d bytes, want at most 65000 with the summary's start and the footer:\n%.2000s", len(req.Body), req.Body)
 	}
 }
+
+// GitLab: a blocked bump (exit 3) is opened as a draft, never skipped; a
+// person closes it; the next run does not open it again.
+func TestBreakGitLabBlockedClosedByPerson(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	e := newEnv(t, host)
+	pushVersion(t, host, "demo/strict-bundle", "0.10.2", "greeter-operator.v0.10.1")
+	pushVersion(t, host, "demo/strict-bundle", "0.11.0", "greeter-operator.v0.10.2", dropExtra...)
+	e.writeSpec("apps/s", "strict-bundle")
+	e.commitAndPush("one application")
+	out := e.mustRun("OLM_CMP_BOT_FORGE=gitlab")
+	const b = "olm-cmp/upgrade/apps-s"
+	r := e.request(b)
+	if r == nil || !r.Draft || !strings.HasPrefix(r.Title, "Draft: ") || !strings.Contains(strings.Join(r.Labels, ","), "olm-cmp:blocked") {
+		t.Fatalf("want a draft labelled olm-cmp:blocked: %+v\n%s", r, out)
+	}
+	s := e.state()
+	s.Requests[0].State = "closed"
+	if err := saveState(e.forge, s); err != nil {
+		t.Fatal(err)
+	}
+	e.newCalls()
+	out = e.mustRun("OLM_CMP_BOT_FORGE=gitlab")
+	if w := writes(e.newCalls()); len(w) > 0 || len(e.openRequests()) != 0 {
+		t.Fatalf("the closed draft came back: %q\n%s", w, out)
+	}
+}
+
+// A person pushes to the bot's branch while the bot runs (after its fetch,
+// before its push): --force-with-lease refuses, the person's commit stays,
+// the run fails, and the next run leaves the branch to the person.
+func TestBreakPersonPushesDuringRun(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	e := newEnv(t, host)
+	twoVersions(t, host, "demo/greeter-bundle")
+	e.writeSpec("apps/a", "greeter-bundle")
+	e.commitAndPush("one application")
+	e.mustRun()
+	const b = "olm-cmp/upgrade/apps-a"
+	pushVersion(t, host, "demo/greeter-bundle", "0.12.0", "greeter-operator.v0.11.0\n  skips:\n  - greeter-operator.v0.10.2")
+
+	// The person's commit on the bot's branch, pushed by olm-cmp upgrade's
+	// stand-in the first time it runs.
+	person := filepath.Join(t.TempDir(), "person")
+	e.git("", "clone", "-q", "-b", b, e.remote, person)
+	if err := os.WriteFile(filepath.Join(person, "NOTES.md"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.git(person, "add", "-A")
+	e.git(person, "commit", "-qm", "a person's note")
+	mine := e.git(person, "rev-parse", "HEAD")
+	marker := filepath.Join(t.TempDir(), "once")
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := "#!/bin/sh\nif [ \"$1\" = upgrade ] && [ -e '" + marker + "' ]; then rm '" + marker + "'; git -C '" + person + "' push -q origin HEAD:refs/heads/" + b + " >/dev/null 2>&1; fi\nexec '" + olmCmp + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(e.bin, "olm-cmp"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, code := e.run()
+	if code != 1 || e.branches()[b] != mine {
+		t.Fatalf("exit %d, %s at %s; want 1 and the person's %s:\n%s", code, b, e.branches()[b], mine, out)
+	}
+	out = e.mustRun()
+	if e.branches()[b] != mine || !strings.Contains(out, "commits by someone else") {
+		t.Fatalf("the next run: %s at %s, want the person's %s left alone:\n%s", b, e.branches()[b], mine, out)
+	}
+}

@@ -471,3 +471,24 @@ func TestBreakPersonPushesDuringRun(t *testing.T) {
 		t.Fatalf("the next run: %s at %s, want the person's %s left alone:\n%s", b, e.branches()[b], mine, out)
 	}
 }
+
+// The GitLab job never writes its token into a remote's URL (.git/config,
+// which a runner may keep for the next jobs, and git's own messages).
+func TestBreakGitLabTokenNotInURL(t *testing.T) {
+	var gl map[string]struct {
+		Script []string `json:"script"`
+	}
+	data, err := os.ReadFile(root + "/deploy/bot/gitlab-ci.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &gl); err != nil {
+		t.Fatal(err)
+	}
+	inURL := regexp.MustCompile(`://[^/\s"]*\$\{?OLM_CMP_GITLAB_TOKEN`)
+	for _, line := range gl["olm-cmp-upgrade"].Script {
+		if inURL.MatchString(line) {
+			t.Errorf("gitlab-ci.yml puts the token in a URL: %s", line)
+		}
+	}
+}

@@ -17,7 +17,7 @@
 # authenticated (GH_TOKEN / GITLAB_TOKEN), and a checkout whose remote it may
 # push to. Settings (environment):
 #   OLM_CMP_BOT_FORGE    github or gitlab (default: gitlab under GitLab CI, else github)
-#   OLM_CMP_BOT_BASE     base branch (default: CI_DEFAULT_BRANCH, else the remote's HEAD, else main)
+#   OLM_CMP_BOT_BASE     base branch (default: CI_DEFAULT_BRANCH, else the remote's HEAD branch, else main)
 #   OLM_CMP_BOT_REMOTE   remote to fetch from and push to (default: origin)
 #   OLM_CMP_BOT_PREFIX   branch prefix (default: olm-cmp/upgrade/)
 #   OLM_CMP_BOT_POLICY   passed to upgrade as --policy (olmv1 or olmv0) when set
@@ -72,13 +72,21 @@ base=${OLM_CMP_BOT_BASE:-${CI_DEFAULT_BRANCH:-}}
 if [ -z "$base" ]; then
   base=$(git symbolic-ref --quiet --short "refs/remotes/$remote/HEAD" 2>/dev/null || true)
   base=${base#"$remote/"}
+  # A CI checkout has no refs/remotes/origin/HEAD (actions/checkout sets
+  # none): ask the remote which branch its HEAD is.
+  [ -n "$base" ] || base=$(git ls-remote --symref "$remote" HEAD 2>/dev/null | sed -n 's#^ref: refs/heads/\(.*\)	HEAD$#\1#p' | head -n 1 || true)
   base=${base:-main}
 fi
 git check-ref-format "refs/heads/$base" || die "base branch $base is not a valid branch name"
 git check-ref-format "refs/heads/${prefix}x" || die "branch prefix $prefix does not make valid branch names"
 
 # The base branch and the bot's branches as the remote has them now.
-git fetch --quiet --prune "$remote" "+refs/heads/$base:refs/remotes/$remote/$base" \
+# A shallow checkout (fetch-depth 1) is deepened to the whole history: below
+# its cut the base's earlier commits would look like someone else's on the
+# bot's branch (which is then never refreshed again).
+unshallow=()
+[ "$(git rev-parse --is-shallow-repository)" = true ] && unshallow=(--unshallow)
+git fetch --quiet --prune "${unshallow[@]}" "$remote" "+refs/heads/$base:refs/remotes/$remote/$base" \
   "+refs/heads/$prefix*:refs/remotes/$remote/$prefix*" || die "git fetch $remote failed"
 base_ref="refs/remotes/$remote/$base"
 base_commit=$(git rev-parse --verify --quiet "$base_ref^{commit}") || die "$remote has no branch $base"
@@ -93,18 +101,28 @@ trap cleanup EXIT
 git worktree add --quiet --detach "$work" "$base_commit"
 wgit() { git -C "$work" -c "user.name=$git_name" -c "user.email=$git_email" -c commit.gpgsign=false "$@"; }
 
+failed=0
+# The directories, one a line. ls-tree -z: without it Git quotes a path
+# holding a non-ASCII byte, a quote or a backslash, whose olm-cmp.yaml would
+# then match nothing and the application be skipped without a word. A name
+# holding a line break cannot be one line: it is refused, named.
+listed=$(if [ "$#" -gt 0 ]; then printf '%s\0' "$@"; else git ls-tree -r -z --name-only "$base_commit"; fi | tr '\n\0' '\001\n') ||
+  die "listing the application directories of $base failed"
 if [ "$#" -gt 0 ]; then
-  dirs=$(printf '%s\n' "$@" | sed -e 's#/*$##' -e 's#^\./##' -e 's#^$#.#')
+  dirs=$(printf '%s\n' "$listed" | sed -e 's#/*$##' -e 's#^\./##' -e 's#^$#.#')
 else
-  dirs=$(git ls-tree -r --name-only "$base_commit" | sed -n -e 's#^olm-cmp\.yaml$#.#p' -e 's#/olm-cmp\.yaml$##p')
+  dirs=$(printf '%s\n' "$listed" | sed -n -e 's#^olm-cmp\.yaml$#.#p' -e 's#/olm-cmp\.yaml$##p')
 fi
-dirs=$(printf '%s\n' "$dirs" | LC_ALL=C sort -u | sed '/^$/d')
-[ -n "$dirs" ] || { log "no application directories (no olm-cmp.yaml on $base)"; exit 0; }
+while IFS= read -r bad; do
+  log "$(printf '%s' "$bad" | tr '\001' '?'): a directory name with a line break in it; rename it"
+  failed=$((failed + 1))
+done < <(printf '%s\n' "$dirs" | LC_ALL=C grep $'\001' || true)
+dirs=$(printf '%s\n' "$dirs" | LC_ALL=C grep -v $'\001' | LC_ALL=C sort -u | sed '/^$/d' || true)
+[ -n "$dirs" ] || { log "no application directories (no olm-cmp.yaml on $base)"; exit "$(( failed > 0 ))"; }
 
 # md escapes a value from a bundle for a markdown table cell or line.
-readonly jq_md='def md: gsub("[\\x00-\\x1f\\x7f]"; "?") | gsub("&"; "&amp;") | gsub("<"; "&lt;") | gsub(">"; "&gt;") | gsub("(?<c>[\\\\`*_\\[\\]|#~])"; "\\\(.c)");'
-
-failed=0
+# clip bounds a value from a bundle (an olm.skipRange can be any length).
+readonly jq_md='def clip: if length > 300 then .[:300] + " …" else . end; def md: clip | gsub("[\\x00-\\x1f\\x7f]"; "?") | gsub("&"; "&amp;") | gsub("<"; "&lt;") | gsub(">"; "&gt;") | gsub("(?<c>[\\\\`*_\\[\\]|#~])"; "\\\(.c)");'
 
 # ---- the forge: list, create, update, close -------------------------------
 # forge_list prints the bot branch's requests as
@@ -217,6 +235,14 @@ body_write() {
       "$me" "$base_ref" "$branch"
     if [ -n "$log_url" ]; then printf '<sub>Job log: %s</sub>\n' "$log_url"; fi
   } >"$tail"
+  # A summary too long for the body (many applications, long reasons) is
+  # cut at a line too, leaving the review at least 1,000 bytes.
+  local room=$(( max_body - $(wc -c <"$tail") - 1600 ))
+  if [ "$(wc -c <"$head")" -gt "$room" ]; then
+    LC_ALL=C awk -v room=$(( room - 200 )) '{ n += length($0) + 1; if (n > room) exit; print }' "$head" >"$head.cut"
+    printf '\n:scissors: **The summary above is cut** to fit the request limit: `olm-cmp upgrade %s -o json` has all of it.\n' "$(printf '%s' "$dir" | jq -Rr "$jq_md"' md')" >>"$head.cut"
+    mv "$head.cut" "$head"
+  fi
   local budget=$(( max_body - $(wc -c <"$head") - $(wc -c <"$tail") ))
   {
     cat "$head"; printf '\n'
@@ -226,11 +252,14 @@ body_write() {
       # Cut whole lines, close a code fence and a <details> left open, and
       # say so (the job log's address is in the last line, which changes
       # with every run).
+      # A fence is closed by a run of its character at least as long as
+      # its opening (diff's fences grow past the backticks in the text).
       LC_ALL=C awk -v budget=$(( budget - 600 )) '
         { n += length($0) + 1; if (n > budget) exit; print
-          if ($0 ~ /^(```|~~~)/) fence = !fence
-          if ($0 ~ /<details>/) open++; if ($0 ~ /<\/details>/) open-- }
-        END { if (fence) print "```"; while (open-- > 0) print "</details>" }' "$diffmd"
+          if (fence == "") { if (match($0, /^(```+|~~~+)/)) fence = substr($0, RSTART, RLENGTH) }
+          else { c = $0; sub(/[ \t]+$/, "", c); if (index(c, fence) == 1 && c ~ /^(`+|~+)$/) fence = "" }
+          if (fence == "" && $0 ~ /<details>/) open++; if (fence == "" && $0 ~ /<\/details>/) open-- }
+        END { if (fence != "") print fence; while (open-- > 0) print "</details>" }' "$diffmd"
       printf '\n:scissors: **The review above is cut at %s of its %s bytes** to fit the request limit. ' "$budget" "$(wc -c <"$diffmd")"
       if [ -n "$log_url" ]; then printf 'The whole `olm-cmp diff` output is in the job log (linked below).\n'
       else printf 'Run `olm-cmp diff %s --git-base %s -o markdown` to see it whole.\n' "$dir" "$base"; fi
@@ -245,17 +274,29 @@ body_write() {
 # trailing white space, which forges may trim.
 comparable() { awk '!/^<sub>Job log: / { sub(/[ \t\r]+$/, ""); lines[++n] = $0 } END { while (n > 0 && lines[n] == "") n--; for (i = 1; i <= n; i++) print lines[i] }'; }
 
+# theirs SHA: whether the bot's branch at SHA holds a commit someone else
+# made (then the branch is theirs: never force-pushed, never deleted). When
+# Git cannot tell (history missing), the answer is yes.
+theirs() {
+  local who
+  who=$(git log --format=%ce "$base_commit..$1") || return 0
+  [ -n "$(printf '%s\n' "$who" | grep -vxF -e "$git_email" -e '' || true)" ]
+}
+
 # ---- one application -------------------------------------------------------
 handle() {
   local dir=$1
   branch=$2
+  # A directory named like a flag is passed as a path.
+  local arg=$dir
+  case $dir in -*) arg=./$dir ;; esac
   wgit checkout --quiet --force --detach "$base_commit"
   wgit clean --quiet -fd
   local json="$tmp/upgrade.json" status=0
   local policy=() extra=()
   [ -n "${OLM_CMP_BOT_POLICY:-}" ] && policy=(--policy "$OLM_CMP_BOT_POLICY")
   read -r -a extra <<<"${OLM_CMP_BOT_UPGRADE_ARGS:-}"
-  (cd "$work" && olm-cmp upgrade --write -o json "${policy[@]}" "${extra[@]}" "$dir") >"$json" 2>"$tmp/upgrade.err" || status=$?
+  (cd "$work" && olm-cmp upgrade --write -o json "${policy[@]}" "${extra[@]}" "$arg") >"$json" 2>"$tmp/upgrade.err" || status=$?
   prefixed "$dir: " <"$tmp/upgrade.err" >&2
   case $status in
     0|2|3) jq -e '.applications | type == "array"' "$json" >/dev/null 2>&1 ||
@@ -269,7 +310,9 @@ handle() {
 
   if [ "$status" = 0 ]; then
     log "$dir: current, nothing to move to"
-    if [ -n "$open" ] && [ "$stale" = close ]; then
+    if [ -n "$open" ] && [ -n "$remote_sha" ] && theirs "$remote_sha"; then
+      log "$dir: #$(jq -r .number <<<"$open") is left open: $branch has commits by someone else"
+    elif [ -n "$open" ] && [ "$stale" = close ]; then
       local n; n=$(jq -r .number <<<"$open")
       forge_close "$n" "Closed by $me: \`$dir\` on $base is current (olm-cmp upgrade has nothing to move to), so this bump is no longer needed."
       if [ -n "$remote_sha" ]; then
@@ -295,7 +338,10 @@ handle() {
   local title
   title=$(jq -r --arg dir "$dir" '[.applications[] | select(.status == "written" or .status == "blocked" or .status == "available")] |
       if length == 1 then "olm-cmp: upgrade \(.[0].package // "?") \(.[0].current // "?") -> \(.[0].chosen // "?") (\($dir))"
-      else "olm-cmp: upgrade \(length) applications in \($dir)" end' "$json" | LC_ALL=C tr -d '\000-\037\177' | cut -c1-200)
+      else "olm-cmp: upgrade \(length) applications in \($dir)" end | gsub("[\\x00-\\x1f\\x7f]"; "") | .[:200]' "$json")
+  # (cut by characters in jq: cut -c cuts bytes, and half a character comes
+  # back from the forge as U+FFFD: a title that never matches, edited on
+  # every run and reopened when a person closed it)
 
   # A request a person closed without merging is not reopened for the same bump.
   if [ -z "$open" ] && jq -e --arg t "$title" 'any(.[]; .state != "open" and .title == $t)' <<<"$prs" >/dev/null; then
@@ -303,7 +349,7 @@ handle() {
     return 0
   fi
   # A branch someone else pushed to is theirs now.
-  if [ -n "$remote_sha" ] && [ -n "$(git log --format=%ce "$base_commit..$remote_sha" | grep -vxF "$git_email" || true)" ]; then
+  if [ -n "$remote_sha" ] && theirs "$remote_sha"; then
     log "$dir: $branch has commits by someone else; left as it is"
     return 0
   fi
@@ -328,7 +374,7 @@ handle() {
   fi
 
   local diffmd="$tmp/diff.md" diffst=0
-  (cd "$work" && olm-cmp diff "$dir" --git-base "$base_ref" -o markdown) >"$diffmd" 2>"$tmp/diff.err" || diffst=$?
+  (cd "$work" && olm-cmp diff "$arg" --git-base "$base_ref" -o markdown) >"$diffmd" 2>"$tmp/diff.err" || diffst=$?
   if [ "$diffst" -ge 3 ]; then prefixed "$dir: olm-cmp diff: " <"$tmp/diff.err" >&2; fi
   # Its error: stderr less the render's findings (warning: and error:
   # requirement lines, which diff prints for a render that succeeded).
@@ -383,6 +429,7 @@ if [ "$#" -eq 0 ] && [ "$stale" = close ]; then
   while IFS=' ' read -r gone sha; do
     branch=${gone#"refs/remotes/$remote/"}
     case $seen in *" $branch "*) continue ;; esac
+    if theirs "$sha"; then log "$branch: has commits by someone else; left as it is"; continue; fi
     prs=$(forge_list) || { log "$branch: listing its requests failed"; failed=$((failed + 1)); continue; }
     for n in $(jq -r '.[] | select(.state == "open") | .number' <<<"$prs"); do
       forge_close "$n" "Closed by $me: no directory on $base holds this application's olm-cmp.yaml any more." ||

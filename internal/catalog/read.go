@@ -377,7 +377,7 @@ func readJSON(ctx context.Context, name string, r io.Reader, only string, fn fun
 				if p.Value.large {
 					o.Err = fmt.Sprintf("bundle %s: olm.package property is over %d KiB", echo.Quote(o.Name), maxValueBytes>>10)
 				} else if err := json.Unmarshal(p.Value.raw, &v); err != nil {
-					o.Err = fmt.Sprintf("bundle %s: olm.package property: %s", echo.Quote(o.Name), echo.Short(err.Error()))
+					o.Err = fmt.Sprintf("bundle %s: olm.package property: %s", echo.Quote(o.Name), jsonValueError(err))
 				}
 				o.Versions = append(o.Versions, packageValue(v))
 			}
@@ -387,6 +387,16 @@ func readJSON(ctx context.Context, name string, r io.Reader, only string, fn fun
 			return done, err
 		}
 	}
+}
+
+// jsonValueError words a property value's decoding error for a catalog's
+// author: the field and the types, not encoding/json's Go struct names.
+func jsonValueError(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		return fmt.Sprintf("field %s: expected %s, got a JSON %s", typeErr.Field, typeErr.Type, typeErr.Value)
+	}
+	return "not a JSON object with packageName and version: " + echo.Short(err.Error())
 }
 
 // yamlObject is the YAML form of a catalog object, as far as choosing reads it.

@@ -132,3 +132,20 @@ func TestReadZipFS(t *testing.T) {
 		}
 	}
 }
+
+// TestPackagePropertyTypeError: an olm.package property whose version is a
+// JSON number is named by field and types, in the author's terms, not by
+// encoding/json's Go struct names.
+func TestPackagePropertyTypeError(t *testing.T) {
+	fsys := fstest.MapFS{"c.json": {Data: []byte(`{"schema": "olm.package", "name": "p", "defaultChannel": "s"}
+{"schema": "olm.channel", "name": "s", "package": "p", "entries": [{"name": "p.v1"}]}
+{"schema": "olm.bundle", "name": "p.v1", "package": "p", "image": "r/p:v1", "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": 1}}]}
+`)}}
+	_, _, err := Choose(context.Background(), fsys, Query{Package: "p"})
+	if err == nil {
+		t.Fatal("a numeric version was accepted")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "field version: expected string, got a JSON number") || strings.Contains(msg, "Go struct") {
+		t.Errorf("message: %s", msg)
+	}
+}

@@ -21,9 +21,10 @@ import (
 // silently drop the pin. Either is refused, with both digests and the fix
 // (docs/spec.md, "Pinning").
 
-// imageParts splits an image reference as the user spelled it into its
-// repository, tag and digest (each "" when absent).
-func imageParts(ref string) (repo, tag, digest string, err error) {
+// ImageParts splits an image reference as the user spelled it into its
+// repository, tag and digest (each "" when absent): how render reads
+// spec.bundle and spec.catalog, and how upgrade writes them back.
+func ImageParts(ref string) (repo, tag, digest string, err error) {
 	if _, err := name.ParseReference(ref, name.WithDefaultTag("")); err != nil {
 		return "", "", "", err
 	}
@@ -175,7 +176,7 @@ func (r *Renderer) checkCatalogPin(ctx context.Context, s spec.Spec) error {
 	if IsDirRef(s.Catalog) || r.Loader == nil {
 		return nil
 	}
-	repo, tag, digest, err := imageParts(s.Catalog)
+	repo, tag, digest, err := ImageParts(s.Catalog)
 	if err != nil || tag == "" || digest == "" {
 		return nil // a bad reference is openCatalog's to report
 	}
@@ -198,7 +199,7 @@ func (r *Renderer) checkCatalogPin(ctx context.Context, s spec.Spec) error {
 func Unpinned(s spec.Spec) spec.Spec {
 	s.Digest = ""
 	if !IsDirRef(s.Bundle) {
-		if repo, tag, digest, err := imageParts(s.Bundle); err == nil && digest != "" && (tag != "" || s.Version != "") {
+		if repo, tag, digest, err := ImageParts(s.Bundle); err == nil && digest != "" && (tag != "" || s.Version != "") {
 			s.Bundle = repo
 			if tag != "" {
 				s.Bundle += ":" + tag
@@ -206,7 +207,7 @@ func Unpinned(s spec.Spec) spec.Spec {
 		}
 	}
 	if s.Catalog != "" && !IsDirRef(s.Catalog) {
-		if repo, tag, digest, err := imageParts(s.Catalog); err == nil && digest != "" && tag != "" {
+		if repo, tag, digest, err := ImageParts(s.Catalog); err == nil && digest != "" && tag != "" {
 			s.Catalog = repo + ":" + tag
 		}
 	}

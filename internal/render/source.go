@@ -196,7 +196,7 @@ func unwrapPath(err error) error {
 // is refused; one that differs from what the pin pinned is found when the
 // tag is resolved (Renderer.resolvePinned).
 func imageRef(ref, version, digest string) (imagePin, error) {
-	repo, tag, refDigest, err := imageParts(ref)
+	repo, tag, refDigest, err := ImageParts(ref)
 	if err != nil {
 		return imagePin{}, fmt.Errorf("spec.bundle %s is neither a directory (write ./path) nor an image reference (registry/repository:tag or @sha256:digest): %w", echo.Quote(ref), echo.Err(err))
 	}

@@ -5,9 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
-
 	"github.com/olm-cmp/olm-cmp/internal/echo"
+	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -152,23 +151,10 @@ func versionKey(s spec.Spec) string {
 	return fmt.Sprintf("bundle %s %s", w(s.Bundle), k)
 }
 
-// imageParts splits an image reference as spelled into its repository,
-// tag and digest (each "" when absent), as render reads spec.bundle.
-func imageParts(ref string) (repo, tag, digest string, err error) {
-	if _, err := name.ParseReference(ref, name.WithDefaultTag("")); err != nil {
-		return "", "", "", err
-	}
-	repo, digest, _ = strings.Cut(ref, "@")
-	if t, err := name.NewTag(repo, name.WithDefaultTag("")); err == nil && t.TagStr() != "" {
-		repo, tag = strings.TrimSuffix(repo, ":"+t.TagStr()), t.TagStr()
-	}
-	return repo, tag, digest, nil
-}
-
 // imageTag is the tag an image spec renders: spec.bundle's, else
 // spec.version.
 func imageTag(s spec.Spec) (repo, tag, digest string, err error) {
-	repo, tag, digest, err = imageParts(s.Bundle)
+	repo, tag, digest, err = render.ImageParts(s.Bundle)
 	if err == nil && tag == "" {
 		tag = s.Version
 	}

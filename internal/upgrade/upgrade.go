@@ -234,7 +234,7 @@ func (o Options) one(ctx context.Context, dir string) (res Result) {
 	if to.Catalog != "" {
 		to.Version = f.chosen
 	} else {
-		repo, _, _, err := imageParts(to.Bundle)
+		repo, _, _, err := render.ImageParts(to.Bundle)
 		if err != nil {
 			return fail(err)
 		}

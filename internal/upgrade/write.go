@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
+	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/specedit"
 )
 
@@ -173,7 +174,7 @@ func (t *target) versionEdits(b bump) ([]specedit.Edit, error) {
 			{Key: "digest", Value: b.digest, After: "version"},
 		}, nil
 	}
-	repo, tag, digest, err := imageParts(fs.Bundle)
+	repo, tag, digest, err := render.ImageParts(fs.Bundle)
 	if err != nil {
 		return nil, fmt.Errorf("%s: spec.bundle: %w", t.specFile, err)
 	}

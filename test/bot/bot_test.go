@@ -266,37 +266,10 @@ func writes(calls []call) []string {
 	return out
 }
 
-// pushVersion pushes the demo bundle as version v of host/repo (tag "v"+v),
-// as bundletest.PushDemoVersion does for demo/greeter-bundle.
+// pushVersion pushes the demo bundle as version v of host/repo (tag "v"+v).
 func pushVersion(t *testing.T, host, repo, v, replaces string, crdEdits ...string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "bundle")
-	if err := os.CopyFS(dir, os.DirFS(demoBundle)); err != nil {
-		t.Fatal(err)
-	}
-	edit := func(file string, pairs ...string) {
-		p := filepath.Join(dir, "manifests", file)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := string(data)
-		for i := 0; i+1 < len(pairs); i += 2 {
-			if !strings.Contains(out, pairs[i]) {
-				t.Fatalf("the demo's %s lacks %q: update this test", file, pairs[i])
-			}
-			out = strings.Replace(out, pairs[i], pairs[i+1], 1)
-		}
-		if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	edit("greeter-operator.clusterserviceversion.yaml",
-		"name: greeter-operator.v0.2.0", "name: greeter-operator.v"+v,
-		"version: 0.2.0", "version: "+v,
-		"replaces: greeter-operator.v0.1.0", "replaces: "+replaces)
-	edit("greeter.example.com_greeters.yaml", crdEdits...)
-	return bundletest.PushDir(t, host, repo, "v"+v, dir)
+	return bundletest.PushDemoVersionTo(t, host, repo, demoBundle, v, replaces, crdEdits...)
 }
 
 // dropExtra removes the stored field .spec.extra from the demo's CRD: an

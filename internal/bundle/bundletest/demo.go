@@ -15,6 +15,12 @@ import (
 // version histories with it, so every package's history has the same shape.
 func PushDemoVersion(t testing.TB, host, demoBundleDir, v, replaces string, crdEdits ...string) string {
 	t.Helper()
+	return PushDemoVersionTo(t, host, "demo/greeter-bundle", demoBundleDir, v, replaces, crdEdits...)
+}
+
+// PushDemoVersionTo is PushDemoVersion into the repository repo of host.
+func PushDemoVersionTo(t testing.TB, host, repo, demoBundleDir, v, replaces string, crdEdits ...string) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "bundle")
 	if err := os.CopyFS(dir, os.DirFS(demoBundleDir)); err != nil {
 		t.Fatal(err)
@@ -41,5 +47,5 @@ func PushDemoVersion(t testing.TB, host, demoBundleDir, v, replaces string, crdE
 		"version: 0.2.0", "version: "+v,
 		"replaces: greeter-operator.v0.1.0", "replaces: "+replaces)
 	edit("greeter.example.com_greeters.yaml", crdEdits...)
-	return PushDir(t, host, "demo/greeter-bundle", "v"+v, dir)
+	return PushDir(t, host, repo, "v"+v, dir)
 }

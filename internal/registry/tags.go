@@ -3,7 +3,10 @@ package registry
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	mmsemver "github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/olm-cmp/olm-cmp/internal/editdist"
 )
@@ -37,9 +41,8 @@ func (c *Client) missingTag(ctx context.Context, r name.Reference, err error) st
 	if !ok || re == nil || re.Status != http.StatusNotFound {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(ctx, tagListTimeout)
-	defer cancel()
-	tags, complete, lerr := c.Tags(ctx, t.Context())
+	list, lerr := c.Tags(ctx, t.Context(), TagBounds{Pages: maxTagPages, Time: tagListTimeout})
+	tags, complete := list.Tags, list.Complete()
 	if lerr != nil {
 		return "" // the repository itself may not exist: the 404 says enough
 	}
@@ -54,34 +57,125 @@ func (c *Client) missingTag(ctx context.Context, r name.Reference, err error) st
 	return fmt.Sprintf("; tag %q does not exist: the nearest of %s in %s are %s", t.TagStr(), of, t.Context().Name(), strings.Join(near, ", "))
 }
 
-// Tags lists the repository's tags, reading at most maxTagPages pages of
-// tagsPageSize; complete is false when more remain. Only names a tag can
-// have are kept: a registry's list is not trusted.
-func (c *Client) Tags(ctx context.Context, repo name.Repository) (tags []string, complete bool, err error) {
+// TagBounds bound one tag listing. A registry pages its tag list (the
+// distribution API's Link headers); a repository that publishes every
+// build holds tens of thousands of tags, and a hostile one could page
+// forever, one tag a page. Zero Pages or Tags is no bound on them.
+type TagBounds struct {
+	Pages int           // pages read, whatever each holds
+	Tags  int           // distinct tags kept
+	Time  time.Duration // the whole listing, every page included
+}
+
+// TagList is what Tags read: the repository's distinct tags in the
+// registry's order, and how many listed names were not tags.
+type TagList struct {
+	Tags []string
+	// Invalid counts the names the registry listed that are not tags (the
+	// distribution grammar), left out so that a caller can say so.
+	Invalid int
+	// OverPages and OverTags say which bound stopped the listing before its
+	// end; Tags then holds what was read (at most the Tags bound).
+	OverPages, OverTags bool
+}
+
+// Complete reports whether the whole list was read.
+func (l TagList) Complete() bool { return !l.OverPages && !l.OverTags }
+
+// Tags lists the repository's tags, page after page of tagsPageSize,
+// within b: a bound reached ends the listing without an error, and the
+// list says which (a caller that needs every tag makes that its error).
+// Only names a tag can have are kept: a registry's list is not trusted.
+// A failure is one line without credentials; a 404 is a
+// *TagsNotFoundError.
+func (c *Client) Tags(ctx context.Context, repo name.Repository, b TagBounds) (TagList, error) {
+	// The bound's cause names it: the transport words a stop by its
+	// context's cause ("the deadline of the operation expired" names no
+	// bound); a caller's earlier deadline keeps its own cause.
+	ctx, cancel := context.WithTimeoutCause(ctx, b.Time, fmt.Errorf("the tag list took over %s, olm-cmp's bound on one listing (docs/operations.md, Limits): the registry is too slow, or pages without end", b.Time))
+	defer cancel()
+	var list TagList
 	p, err := remote.NewPuller(append(c.RemoteOptions(ctx), remote.WithPageSize(tagsPageSize))...)
 	if err != nil {
-		return nil, false, err
+		return list, c.listError(ctx, repo, err)
 	}
 	lister, err := p.Lister(ctx, repo)
 	if err != nil {
-		return nil, false, err
+		return list, c.listError(ctx, repo, err)
 	}
+	seen := map[string]bool{}
 	for page := 0; lister.HasNext(); page++ {
-		if page == maxTagPages {
-			return tags, false, nil
+		if b.Pages > 0 && page == b.Pages {
+			list.OverPages = true
+			return list, nil
 		}
 		ts, err := lister.Next(ctx)
 		if err != nil {
-			return nil, false, err
+			return TagList{}, c.listError(ctx, repo, err)
 		}
 		for _, t := range ts.Tags {
-			// Only what a tag can be: a registry's list is not trusted.
-			if _, err := name.NewTag(repo.Name()+":"+t, name.StrictValidation); err == nil {
-				tags = append(tags, t)
+			if !validTag(t) {
+				list.Invalid++
+				continue
 			}
+			if seen[t] {
+				continue
+			}
+			if b.Tags > 0 && len(list.Tags) == b.Tags {
+				list.OverTags = true
+				return list, nil
+			}
+			seen[t] = true
+			list.Tags = append(list.Tags, t)
 		}
 	}
-	return tags, true, nil
+	return list, nil
+}
+
+// validTag is the distribution spec's tag grammar: [A-Za-z0-9_][A-Za-z0-9._-]{0,127}.
+func validTag(t string) bool {
+	if t == "" || len(t) > 128 || t[0] == '.' || t[0] == '-' {
+		return false
+	}
+	return !strings.ContainsFunc(t, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')
+	})
+}
+
+// listError makes a failed listing one line without credentials; a 404
+// says the repository is not there.
+func (c *Client) listError(ctx context.Context, repo name.Repository, err error) error {
+	status, worded := 0, false
+	if re := AsError(err); re != nil {
+		worded = true
+		if re.Reason == ReasonStatus {
+			status = re.Status
+		}
+	}
+	var te *transport.Error
+	if status == 0 && errors.As(err, &te) {
+		status = te.StatusCode
+	}
+	if status == http.StatusNotFound {
+		return &TagsNotFoundError{Repository: repo.Name()}
+	}
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if !worded && (errors.As(err, &syntax) || errors.As(err, &typ) || errors.Is(err, io.ErrUnexpectedEOF)) {
+		// The answer was not the distribution API's {"name", "tags"}: a
+		// login page, a proxy's error, a hostile document.
+		err = errors.New("the registry's answer to the tag list is not the distribution API's JSON tag list (a login page or a proxy in the way?): check the registry address")
+	} else if errors.Is(err, context.DeadlineExceeded) && !worded {
+		err = context.Cause(ctx)
+	}
+	return c.Error(repo.Name(), "listing the tags of", err)
+}
+
+// TagsNotFoundError is a registry's 404 on a repository's tag list.
+type TagsNotFoundError struct{ Repository string }
+
+func (e *TagsNotFoundError) Error() string {
+	return fmt.Sprintf("repository %s not found (the registry answered 404 to its tag list): check the repository's name, and that your credentials may read it (--registry-config)", e.Repository)
 }
 
 // nearestTags returns at most n of tags nearest want: by version when want

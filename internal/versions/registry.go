@@ -2,43 +2,45 @@ package versions
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/registry"
 )
 
-// registryStatus is the HTTP status of a failed call through olm-cmp's
-// registry transport (0 for another failure), and whether the transport
-// worded the failure itself (a timeout, a stop) as a *registry.Error.
-func registryStatus(err error) (status int, worded bool) {
-	var re *registry.Error
-	if !errors.As(err, &re) {
-		return 0, false
-	}
-	if re.Reason == registry.ReasonStatus {
-		return re.Status, true
-	}
-	return 0, true
-}
+// NotFoundError is a registry's 404 on a repository's tag list.
+type NotFoundError = registry.TagsNotFoundError
 
-// ListTagsWith is ListTags through the loader's registry access: its
-// allow-list, insecure registries, credentials and transport, with
-// credentials removed from errors. It is the one place internal/versions
-// reaches a registry through olm-cmp's own access (with registryStatus:
-// re-point both when registry access moves out of internal/bundle).
-func ListTagsWith(ctx context.Context, l *bundle.ImageLoader, ref string) ([]Tag, []string, int, error) {
+// ListTagsWith lists the tags of the repository ref names (an image
+// reference's tag or digest is ignored), every page of it, through the
+// loader's registry access (its allow-list, insecure registries,
+// credentials and transport; no credential in an error), within MaxTags,
+// maxPages and ListTimeout: semverSorted are the tags that are semantic
+// versions (MAJOR.MINOR.PATCH with an optional leading v, a pre-release,
+// and build metadata after "_", as a tag cannot hold "+"), by version,
+// lowest first (equal versions by name); other are the rest (latest, 1.2,
+// sha256-….sig), sorted; invalid counts the names the registry listed that
+// are not tags, left out of both, so that a caller can say so. A listing a
+// bound cut short fails: registries list tags by name, so the newest
+// versions could be among those not read.
+func ListTagsWith(ctx context.Context, l *bundle.ImageLoader, ref string) (semverSorted []Tag, other []string, invalid int, err error) {
 	if _, err := parseRepository(ref); err != nil {
 		return nil, nil, 0, err
 	}
-	repo, opts, err := l.Repository(ctx, ref)
+	r, err := l.Registry().Parse(ref)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	sorted, other, invalid, err := listTags(ctx, repo, opts)
-	var rf *registryFailure
-	if errors.As(err, &rf) {
-		return nil, nil, 0, l.Redact(repo.Name(), "listing the tags of", rf.err)
+	repo := r.Context()
+	list, err := l.Registry().Tags(ctx, repo, registry.TagBounds{Pages: maxPagesRead, Tags: maxTagsRead, Time: listTimeout})
+	switch {
+	case err != nil:
+		return nil, nil, 0, err
+	case list.OverPages:
+		return nil, nil, 0, fmt.Errorf("repository %s: its tag list runs over %d pages: not a tag list olm-cmp reads (the registry may be paging in a loop)", repo.Name(), maxPagesRead)
+	case list.OverTags:
+		return nil, nil, 0, fmt.Errorf("repository %s has over %d tags: olm-cmp lists at most %d (registries list tags by name, so the newest versions could be among those left out)", repo.Name(), maxTagsRead, maxTagsRead)
 	}
-	return sorted, other, invalid, err
+	semverSorted, other = SortTags(list.Tags)
+	return semverSorted, other, list.Invalid, nil
 }

@@ -2,20 +2,13 @@ package versions
 
 import (
 	"cmp"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	mmsemver "github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
@@ -26,20 +19,17 @@ type Tag struct {
 	Version *mmsemver.Version
 }
 
-// Bounds of one tag listing. A registry pages its tag list (the
-// distribution API's Link headers); a repository that publishes every
-// build holds tens of thousands of tags, and a hostile one could page
-// forever, one tag a page.
+// Bounds of the listing of `olm-cmp versions` and `upgrade`, which need
+// every tag (registry.Client.Tags lists them, registry.TagBounds says why
+// a listing is bounded).
 const (
 	// MaxTags is the most tags a listing reads: a repository with more
 	// fails, as its newest versions could be among those not read
 	// (registries list tags lexically, not by version).
 	MaxTags = 250_000
-	// maxPages bounds the pages, whatever each holds.
+	// maxPages bounds the pages, whatever each holds (registry asks for
+	// 1000 tags a page; Quay and Docker Hub answer with at most 100).
 	maxPages = 5_000
-	// tagsPageSize is what olm-cmp asks a page to hold; registries may
-	// answer with fewer (Quay and Docker Hub cap pages at 100).
-	tagsPageSize = 1000
 	// ListTimeout bounds a whole listing, every page included.
 	ListTimeout = 2 * time.Minute
 )
@@ -50,29 +40,6 @@ var (
 	maxPagesRead = maxPages
 	listTimeout  = ListTimeout
 )
-
-// ListTags lists the tags of the repository repo (an image reference's
-// tag or digest is ignored), all pages of it, within MaxTags and
-// ListTimeout: semverSorted are the tags that are semantic versions
-// (MAJOR.MINOR.PATCH with an optional leading v, a pre-release, and build
-// metadata after "_", as a tag cannot hold "+"),
-// by version, lowest first (equal versions by name); other are the rest
-// (latest, 1.2, sha256-….sig), sorted; invalid counts the names the
-// registry listed that are not tags (the distribution grammar), left out
-// of both, so that a caller can say so. opts are the registry access
-// (bundle.ImageLoader.Repository gives the CLI's: ListTagsWith).
-func ListTags(ctx context.Context, repo string, opts ...remote.Option) (semverSorted []Tag, other []string, invalid int, err error) {
-	r, err := parseRepository(repo)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	sorted, other, invalid, err := listTags(ctx, r, opts)
-	var rf *registryFailure
-	if errors.As(err, &rf) {
-		return nil, nil, 0, fmt.Errorf("listing the tags of %s: %w", r.Name(), rf.err)
-	}
-	return sorted, other, invalid, err
-}
 
 // RepositoryName is the repository ref names (a tag or digest dropped), as
 // the registry names it: index.docker.io/library/x for docker.io/x.
@@ -108,63 +75,6 @@ func RepositoryError(ref string) error {
 	return fmt.Errorf("repository %s is not an image repository reference: %s", echo.Quote(ref), hint)
 }
 
-// listTags pages through repo's tag list. The caller's options come first
-// and olm-cmp's context last, so ListTimeout holds whatever they say.
-func listTags(ctx context.Context, repo name.Repository, opts []remote.Option) ([]Tag, []string, int, error) {
-	// The bound's cause names it: the registry transport words a stop by
-	// its context's cause ("the deadline of the operation expired" names
-	// no bound); a caller's earlier deadline keeps its own cause.
-	ctx, cancel := context.WithTimeoutCause(ctx, listTimeout, fmt.Errorf("the tag list took over %s, olm-cmp's bound on one listing (docs/operations.md, Limits): the registry is too slow, or pages without end", listTimeout))
-	defer cancel()
-	opts = append(slices.Clip(opts), remote.WithContext(ctx), remote.WithPageSize(tagsPageSize))
-	p, err := remote.NewPuller(opts...)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	lister, err := p.Lister(ctx, repo)
-	if err != nil {
-		return nil, nil, 0, listError(ctx, repo, err)
-	}
-	seen := map[string]bool{}
-	var all []string
-	invalid := 0
-	for page := 0; lister.HasNext(); page++ {
-		if page == maxPagesRead {
-			return nil, nil, 0, fmt.Errorf("repository %s: its tag list runs over %d pages: not a tag list olm-cmp reads (the registry may be paging in a loop)", repo.Name(), maxPagesRead)
-		}
-		ts, err := lister.Next(ctx)
-		if err != nil {
-			return nil, nil, 0, listError(ctx, repo, err)
-		}
-		for _, t := range ts.Tags {
-			// Only what a tag can be: a registry's list is not trusted.
-			if !validTag(t) {
-				invalid++
-				continue
-			}
-			if seen[t] {
-				continue
-			}
-			seen[t] = true
-			if all = append(all, t); len(all) > maxTagsRead {
-				return nil, nil, 0, fmt.Errorf("repository %s has over %d tags: olm-cmp lists at most %d (registries list tags by name, so the newest versions could be among those left out)", repo.Name(), maxTagsRead, maxTagsRead)
-			}
-		}
-	}
-	sorted, other := SortTags(all)
-	return sorted, other, invalid, nil
-}
-
-// validTag is the distribution spec's tag grammar: [A-Za-z0-9_][A-Za-z0-9._-]{0,127}.
-func validTag(t string) bool {
-	if t == "" || len(t) > 128 || t[0] == '.' || t[0] == '-' {
-		return false
-	}
-	return !strings.ContainsFunc(t, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')
-	})
-}
-
 // SortTags splits tags into semantic versions, sorted lowest first, and
 // the rest, sorted by name.
 func SortTags(tags []string) (semverSorted []Tag, other []string) {
@@ -195,42 +105,4 @@ func tagVersion(t string) *mmsemver.Version {
 		return nil
 	}
 	return v
-}
-
-// listError makes a failed listing one line; a 404 says the repository is
-// not there.
-func listError(ctx context.Context, repo name.Repository, err error) error {
-	status, worded := registryStatus(err)
-	var te *transport.Error
-	if status == 0 && errors.As(err, &te) {
-		status = te.StatusCode
-	}
-	if status == http.StatusNotFound {
-		return &NotFoundError{Repository: repo.Name()}
-	}
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	if !worded && (errors.As(err, &syntax) || errors.As(err, &typ) || errors.Is(err, io.ErrUnexpectedEOF)) {
-		// The answer was not the distribution API's {"name", "tags"}: a
-		// login page, a proxy's error, a hostile document.
-		return &registryFailure{errors.New("the registry's answer to the tag list is not the distribution API's JSON tag list (a login page or a proxy in the way?): check the registry address")}
-	}
-	if errors.Is(err, context.DeadlineExceeded) && !worded {
-		err = context.Cause(ctx)
-	}
-	return &registryFailure{err}
-}
-
-// registryFailure is a registry call's error, which the caller words
-// (ListTagsWith through the loader's redaction).
-type registryFailure struct{ err error }
-
-func (e *registryFailure) Error() string { return e.err.Error() }
-func (e *registryFailure) Unwrap() error { return e.err }
-
-// NotFoundError is a registry's 404 on a repository's tag list.
-type NotFoundError struct{ Repository string }
-
-func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("repository %s not found (the registry answered 404 to its tag list): check the repository's name, and that your credentials may read it (--registry-config)", e.Repository)
 }

@@ -76,6 +76,11 @@ func newTagServer(t testing.TB, pageCap int, tags map[string][]string) *tagServe
 	return ts
 }
 
+// insecure is a loader that reaches host (a test server) over plain HTTP.
+func insecure(host string) *bundle.ImageLoader {
+	return &bundle.ImageLoader{Insecure: []string{host}}
+}
+
 func tagNames(ts []Tag) []string {
 	var out []string
 	for _, t := range ts {
@@ -87,7 +92,7 @@ func tagNames(ts []Tag) []string {
 func TestListTagsPaginatedAndSorted(t *testing.T) {
 	tags := []string{"v1.10.0", "v1.9.0", "1.2.3", "v2.0.0-rc.1", "v2.0.0", "latest", "1.2", "sha256-abc.sig", "v1.2.3", "v1.0.0_build.2", "v1.0.0_build.10", "v1_0"}
 	ts := newTagServer(t, 3, map[string][]string{"org/widget-bundle": tags})
-	semver, other, _, err := ListTags(context.Background(), ts.host+"/org/widget-bundle:v1.9.0")
+	semver, other, _, err := ListTagsWith(context.Background(), insecure(ts.host), ts.host+"/org/widget-bundle:v1.9.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +121,7 @@ func TestListTags100000(t *testing.T) {
 		}
 	}
 	ts := newTagServer(t, 1000, map[string][]string{"big": tags})
-	semver, other, _, err := ListTags(context.Background(), ts.host+"/big")
+	semver, other, _, err := ListTagsWith(context.Background(), insecure(ts.host), ts.host+"/big")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,21 +141,21 @@ func TestListTagsBounds(t *testing.T) {
 	ts := newTagServer(t, 10, map[string][]string{"many": tags})
 	defer func(n, p int) { maxTagsRead, maxPagesRead = n, p }(maxTagsRead, maxPagesRead)
 	maxTagsRead = 20
-	if _, _, _, err := ListTags(context.Background(), ts.host+"/many"); err == nil ||
+	if _, _, _, err := ListTagsWith(context.Background(), insecure(ts.host), ts.host+"/many"); err == nil ||
 		err.Error() != "repository "+ts.host+"/many has over 20 tags: olm-cmp lists at most 20 (registries list tags by name, so the newest versions could be among those left out)" {
 		t.Errorf("err = %v", err)
 	}
 	maxTagsRead = MaxTags
 	ts.loop = true
 	maxPagesRead = 30
-	if _, _, _, err := ListTags(context.Background(), ts.host+"/many"); err == nil || !strings.Contains(err.Error(), "its tag list runs over 30 pages") {
+	if _, _, _, err := ListTagsWith(context.Background(), insecure(ts.host), ts.host+"/many"); err == nil || !strings.Contains(err.Error(), "its tag list runs over 30 pages") {
 		t.Errorf("err = %v", err)
 	}
 }
 
 func TestListTags404(t *testing.T) {
 	ts := newTagServer(t, 10, nil)
-	_, _, _, err := ListTags(context.Background(), ts.host+"/org/nothing")
+	_, _, _, err := ListTagsWith(context.Background(), insecure(ts.host), ts.host+"/org/nothing")
 	var nf *NotFoundError
 	if !errors.As(err, &nf) || err.Error() != "repository "+ts.host+"/org/nothing not found (the registry answered 404 to its tag list): check the repository's name, and that your credentials may read it (--registry-config)" {
 		t.Errorf("err = %v", err)

@@ -1,6 +1,6 @@
 // Package versions answers which versions of an operator exist and which
 // ones it may move to: a bundle repository's tags sorted by semantic
-// version (ListTags), and a catalog package's channels, heads, upgrade
+// version (ListTagsWith, listed by registry.Client.Tags), and a catalog package's channels, heads, upgrade
 // edges and deprecations (ReadPackage), with OLM v1's successor rules
 // (SuccessorsOLMv1) and OLM v0's next hop (NextOLMv0) over them. It reads
 // catalogs through internal/catalog (the same streaming reader and index as

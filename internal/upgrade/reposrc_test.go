@@ -154,3 +154,46 @@ func TestOfOtherRepository(t *testing.T) {
 		t.Errorf("bad --repo-url: %v", err)
 	}
 }
+
+// TestRunOtherRepository: upgrade --write bumps this repository's
+// Application only; the other repository's, naming the same path, is left
+// as written and named in OtherRepos. Without a remote, both match by path
+// and ByPath says so.
+func TestRunOtherRepository(t *testing.T) {
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
+	e.file(t, "apps/g/olm-cmp.yaml", specDoc("bundle: "+e.repo()))
+	apps := `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: here}
+spec:
+  source:
+    repoURL: https://github.com/org/gitops.git
+    path: apps/g
+    plugin: {parameters: [{name: version, string: v0.1.0}]}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: there}
+spec:
+  source:
+    repoURL: https://github.com/someone/else.git
+    path: apps/g
+    plugin: {parameters: [{name: version, string: v0.1.0}]}
+`
+	e.file(t, "argocd/apps.yaml", apps)
+	r := one(t, e.run(t, OLMv1, false, "apps/g"))
+	if r.Status != Available || len(r.ByPath) != 2 || !strings.Contains(r.ByPath[0], "Application here (argocd/apps.yaml:1): matched by its path alone, this checkout has no Git remote to compare its repoURL with (name the repository with --repo-url)") || len(r.OtherRepos) != 0 {
+		t.Fatalf("no remote: got %+v", r)
+	}
+
+	e.file(t, ".git/config", "[remote \"origin\"]\n\turl = git@github.com:org/gitops\n")
+	r = one(t, e.run(t, OLMv1, true, "apps/g"))
+	want := []OtherRepo{{Application: "Application there (argocd/apps.yaml:10)", File: "argocd/apps.yaml", RepoURL: "https://github.com/someone/else.git"}}
+	if r.Status != Written || !strings.HasPrefix(r.Where, "Application here (argocd/apps.yaml:1)") || !slices.Equal(r.OtherRepos, want) || r.ByPath != nil {
+		t.Fatalf("with remote: got %+v", r)
+	}
+	got := e.read(t, "argocd/apps.yaml")
+	if wantApps := strings.Replace(apps, "string: v0.1.0", "string: v0.2.0", 1); !strings.HasPrefix(got, wantApps[:strings.Index(wantApps, "---")]) || !strings.HasSuffix(got, apps[strings.Index(apps, "---"):]) {
+		t.Errorf("written:\n%s", got)
+	}
+}

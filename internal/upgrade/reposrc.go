@@ -3,6 +3,7 @@ package upgrade
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"net/url"
 	"os"
@@ -18,7 +19,8 @@ import (
 const maxGitConfigBytes = 1 << 20
 
 // Remotes are the URLs of the Git remotes of the work tree at root
-// (remote.NAME.url in its config), read from the config file itself, so
+// (remote.NAME.url in its config; none from a config over 1 MiB: a
+// remote cut short would name another repository), read from the config file itself, so
 // that no git program is needed and no other repository's config (a
 // parent's, the user's) is consulted. None when root has no .git entry or
 // its config cannot be read.
@@ -61,7 +63,11 @@ func readCapped(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, maxGitConfigBytes))
+	data, err := io.ReadAll(io.LimitReader(f, maxGitConfigBytes+1))
+	if err == nil && len(data) > maxGitConfigBytes {
+		return nil, errors.New(name + ": larger than a Git config is")
+	}
+	return data, err
 }
 
 var (
@@ -90,6 +96,9 @@ func remoteURLs(data []byte) []string {
 				out = append(out, v)
 			}
 		}
+	}
+	if sc.Err() != nil {
+		return nil
 	}
 	return out
 }

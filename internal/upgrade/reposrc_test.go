@@ -65,6 +65,57 @@ func TestRemotes(t *testing.T) {
 	if got := Remotes(t.TempDir()); got != nil {
 		t.Errorf("no .git: %q", got)
 	}
+	// Hostile configs: one 2 MiB line, NUL bytes, a .git file pointing
+	// nowhere. No remote, no panic.
+	for name, cfg := range map[string]string{
+		"long line": "[remote \"origin\"]\n\turl = " + strings.Repeat("a", 2<<20),
+		"binary":    "\x00\xff[remote\x00\n\x00url=\n",
+	} {
+		d := t.TempDir()
+		os.Mkdir(filepath.Join(d, ".git"), 0o755)
+		os.WriteFile(filepath.Join(d, ".git", "config"), []byte(cfg), 0o644)
+		if got := Remotes(d); got != nil {
+			t.Errorf("%s: %.80q", name, got)
+		}
+	}
+	d := t.TempDir()
+	os.WriteFile(filepath.Join(d, ".git"), []byte("gitdir: /nonexistent/x\n"), 0o644)
+	if got := Remotes(d); got != nil {
+		t.Errorf("dangling gitdir: %q", got)
+	}
+}
+
+// TestOfTemplatedRepoURL: an ApplicationSet list element's repoURL is the
+// template's with the element's keys put in: each element is matched (or
+// skipped) by its own repository.
+func TestOfTemplatedRepoURL(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, ".git"), 0o755)
+	os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[remote \"origin\"]\n\turl = https://github.com/org/gitops\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "set.yaml"), []byte(`apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: s}
+spec:
+  generators:
+  - list:
+      elements:
+      - {name: mine, repo: github.com/org/gitops, version: v0.1.0}
+      - {name: theirs, repo: github.com/org/other, version: v0.1.0}
+  template:
+    spec:
+      source:
+        repoURL: 'https://{{.repo}}.git'
+        path: apps/g
+        plugin: {parameters: [{name: version, string: '{{.version}}'}]}
+`), 0o644)
+	ix, err := Scan(context.Background(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apps, elsewhere, err := ix.Of(filepath.Join(root, "apps", "g"))
+	if err != nil || !slices.Equal(names(apps), []string{"ApplicationSet s, element mine"}) || !slices.Equal(names(elsewhere), []string{"ApplicationSet s, element theirs"}) || elsewhere[0].RepoURL != "https://github.com/org/other.git" {
+		t.Fatalf("apps %q elsewhere %q err %v", names(apps), names(elsewhere), err)
+	}
 }
 
 // otherRepoApps: an Application of this repository, one of another

@@ -185,7 +185,7 @@ func TestUpgradeRepoURL(t *testing.T) {
 
 	git("remote", "remove", "origin")
 	out, stderr, code = runStatus(t, "upgrade", "--insecure-registry", host)
-	if code != 2 || !strings.Contains(out, "  current     v0.1.0\n") || !strings.Contains(out, "  by path     Application g (app.yaml:1): matched by its path alone, this checkout has no Git remote to compare its repoURL with (name the repository with --repo-url)\n") {
+	if code != 2 || !strings.Contains(out, "  current     v0.1.0\n") || !strings.Contains(out, "  by path     Application g (app.yaml:1): matched by its path alone, this checkout has no Git remote (but local paths) to compare its repoURL with (name the repository with --repo-url)\n") {
 		t.Errorf("no remote: status %d\n%s%s", code, out, stderr)
 	}
 	out, stderr, code = runStatus(t, "upgrade", "--insecure-registry", host, "--repo-url", "git@github.com:org/gitops.git")

@@ -166,8 +166,11 @@ func Scan(ctx context.Context, root string, only ...string) (*Index, error) {
 		return nil, err
 	}
 	ix := &Index{Root: root, Apps: map[string][]*App{}, data: map[string][]byte{}}
+	// A remote that is a local path (a CI runner's mirror, a clone of a
+	// clone) is not a URL Argo CD reads the repository by: it says nothing
+	// of which Applications are this repository's.
 	for _, u := range Remotes(root) {
-		if n := NormalizeRepoURL(u); n != "" && !slices.Contains(ix.repos, n) {
+		if n := NormalizeRepoURL(u); n != "" && !strings.HasPrefix(n, "/") && !slices.Contains(ix.repos, n) {
 			ix.repos = append(ix.repos, n)
 		}
 	}

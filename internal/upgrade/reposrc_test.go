@@ -190,7 +190,12 @@ func TestOfOtherRepository(t *testing.T) {
 		t.Fatalf("apps %q elsewhere %q err %v", names(apps), names(elsewhere), err)
 	}
 
-	ix = otherRepoIndex(t, "")
+	for _, remote := range []string{"", "/srv/mirrors/gitops.git", "file:///srv/mirrors/gitops.git"} {
+		ix = otherRepoIndex(t, remote)
+		if len(ix.RepoURLs()) != 0 {
+			t.Errorf("remote %q: repository URLs %q, want none (a local path is no URL Argo CD reads by)", remote, ix.RepoURLs())
+		}
+	}
 	if _, _, err := ix.Of(filepath.Join(ix.Root, "apps", "g")); err == nil || !strings.Contains(err.Error(), "ApplicationSet elsewhere (apps.yaml:") {
 		t.Fatalf("no remote: the unread ApplicationSet is not refused by path: %v", err)
 	}
@@ -233,7 +238,7 @@ spec:
 `
 	e.file(t, "argocd/apps.yaml", apps)
 	r := one(t, e.run(t, OLMv1, false, "apps/g"))
-	if r.Status != Available || len(r.ByPath) != 2 || !strings.Contains(r.ByPath[0], "Application here (argocd/apps.yaml:1): matched by its path alone, this checkout has no Git remote to compare its repoURL with (name the repository with --repo-url)") || len(r.OtherRepos) != 0 {
+	if r.Status != Available || len(r.ByPath) != 2 || !strings.Contains(r.ByPath[0], "Application here (argocd/apps.yaml:1): matched by its path alone, this checkout has no Git remote (but local paths) to compare its repoURL with (name the repository with --repo-url)") || len(r.OtherRepos) != 0 {
 		t.Fatalf("no remote: got %+v", r)
 	}
 

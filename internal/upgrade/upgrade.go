@@ -204,7 +204,7 @@ func (o Options) one(ctx context.Context, dir string) (res Result) {
 		if !a.ByPath {
 			continue
 		}
-		why := "this checkout has no Git remote to compare its repoURL with (name the repository with --repo-url)"
+		why := "this checkout has no Git remote (but local paths) to compare its repoURL with (name the repository with --repo-url)"
 		if len(o.Index.repos) > 0 {
 			why = "its repoURL " + echo.Quote(a.RepoURL) + " is not a URL upgrade can compare with this repository's"
 		}

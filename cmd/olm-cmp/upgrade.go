@@ -14,12 +14,13 @@ import (
 
 func newUpgradeCmd() *cobra.Command {
 	var (
-		rf     registryFlags
-		write  bool
-		policy string
-		output string
-		root   string
-		from   []string
+		rf       registryFlags
+		write    bool
+		policy   string
+		output   string
+		root     string
+		from     []string
+		repoURLs []string
 	)
 	cmd := &cobra.Command{
 		Use:   "upgrade [DIR...]",
@@ -81,6 +82,9 @@ See docs/upgrade.md.`,
 				if ix, err = upgrade.Scan(cmd.Context(), root, from...); err != nil {
 					return err
 				}
+				if err := ix.AddRepoURLs(repoURLs...); err != nil {
+					return err
+				}
 			}
 			rep := upgrade.Run(cmd.Context(), upgrade.Options{Policy: p, Write: write, Loader: loader, Index: ix}, dirs)
 			w := cmd.OutOrStdout()
@@ -105,6 +109,7 @@ See docs/upgrade.md.`,
 	f.StringVar(&policy, "policy", "olmv1", "how a catalog's next version is chosen: olmv1 (the best successor) or olmv0 (one hop along the channel)")
 	f.StringVarP(&output, "output", "o", "text", "text, or json (docs/upgrade.md)")
 	f.StringVar(&root, "repo-root", "", "where to look for the Argo CD Applications and ApplicationSets that pass versions (default: the Git work tree holding the first DIR)")
+	f.StringArrayVar(&repoURLs, "repo-url", nil, "a URL Argo CD Applications name this repository by, besides its Git remotes (repeatable: a mirror's, or when the checkout has no remote); an Application whose repoURL is another repository is skipped")
 	f.StringArrayVar(&from, "apps-from", nil, "read Applications and ApplicationSets from these files or directories of the repository only (repeatable; none: from no manifest, the versions are in olm-cmp.yaml)")
 	return cmd
 }
@@ -162,5 +167,11 @@ func printUpgrade(w io.Writer, rep *upgrade.Report, wrote bool) {
 		}
 		line("status", status)
 		line("reason", a.Reason)
+		for _, o := range a.OtherRepos {
+			line("skipped", o.Application+": its repoURL "+o.RepoURL+" is another repository (not one of this checkout's Git remotes nor --repo-url)")
+		}
+		for _, b := range a.ByPath {
+			line("by path", b)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -145,5 +146,54 @@ func TestUpgradeBadFlagValuesCapped(t *testing.T) {
 		if code != 1 || !strings.Contains(stderr, tc.want) || len(stderr) > 400 || strings.Contains(stderr, "\x1b") {
 			t.Errorf("%s: status %d\n%s", tc.flag, code, stderr)
 		}
+	}
+}
+
+// TestUpgradeRepoURL: in a Git repository whose origin is
+// github.com/org/gitops, an Application naming the same path of another
+// repository is skipped and said; with no remote it matches by path and
+// says so; --repo-url stands in for the remote.
+func TestUpgradeRepoURL(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	host, _ := bundletest.NewRegistry(t)
+	bundletest.PushDemoVersion(t, host, "../../examples/demo/bundle", "0.1.0", "x")
+	bundletest.PushDemoVersion(t, host, "../../examples/demo/bundle", "0.2.0", "greeter-operator.v0.1.0")
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "g"), 0o755)
+	os.WriteFile(filepath.Join(root, "g", "olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata:\n  name: greeter\nspec:\n  bundle: "+host+"/demo/greeter-bundle\n  version: v0.2.0\n  namespace: greeter-system\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "app.yaml"), []byte("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: g}\nspec: {source: {repoURL: 'https://github.com/someone/else', path: g, plugin: {parameters: [{name: version, string: v0.1.0}]}}}\n"), 0o644)
+	git := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	git("remote", "add", "origin", "https://github.com/org/gitops.git")
+	t.Chdir(filepath.Join(root, "g"))
+	skipped := "  skipped     Application g (app.yaml:1): its repoURL https://github.com/someone/else is another repository (not one of this checkout's Git remotes nor --repo-url)\n"
+	out, stderr, code := runStatus(t, "upgrade", "--insecure-registry", host)
+	if code != 0 || !strings.Contains(out, "  current     v0.2.0\n  where       olm-cmp.yaml\n") || !strings.Contains(out, skipped) {
+		t.Errorf("origin: status %d\n%s%s", code, out, stderr)
+	}
+	out, _, _ = runStatus(t, "upgrade", "--insecure-registry", host, "-o", "json")
+	if !strings.Contains(out, `"otherRepos": [`) || !strings.Contains(out, `"repoURL": "https://github.com/someone/else"`) || !strings.Contains(out, `"file": "app.yaml"`) {
+		t.Errorf("origin, json:\n%s", out)
+	}
+
+	git("remote", "remove", "origin")
+	out, stderr, code = runStatus(t, "upgrade", "--insecure-registry", host)
+	if code != 2 || !strings.Contains(out, "  current     v0.1.0\n") || !strings.Contains(out, "  by path     Application g (app.yaml:1): matched by its path alone, this checkout has no Git remote (but local paths) to compare its repoURL with (name the repository with --repo-url)\n") {
+		t.Errorf("no remote: status %d\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = runStatus(t, "upgrade", "--insecure-registry", host, "--repo-url", "git@github.com:org/gitops.git")
+	if code != 0 || !strings.Contains(out, skipped) || strings.Contains(out, "by path") {
+		t.Errorf("--repo-url: status %d\n%s%s", code, out, stderr)
+	}
+	_, stderr, code = runStatus(t, "upgrade", "--insecure-registry", host, "--repo-url", "")
+	if code != 1 || !strings.Contains(stderr, `--repo-url "": not a Git repository URL`) {
+		t.Errorf("empty --repo-url: status %d\n%s", code, stderr)
 	}
 }

@@ -252,10 +252,15 @@ func (o Options) fromTags(ctx context.Context, t *target, from *bundle.Bundle) (
 	if tag == "" {
 		f.current = from.CSV.Spec.Version.String()
 	}
-	cur, err := mmsemver.NewVersion(f.current)
-	if err != nil {
-		return f, fmt.Errorf("%s renders the tag %s, which is not a semantic version: upgrade compares versions; write the version's own tag (olm-cmp versions %s lists them)", t.where(), echo.Quote(f.current), repo)
+	// The current tag is read as versions reads a repository's tags
+	// (versions.SortTags): a full semantic version, v-prefixed or not. A
+	// partial one (v99, 1.2) floats to each new release like latest does,
+	// so it names no one bundle to upgrade from.
+	sv, _ := versions.SortTags([]string{f.current})
+	if len(sv) != 1 {
+		return f, fmt.Errorf("%s renders the tag %s, which is not a full semantic version (a tag like latest or 1.2 moves to each new release): upgrade compares versions; write the version's own tag, MAJOR.MINOR.PATCH (olm-cmp versions %s lists them)", t.where(), echo.Quote(f.current), repo)
 	}
+	cur := sv[0].Version
 	tags, _, _, err := versions.ListTagsWith(ctx, o.Loader, repo)
 	if err != nil {
 		return f, err

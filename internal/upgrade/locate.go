@@ -59,6 +59,11 @@ type App struct {
 	// Line is where the application (or element) starts in File.
 	Line                       int
 	Version, Digest, UpgradeFr *Slot
+	// RepoURL is the source's repoURL (templates put in); ByPath is set
+	// (by Of) when it could not be compared with this repository's (no
+	// remote known, or a repoURL upgrade cannot read): matched by path alone.
+	RepoURL string
+	ByPath  bool
 	// Shared is the first YAML anchor or alias ("&base", "*v") in what
 	// upgrade reads the slots from (the list element, the source's plugin
 	// section): such slots are not upgrade's to edit (loadTarget).
@@ -85,6 +90,41 @@ type Index struct {
 	unread []unreadSet
 	// data holds each manifest's bytes as parsed: the nodes point into them.
 	data map[string][]byte
+	// repos are this repository's URLs, normalised (NormalizeRepoURL): its
+	// Git remotes and AddRepoURLs'. An application whose repoURL is another
+	// repository does not render a directory here, whatever its path.
+	repos []string
+}
+
+// AddRepoURLs adds URLs under which Argo CD reaches this repository (a
+// mirror's, or the only ones when the checkout has no remote); one that
+// cannot be read is an error.
+func (ix *Index) AddRepoURLs(urls ...string) error {
+	for _, u := range urls {
+		n := NormalizeRepoURL(u)
+		if n == "" {
+			return fmt.Errorf("--repo-url %s: not a Git repository URL; give the URL Argo CD Applications name this repository by (https://host/org/repo or git@host:org/repo)", echo.Quote(u))
+		}
+		if !slices.Contains(ix.repos, n) {
+			ix.repos = append(ix.repos, n)
+		}
+	}
+	return nil
+}
+
+// RepoURLs are the repository URLs an application's repoURL is compared
+// with, normalised.
+func (ix *Index) RepoURLs() []string { return slices.Clone(ix.repos) }
+
+// sameRepo reports whether a repoURL names this repository; known is
+// false when that cannot be told (no URL of this repository, or a repoURL
+// that is not one).
+func (ix *Index) sameRepo(u string) (same, known bool) {
+	n := NormalizeRepoURL(u)
+	if n == "" || len(ix.repos) == 0 {
+		return false, false
+	}
+	return slices.Contains(ix.repos, n), true
 }
 
 // RepoRoot is the Git work tree holding dir (the nearest parent with a .git
@@ -126,6 +166,14 @@ func Scan(ctx context.Context, root string, only ...string) (*Index, error) {
 		return nil, err
 	}
 	ix := &Index{Root: root, Apps: map[string][]*App{}, data: map[string][]byte{}}
+	// A remote that is a local path (a CI runner's mirror, a clone of a
+	// clone) is not a URL Argo CD reads the repository by: it says nothing
+	// of which Applications are this repository's.
+	for _, u := range Remotes(root) {
+		if n := NormalizeRepoURL(u); n != "" && !strings.HasPrefix(n, "/") && !slices.Contains(ix.repos, n) {
+			ix.repos = append(ix.repos, n)
+		}
+	}
 	paths := []string{root}
 	if len(only) > 0 {
 		paths = nil
@@ -221,6 +269,7 @@ func (ix *Index) add(file string, data []byte) {
 type unreadSet struct {
 	what, file, kind string
 	line             int
+	repoURL          string         // the template's, as written
 	path             *regexp.Regexp // the template's source path, {{…}} matching anything
 }
 
@@ -278,7 +327,7 @@ func (ix *Index) addSet(file, name string, doc *yaml.Node) bool {
 			}
 			for _, src := range sources(tmpl) {
 				if re := pathPattern(value(field(src, "path"))); re != nil && passesVersion(src) {
-					ix.unread = append(ix.unread, unreadSet{what: "ApplicationSet " + name, file: file, kind: kind, line: deref(g).Line, path: re})
+					ix.unread = append(ix.unread, unreadSet{what: "ApplicationSet " + name, file: file, kind: kind, line: deref(g).Line, path: re, repoURL: value(field(src, "repoURL"))})
 					found = true
 				}
 			}
@@ -322,6 +371,11 @@ func (a *App) fromSource(src, el node) (string, bool) {
 	p, ok := expand(field(src, "path"), el)
 	if !ok || p.Value == "" {
 		return "", false
+	}
+	if r, ok := expand(field(src, "repoURL"), el); ok {
+		a.RepoURL = r.Value
+	} else {
+		a.RepoURL = value(field(src, "repoURL")) // a template upgrade cannot fill: not comparable
 	}
 	plugin := field(src, "plugin")
 	for _, prm := range items(field(plugin, "parameters")) {
@@ -574,25 +628,43 @@ func value(n node) string {
 	return n.Value
 }
 
-// Of returns the applications whose source path is dir (relative to the
-// index's root).
-func (ix *Index) Of(dir string) ([]*App, error) {
+// Of returns the applications whose source is dir (relative to the
+// index's root) of this repository; elsewhere are those whose path is dir
+// but whose repoURL is another repository (they render a directory of
+// that one). An application whose repoURL cannot be compared is matched by
+// path alone (ByPath), as before repository URLs were read.
+func (ix *Index) Of(dir string) (apps, elsewhere []*App, err error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rel, err := filepath.Rel(ix.Root, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	rel = path.Clean(filepath.ToSlash(rel))
 	for _, u := range ix.unread {
+		if same, known := ix.sameRepo(u.repoURL); known && !same {
+			continue
+		}
 		if u.path.MatchString(rel) {
-			return nil, fmt.Errorf("%s (%s:%d) may render %s with a version, digest or upgradeFrom from its %s generator, which upgrade does not read (it reads list generators): bump it by hand, or name the manifests that render %s with --apps-from", u.what, u.file, u.line, rel, echo.Quote(u.kind), rel)
+			return nil, nil, fmt.Errorf("%s (%s:%d) may render %s with a version, digest or upgradeFrom from its %s generator, which upgrade does not read (it reads list generators): bump it by hand, or name the manifests that render %s with --apps-from", u.what, u.file, u.line, rel, echo.Quote(u.kind), rel)
 		}
 	}
-	apps := slices.Clone(ix.Apps[rel])
-	return apps, nil
+	for _, a := range ix.Apps[rel] {
+		same, known := ix.sameRepo(a.RepoURL)
+		switch {
+		case !known:
+			a.ByPath = true
+			apps = append(apps, a)
+		case same:
+			a.ByPath = false
+			apps = append(apps, a)
+		default:
+			elsewhere = append(elsewhere, a)
+		}
+	}
+	return apps, elsewhere, nil
 }
 
 // File is the bytes of a scanned manifest, as its nodes were parsed from.
@@ -605,7 +677,7 @@ func (ix *Index) File(name string) ([]byte, error) {
 
 // clone is ix with the same manifests, for replace.
 func (ix *Index) clone() *Index {
-	return &Index{Root: ix.Root, Apps: map[string][]*App{}, data: maps.Clone(ix.data)}
+	return &Index{Root: ix.Root, Apps: map[string][]*App{}, data: maps.Clone(ix.data), repos: ix.repos}
 }
 
 // replace sets a manifest's bytes and indexes every manifest again (a

@@ -25,6 +25,9 @@ type target struct {
 	// version: a bump writes every place (plan), so they move together.
 	apps []*App
 	spec spec.Spec
+	// matched are the applications of dir (Index.Of); elsewhere those
+	// whose path is dir but whose repoURL names another repository.
+	matched, elsewhere []*App
 }
 
 // where says where the version lives, for the report: every place when
@@ -77,10 +80,11 @@ func loadTarget(ix *Index, dir string, data []byte) (*target, error) {
 	if ix == nil {
 		return t, nil
 	}
-	apps, err := ix.Of(dir)
+	apps, elsewhere, err := ix.Of(dir)
 	if err != nil {
 		return nil, err
 	}
+	t.matched, t.elsewhere = apps, elsewhere
 	var passing []*App
 	for _, a := range apps {
 		if a.Version != nil || a.Digest != nil || a.UpgradeFr != nil {

@@ -80,6 +80,22 @@ type Result struct {
 	// Digest is Chosen's bundle image digest, the pin written beside it.
 	Digest string  `json:"digest,omitempty"`
 	Safety *Safety `json:"safety,omitempty"`
+	// OtherRepos are the Argo CD applications whose source path is Dir
+	// but whose repoURL is another Git repository: they render that
+	// repository's directory, so upgrade neither reads nor writes them.
+	OtherRepos []OtherRepo `json:"otherRepos,omitempty"`
+	// ByPath names the applications matched to Dir by path alone, and why:
+	// their repoURL could not be compared with this repository's (no Git
+	// remote and no --repo-url, or a repoURL upgrade cannot read).
+	ByPath []string `json:"byPath,omitempty"`
+}
+
+// OtherRepo is an application skipped for naming another repository.
+type OtherRepo struct {
+	// Application names it and its place: "Application x (argocd/x.yaml:1)".
+	Application string `json:"application"`
+	File        string `json:"file"`
+	RepoURL     string `json:"repoURL"`
 }
 
 // Candidate is a version the application may move to, with the edges that
@@ -181,6 +197,19 @@ func (o Options) one(ctx context.Context, dir string) (res Result) {
 		return fail(err)
 	}
 	res.Where = t.where()
+	for _, a := range t.elsewhere {
+		res.OtherRepos = append(res.OtherRepos, OtherRepo{Application: a.String(), File: a.File, RepoURL: a.RepoURL})
+	}
+	for _, a := range t.matched {
+		if !a.ByPath {
+			continue
+		}
+		why := "this checkout has no Git remote (but local paths) to compare its repoURL with (name the repository with --repo-url)"
+		if len(o.Index.repos) > 0 {
+			why = "its repoURL " + echo.Quote(a.RepoURL) + " is not a URL upgrade can compare with this repository's"
+		}
+		res.ByPath = append(res.ByPath, a.String()+": matched by its path alone, "+why)
+	}
 	if len(t.apps) > 1 {
 		defer func() {
 			if res.Status != Failed {

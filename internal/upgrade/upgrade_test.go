@@ -641,14 +641,22 @@ func TestTemplateOfSeveralParts(t *testing.T) {
 	}
 }
 
-// TestTagNotAVersion: a spec rendering "latest" cannot be compared.
+// TestTagNotAVersion: a spec rendering "latest", or a partial version
+// (v99, 1.2: floating tags, which versions lists with the non-semver
+// ones), cannot be compared; nothing is written.
 func TestTagNotAVersion(t *testing.T) {
-	e := newEnv(t, []string{"0.1.0", "x"})
-	bundletest.PushDir(t, e.host, "demo/greeter-bundle", "latest", demoBundle)
-	e.file(t, "g/olm-cmp.yaml", specDoc("bundle: "+e.repo(), "version: latest"))
-	r := one(t, e.run(t, OLMv1, true, "g"))
-	if r.Status != Failed || !strings.Contains(r.Reason, `renders the tag "latest", which is not a semantic version`) {
-		t.Fatalf("got %+v", r)
+	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
+	for _, tag := range []string{"latest", "v99", "1.2"} {
+		bundletest.PushDir(t, e.host, "demo/greeter-bundle", tag, demoBundle)
+		doc := specDoc("bundle: "+e.repo(), "version: "+tag)
+		e.file(t, "g/olm-cmp.yaml", doc)
+		r := one(t, e.run(t, OLMv1, true, "g"))
+		if r.Status != Failed || !strings.Contains(r.Reason, `renders the tag "`+tag+`", which is not a full semantic version (a tag like latest or 1.2 moves to each new release)`) {
+			t.Fatalf("%s: got %+v", tag, r)
+		}
+		if e.read(t, "g/olm-cmp.yaml") != doc {
+			t.Errorf("%s: olm-cmp.yaml was written", tag)
+		}
 	}
 }
 

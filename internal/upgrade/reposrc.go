@@ -1,0 +1,140 @@
+package upgrade
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// maxGitConfigBytes bounds the Git config read for the remotes: a config
+// is a few hundred bytes; a larger file is read no further.
+const maxGitConfigBytes = 1 << 20
+
+// Remotes are the URLs of the Git remotes of the work tree at root
+// (remote.NAME.url in its config; none from a config over 1 MiB: a
+// remote cut short would name another repository), read from the config file itself, so
+// that no git program is needed and no other repository's config (a
+// parent's, the user's) is consulted. None when root has no .git entry or
+// its config cannot be read.
+func Remotes(root string) []string {
+	dir := filepath.Join(root, ".git")
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil
+	}
+	if fi.Mode().IsRegular() {
+		// A linked work tree or a submodule: ".git" says "gitdir: DIR", and
+		// DIR's commondir (a linked work tree's) holds the shared config.
+		data, err := readCapped(dir)
+		if err != nil || !bytes.HasPrefix(data, []byte("gitdir:")) {
+			return nil
+		}
+		gd := strings.TrimSpace(string(bytes.TrimPrefix(data, []byte("gitdir:"))))
+		if !filepath.IsAbs(gd) {
+			gd = filepath.Join(root, gd)
+		}
+		dir = gd
+		if c, err := readCapped(filepath.Join(gd, "commondir")); err == nil {
+			if cd := strings.TrimSpace(string(c)); filepath.IsAbs(cd) {
+				dir = cd
+			} else {
+				dir = filepath.Join(gd, cd)
+			}
+		}
+	}
+	data, err := readCapped(filepath.Join(dir, "config"))
+	if err != nil {
+		return nil
+	}
+	return remoteURLs(data)
+}
+
+func readCapped(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxGitConfigBytes+1))
+	if err == nil && len(data) > maxGitConfigBytes {
+		return nil, errors.New(name + ": larger than a Git config is")
+	}
+	return data, err
+}
+
+var (
+	sectionLine = regexp.MustCompile(`^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$`)
+	urlLine     = regexp.MustCompile(`(?i)^url\s*=\s*(.*)$`)
+)
+
+// remoteURLs reads the url keys of a Git config's [remote "NAME"] sections.
+func remoteURLs(data []byte) []string {
+	var out []string
+	inRemote := false
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), maxGitConfigBytes)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if m := sectionLine.FindStringSubmatch(line); m != nil {
+			inRemote = strings.EqualFold(m[1], "remote") && m[2] != ""
+			line = strings.TrimSpace(m[3])
+		}
+		if m := urlLine.FindStringSubmatch(line); m != nil && inRemote {
+			v := strings.TrimSpace(m[1])
+			if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+				v = v[1 : len(v)-1]
+			}
+			if v != "" && !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	if sc.Err() != nil {
+		return nil
+	}
+	return out
+}
+
+var scpLike = regexp.MustCompile(`^(?:[^@/]+@)?([^:/]+):(.*)$`)
+
+// NormalizeRepoURL is the form two Git URLs of one repository share: no
+// scheme, user or port, the host in lower case, no ".git" suffix nor
+// trailing slash; the scp-like ssh form (git@host:org/repo) reads as
+// host/org/repo. "" for a URL it cannot read (then nothing equals it).
+// The path keeps its case: two repositories whose names differ only in
+// case are two repositories on some hosts.
+func NormalizeRepoURL(u string) string {
+	u = strings.TrimSpace(u)
+	if u == "" || strings.Contains(u, "{{") {
+		return ""
+	}
+	var host, p string
+	if strings.Contains(u, "://") {
+		pu, err := url.Parse(u)
+		if err != nil {
+			return ""
+		}
+		host, p = pu.Hostname(), pu.Path
+	} else if m := scpLike.FindStringSubmatch(u); m != nil {
+		host, p = m[1], m[2]
+	} else {
+		p = u // a local path: a file:// remote's other spelling
+	}
+	p = strings.TrimSuffix(strings.Trim(p, "/"), ".git")
+	p = strings.Trim(p, "/")
+	if host == "" && p == "" {
+		return ""
+	}
+	if host == "" {
+		return path.Clean("/" + p)
+	}
+	return strings.ToLower(host) + "/" + p
+}

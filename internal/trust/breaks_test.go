@@ -254,3 +254,27 @@ func TestManyEntriesOneBigFile(t *testing.T) {
 		t.Fatalf("got %d bytes: %.400s", len(msg), msg)
 	}
 }
+
+// A lookaside URL's user name and password never reach a message: a policy
+// error reaches Argo CD's UI. The URLs that do not parse (a password with a
+// "/", no scheme) lose them too.
+func TestLookasideCredentialsNotEchoed(t *testing.T) {
+	for _, c := range []struct{ url, want string }{
+		{"ftp://user:hunter2@host.example/s", `"ftp://host.example/s" is not an http(s) URL`},
+		{"https://user:hun/ter2@host.example/s", `"https://host.example/s" is not an http(s) URL`},
+		{"user:hunter2@host.example/s", `"host.example/s" is not an http(s) URL`},
+		{"https://user:hunter2@host.example/s?x=1", `"https://host.example/s?x=1" is not an http(s) URL`},
+	} {
+		text := breaksHead + "- match: quay.io\n  mode: warn\n  gpg:\n    lookaside: \"" + c.url + "\"\n    keys:\n    - armored: x\n"
+		_, err := trust.Parse([]byte(text), "trust.yaml")
+		if err == nil {
+			t.Fatalf("%s: accepted", c.url)
+		}
+		if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "hun/") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %q, want %q and no credentials", c.url, err, c.want)
+		}
+	}
+	if got := trust.RedactURL("https://u:p@sig.example/base"); got != "https://sig.example/base" {
+		t.Errorf("RedactURL: got %q", got)
+	}
+}

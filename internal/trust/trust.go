@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -200,6 +201,32 @@ type GPGKey struct {
 	Entities openpgp.EntityList
 	// Armored is the key's text, for the policy hash.
 	Armored []byte
+}
+
+// RedactURL is a lookaside URL as a message may show it: without the user
+// name and password it may carry (a policy error or a refusal reaches Argo
+// CD's UI). A URL that does not parse loses everything between "://" (or
+// its start) and the last "@" before any "?" or "#": a password may hold a
+// "/", so the authority cannot be found by the first one.
+func RedactURL(u string) string {
+	if pu, err := url.Parse(u); err == nil && pu.Opaque == "" {
+		pu.User = nil
+		if !strings.Contains(pu.String(), "@") || !strings.Contains(u, "@") {
+			return pu.String()
+		}
+	}
+	start := 0
+	if i := strings.Index(u, "://"); i >= 0 {
+		start = i + len("://")
+	}
+	end := len(u)
+	if j := strings.IndexAny(u[start:], "?#"); j >= 0 {
+		end = start + j
+	}
+	if k := strings.LastIndex(u[start:end], "@"); k >= 0 {
+		return u[:start] + u[start+k+1:]
+	}
+	return u
 }
 
 // Describe names the scope in messages that leave the server (a refusal

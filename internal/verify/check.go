@@ -83,7 +83,7 @@ func (c *check) run() (signer, format string, worst *failure) {
 // signFix says how to sign the image for the scope's kind of trust.
 func (c *check) signFix() string {
 	if len(c.scope.Keys) == 0 && c.scope.GPG != nil {
-		return fmt.Sprintf("sign the image by digest with one of the scope's GPG keys (skopeo copy --sign-by <key id>) and store the signature on the lookaside server %s", redactURL(c.scope.GPG.Lookaside))
+		return fmt.Sprintf("sign the image by digest with one of the scope's GPG keys (skopeo copy --sign-by <key id>) and store the signature on the lookaside server %s", trust.RedactURL(c.scope.GPG.Lookaside))
 	}
 	return fmt.Sprintf("sign the image by digest (cosign sign --key <key> %s@%s) and push the signature to the same repository", c.repo.Name(), c.digest)
 }

@@ -278,3 +278,39 @@ func TestLookasideCredentialsNotEchoed(t *testing.T) {
 		t.Errorf("RedactURL: got %q", got)
 	}
 }
+
+// `match: docker.io/busybox` covers the official image busybox
+// (index.docker.io/library/busybox), as docker reads the name, and the
+// namespace docker.io/busybox/…, as a prefix reads it; a longer scope for
+// the official image wins.
+func TestDockerHubOneSegmentMatch(t *testing.T) {
+	p, err := trust.Parse([]byte(breaksHead+
+		"- match: docker.io/busybox\n  mode: enforce\n  keys:\n  - pem: |\n"+indentBy(ecKey(t), "      ")+
+		"- match: docker.io/library\n  mode: warn\n"+
+		"- match: mirror.example.com/busybox\n  mode: warn\n  signedAs: docker.io/busybox\n"), "trust.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for repo, want := range map[string]string{
+		"busybox":                          "index.docker.io/busybox",
+		"docker.io/busybox":                "index.docker.io/busybox",
+		"docker.io/library/busybox":        "index.docker.io/busybox",
+		"index.docker.io/busybox/tool":     "index.docker.io/busybox",
+		"docker.io/busyboxes":              "index.docker.io/library",
+		"docker.io/library/alpine":         "index.docker.io/library",
+		"mirror.example.com/busybox":       "mirror.example.com/busybox",
+		"mirror.example.com/busybox/other": "mirror.example.com/busybox",
+	} {
+		s := p.Lookup(repo)
+		if s == nil || s.Match != want {
+			t.Errorf("Lookup(%q) = %+v, want scope %q", repo, s, want)
+		}
+	}
+	m := p.Lookup("mirror.example.com/busybox")
+	if got := m.SignedName("mirror.example.com/busybox"); got != "index.docker.io/library/busybox" {
+		t.Errorf("SignedName = %q, want the official image", got)
+	}
+	if got := m.SignedName("mirror.example.com/busybox/other"); got != "index.docker.io/busybox/other" {
+		t.Errorf("SignedName = %q", got)
+	}
+}

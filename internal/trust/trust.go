@@ -153,22 +153,48 @@ func (p *Policy) Lookup(repo string) *Scope {
 	}
 	repo = NormalizeRepo(repo)
 	var best *Scope
+	bestLen := -1
 	for _, s := range p.Scopes {
-		if !s.covers(repo) {
+		n, ok := s.covers(repo)
+		if !ok {
 			continue
 		}
-		if best == nil || best.Match == "*" || s.Match != "*" && len(s.Match) > len(best.Match) {
-			best = s
+		if best == nil || best.Match == "*" || s.Match != "*" && n > bestLen {
+			best, bestLen = s, n
 		}
 	}
 	return best
 }
 
-func (s *Scope) covers(repo string) bool {
+// covers reports whether the scope covers repo, and the length of the
+// prefix it matched by (longest wins).
+func (s *Scope) covers(repo string) (int, bool) {
 	if s.Match == "*" {
-		return true
+		return 0, true
 	}
-	return repo == s.Match || strings.HasPrefix(repo, s.Match+"/")
+	if repo == s.Match || strings.HasPrefix(repo, s.Match+"/") {
+		return len(s.Match), true
+	}
+	if o := s.official(); o != "" && repo == o {
+		return len(o), true
+	}
+	return 0, false
+}
+
+// official is, for a scope matching one Docker Hub path segment
+// (docker.io/busybox), the official image that name stands for as docker
+// reads it (index.docker.io/library/busybox): the scope covers that image
+// as well as the namespace index.docker.io/busybox/…, which is what the
+// same words mean as a prefix. Otherwise "" (an image name of one segment
+// on Docker Hub is always an official image: `match: docker.io/busybox`
+// would otherwise cover nothing the admin meant, silently).
+func (s *Scope) official() string {
+	hub := name.DefaultRegistry + "/"
+	seg, ok := strings.CutPrefix(s.Match, hub)
+	if !ok || seg == "" || seg == "library" || strings.Contains(seg, "/") {
+		return ""
+	}
+	return hub + "library/" + seg
 }
 
 // SignedName is the repository a signature for repo must name: repo itself,
@@ -178,7 +204,16 @@ func (s *Scope) SignedName(repo string) string {
 	if s == nil || s.SignedAs == "" || s.Match == "*" {
 		return repo
 	}
-	return s.SignedAs + strings.TrimPrefix(repo, s.Match)
+	out := s.SignedAs + strings.TrimPrefix(repo, s.Match)
+	if o := s.official(); o != "" && repo == o {
+		out = s.SignedAs
+	}
+	// A Docker Hub name of one segment is an official image: a signedAs of
+	// docker.io/busybox names index.docker.io/library/busybox.
+	if strings.HasPrefix(out, name.DefaultRegistry+"/") {
+		out = NormalizeRepo(out)
+	}
+	return out
 }
 
 // HasTrust reports whether the scope names anything to verify against.

@@ -275,6 +275,22 @@ func SignBundle(t testing.TB, host, repo, digest string, k *Key, o ...Options) s
 // returns its digest.
 func PushReferrer(t testing.TB, host, repo, digest, artifactType string, blob []byte) string {
 	t.Helper()
+	return PushReferrerAnnotated(t, host, repo, digest, artifactType, blob,
+		map[string]string{"dev.sigstore.bundle.content": "dsse-envelope", "dev.sigstore.bundle.predicateType": PredicateSign})
+}
+
+// Attest pushes an attestation of host/repo@digest as cosign v3 does (cosign
+// attest --key): a Sigstore bundle referrer whose statement, and the
+// manifest's annotation, name predicate. It returns the referrer's digest.
+func Attest(t testing.TB, host, repo, digest string, k *Key, predicate string) string {
+	t.Helper()
+	return PushReferrerAnnotated(t, host, repo, digest, BundleMediaType, BundleJSON(t, k, Statement("", digest, predicate)),
+		map[string]string{"dev.sigstore.bundle.content": "dsse-envelope", "dev.sigstore.bundle.predicateType": predicate})
+}
+
+// PushReferrerAnnotated is PushReferrer with the manifest's annotations.
+func PushReferrerAnnotated(t testing.TB, host, repo, digest, artifactType string, blob []byte, annotations map[string]string) string {
+	t.Helper()
 	r, err := name.NewRepository(host + "/" + repo)
 	if err != nil {
 		t.Fatal(err)
@@ -300,7 +316,7 @@ func PushReferrer(t testing.TB, host, repo, digest, artifactType string, blob []
 		"config":        map[string]any{"mediaType": "application/vnd.oci.empty.v1+json", "digest": cd.String(), "size": 2},
 		"layers":        []any{map[string]any{"mediaType": artifactType, "digest": ld.String(), "size": len(blob)}},
 		"subject":       map[string]any{"mediaType": subject.MediaType, "digest": digest, "size": subject.Size},
-		"annotations":   map[string]string{"dev.sigstore.bundle.content": "dsse-envelope", "dev.sigstore.bundle.predicateType": PredicateSign},
+		"annotations":   annotations,
 	}
 	raw, _ := json.Marshal(m)
 	sum := sha256.Sum256(raw)

@@ -224,6 +224,16 @@ func Statement(ref, digest, predicate string) []byte {
 // that govulncheck reports).
 func BundleJSON(t testing.TB, k *Key, statement []byte) []byte {
 	t.Helper()
+	raw, err := protojson.Marshal(bundleProto(t, k, statement))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// bundleProto is BundleJSON's bundle, before it is written.
+func bundleProto(t testing.TB, k *Key, statement []byte) *protobundle.Bundle {
+	t.Helper()
 	const payloadType = "application/vnd.in-toto+json"
 	// DSSE signs the pre-authentication encoding, never the bare payload.
 	pae := fmt.Sprintf("DSSEv1 %d %s %d %s", len(payloadType), payloadType, len(statement), statement)
@@ -245,11 +255,7 @@ func BundleJSON(t testing.TB, k *Key, statement []byte) []byte {
 			Signatures:  []*protodsse.Signature{{Sig: k.Sign(t, []byte(pae))}},
 		}},
 	}
-	raw, err := protojson.Marshal(pb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
+	return pb
 }
 
 // SignBundle signs host/repo@digest in cosign v3's format: a Sigstore bundle
@@ -441,6 +447,15 @@ func (r *Rekor) Entry(t testing.TB, payload, sig []byte, k *Key) string {
 	}}
 	bb, _ := json.Marshal(body)
 	p := map[string]any{"body": base64.StdEncoding.EncodeToString(bb), "integratedTime": 1700000000, "logIndex": 42, "logID": r.logID}
+	out, _ := json.Marshal(map[string]any{"SignedEntryTimestamp": r.set(t, bb, 1700000000, 42), "Payload": p})
+	return string(out)
+}
+
+// set is the log's signed entry timestamp of an entry: its signature over
+// the canonical JSON of the body, integrated time, index and log ID.
+func (r *Rekor) set(t testing.TB, body []byte, integrated, index int64) []byte {
+	t.Helper()
+	p := map[string]any{"body": base64.StdEncoding.EncodeToString(body), "integratedTime": integrated, "logIndex": index, "logID": r.logID}
 	pj, _ := json.Marshal(p)
 	canon, err := jsoncanonicalizer.Transform(pj)
 	if err != nil {
@@ -451,8 +466,7 @@ func (r *Rekor) Entry(t testing.TB, payload, sig []byte, k *Key) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _ := json.Marshal(map[string]any{"SignedEntryTimestamp": set, "Payload": p})
-	return string(out)
+	return set
 }
 
 // Scope writes one policy scope (YAML) trusting keys inline.

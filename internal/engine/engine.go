@@ -144,6 +144,12 @@ func (e *Engine) Render(ctx context.Context, req render.Request) (*render.Result
 // renderRequest resolves req, then answers from the cache, from an
 // identical render in flight, or from a new render.
 func (e *Engine) renderRequest(ctx context.Context, req render.Request, p *progress) (*render.Result, Info, error) {
+	// A signature check is a stage of its own, inside Resolve's phase.
+	ctx = render.WithStage(ctx, func(stage string) func() {
+		prev := p.current()
+		p.enter(stage)
+		return func() { p.enter(prev) }
+	})
 	if req.Spec.Catalog != "" {
 		p.enter("choosing the bundle from spec.catalog " + echo.Quote(spec.Redact(req.Spec.Catalog)))
 	} else {

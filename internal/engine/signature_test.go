@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
@@ -59,5 +61,36 @@ func TestPolicyChangeTakesEffect(t *testing.T) {
 		if info.Cache != step.cache || !strings.Contains(string(res.YAML()), render.AnnotationSignature+": 'unverified'") {
 			t.Errorf("%s: cache %s, want %s", step.policy, info.Cache, step.cache)
 		}
+	}
+}
+
+// TestDeadlineNamesSignatureCheck: a request whose deadline ends while the
+// registry stalls on the signature says it was checking the signature (the
+// image, its digest and the scope), not resolving spec.bundle.
+func TestDeadlineNamesSignatureCheck(t *testing.T) {
+	release := make(chan struct{})
+	host := verifytest.NewFaultyRegistry(t, false, func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.HasSuffix(r.URL.Path, ".sig") {
+			return false
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return true
+	})
+	defer close(release)
+	digest := bundletest.PushDir(t, host, "demo/stalled", "v1", "../../examples/demo/bundle")
+	key := verifytest.NewKey(t, verifytest.ECDSA)
+	loader := &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{host}}
+	v := verify.New(verifytest.Policy(t, verifytest.Scope(host, "enforce", key)), verify.Options{Remote: loader.Registry().RemoteOptions(context.Background())})
+	e := NewEngine(EngineOptions{Loader: loader, MaxEntries: -1, Verifier: func() (*verify.Verifier, error) { return v, nil }})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, _, err := e.Render(ctx, render.Request{Spec: spec.Spec{Bundle: host + "/demo/stalled:v1", Namespace: "demo"}})
+	want := "still checking the signature of " + host + "/demo/stalled@" + digest + ` under trust scope "` + host + `" (trust.yaml line 4) after `
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want %q", err, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/requirements"
+	"github.com/olm-cmp/olm-cmp/internal/trust"
 	"github.com/olm-cmp/olm-cmp/internal/verify"
 )
 
@@ -69,11 +70,46 @@ func (r *Renderer) PolicyHash() string {
 // spec.catalog "…").
 func verifyImage(ctx context.Context, v *verify.Verifier, role, what string, o bundle.Origin, require bool) (*Signature, error) {
 	repo, _, _ := strings.Cut(o.Image, "@")
+	// A check that may read the registry is a stage of its own: a deadline
+	// that stops it names it.
+	p, policyName := v.Policy(), ""
+	if p != nil {
+		policyName = p.Name
+	}
+	if scope := p.Lookup(repo); require || scope != nil && scope.Mode != trust.Off {
+		done := enterStage(ctx, fmt.Sprintf("checking the signature of %s@%s under trust %s",
+			repo, o.Digest, scope.Describe(policyName)))
+		defer done()
+	}
 	res, err := v.Verify(ctx, repo, o.Digest, require)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return &Signature{Role: role, Result: res}, nil
+}
+
+// stageKey is the context key of a request's stage recorder (WithStage).
+type stageKey struct{}
+
+// WithStage returns ctx carrying enter, which a render calls as it begins a
+// stage a deadline may cut short, and whose returned function it calls when
+// that stage ends: the engine's progress, so that a request its deadline
+// stops says "still checking the signature of <image>@<digest> under trust
+// scope …" rather than the phase the engine last entered (resolving
+// spec.bundle), which the signature check is part of.
+func WithStage(ctx context.Context, enter func(stage string) (done func())) context.Context {
+	return context.WithValue(ctx, stageKey{}, enter)
+}
+
+// enterStage tells ctx's stage recorder that stage began; the function it
+// returns says it ended. Without a recorder both do nothing.
+func enterStage(ctx context.Context, stage string) func() {
+	if enter, ok := ctx.Value(stageKey{}).(func(string) func()); ok && enter != nil {
+		if done := enter(stage); done != nil {
+			return done
+		}
+	}
+	return func() {}
 }
 
 // verifyDir is a directory's Signature: never verified. The policy's

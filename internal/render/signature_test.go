@@ -238,3 +238,31 @@ func TestSignatureCatalogImage(t *testing.T) {
 		t.Errorf("Signatures = %+v", res.Signatures)
 	}
 }
+
+// A signature check is a stage of its own: a request its deadline stops
+// while the registry stalls on the signature names the check (image,
+// digest, scope), not the resolution it is part of.
+func TestSignatureCheckStage(t *testing.T) {
+	e := newSigEnv(t)
+	r := e.renderer(t, "warn")
+	var stages []string
+	ctx := WithStage(context.Background(), func(stage string) func() {
+		stages = append(stages, stage)
+		return func() { stages = append(stages, "ended") }
+	})
+	if _, err := r.Render(ctx, e.request(t, e.unsignedRef)); err != nil {
+		t.Fatal(err)
+	}
+	want := "checking the signature of " + e.host + "/demo/unsigned@" + e.unsigned + ` under trust scope "` + e.host + `"`
+	if len(stages) != 2 || !strings.HasPrefix(stages[0], want) || stages[1] != "ended" {
+		t.Errorf("stages %q, want %q… then its end", stages, want)
+	}
+	// Under a scope in mode off nothing is read: no stage.
+	stages = nil
+	if _, err := e.renderer(t, "off").Render(ctx, e.request(t, e.unsignedRef)); err != nil {
+		t.Fatal(err)
+	}
+	if len(stages) != 0 {
+		t.Errorf("stages %q under mode off", stages)
+	}
+}

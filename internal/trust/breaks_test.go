@@ -254,3 +254,63 @@ func TestManyEntriesOneBigFile(t *testing.T) {
 		t.Fatalf("got %d bytes: %.400s", len(msg), msg)
 	}
 }
+
+// A lookaside URL's user name and password never reach a message: a policy
+// error reaches Argo CD's UI. The URLs that do not parse (a password with a
+// "/", no scheme) lose them too.
+func TestLookasideCredentialsNotEchoed(t *testing.T) {
+	for _, c := range []struct{ url, want string }{
+		{"ftp://user:hunter2@host.example/s", `"ftp://host.example/s" is not an http(s) URL`},
+		{"https://user:hun/ter2@host.example/s", `"https://host.example/s" is not an http(s) URL`},
+		{"user:hunter2@host.example/s", `"host.example/s" is not an http(s) URL`},
+		{"https://user:hunter2@host.example/s?x=1", `"https://host.example/s?x=1" is not an http(s) URL`},
+	} {
+		text := breaksHead + "- match: quay.io\n  mode: warn\n  gpg:\n    lookaside: \"" + c.url + "\"\n    keys:\n    - armored: x\n"
+		_, err := trust.Parse([]byte(text), "trust.yaml")
+		if err == nil {
+			t.Fatalf("%s: accepted", c.url)
+		}
+		if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "hun/") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %q, want %q and no credentials", c.url, err, c.want)
+		}
+	}
+	if got := trust.RedactURL("https://u:p@sig.example/base"); got != "https://sig.example/base" {
+		t.Errorf("RedactURL: got %q", got)
+	}
+}
+
+// `match: docker.io/busybox` covers the official image busybox
+// (index.docker.io/library/busybox), as docker reads the name, and the
+// namespace docker.io/busybox/…, as a prefix reads it; a longer scope for
+// the official image wins.
+func TestDockerHubOneSegmentMatch(t *testing.T) {
+	p, err := trust.Parse([]byte(breaksHead+
+		"- match: docker.io/busybox\n  mode: enforce\n  keys:\n  - pem: |\n"+indentBy(ecKey(t), "      ")+
+		"- match: docker.io/library\n  mode: warn\n"+
+		"- match: mirror.example.com/busybox\n  mode: warn\n  signedAs: docker.io/busybox\n"), "trust.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for repo, want := range map[string]string{
+		"busybox":                          "index.docker.io/busybox",
+		"docker.io/busybox":                "index.docker.io/busybox",
+		"docker.io/library/busybox":        "index.docker.io/busybox",
+		"index.docker.io/busybox/tool":     "index.docker.io/busybox",
+		"docker.io/busyboxes":              "index.docker.io/library",
+		"docker.io/library/alpine":         "index.docker.io/library",
+		"mirror.example.com/busybox":       "mirror.example.com/busybox",
+		"mirror.example.com/busybox/other": "mirror.example.com/busybox",
+	} {
+		s := p.Lookup(repo)
+		if s == nil || s.Match != want {
+			t.Errorf("Lookup(%q) = %+v, want scope %q", repo, s, want)
+		}
+	}
+	m := p.Lookup("mirror.example.com/busybox")
+	if got := m.SignedName("mirror.example.com/busybox"); got != "index.docker.io/library/busybox" {
+		t.Errorf("SignedName = %q, want the official image", got)
+	}
+	if got := m.SignedName("mirror.example.com/busybox/other"); got != "index.docker.io/busybox/other" {
+		t.Errorf("SignedName = %q", got)
+	}
+}

@@ -604,7 +604,7 @@ func (d *decoder) gpg(n *yaml.Node, path string) *GPG {
 	if u, ok := d.str(f["lookaside"], path+".lookaside"); ok {
 		pu, err := url.Parse(u)
 		if err != nil || (pu.Scheme != "https" && pu.Scheme != "http") || pu.Host == "" || pu.RawQuery != "" || pu.Fragment != "" {
-			d.fail(f["lookaside"], path+".lookaside", "%s is not an http(s) URL: write the lookaside server's base, e.g. https://registry.redhat.io/containers/sigstore", echo.Quote(u))
+			d.fail(f["lookaside"], path+".lookaside", "%s is not an http(s) URL: write the lookaside server's base, e.g. https://registry.redhat.io/containers/sigstore", echo.Quote(RedactURL(u)))
 		}
 		g.Lookaside = strings.TrimSuffix(u, "/")
 	} else if f["lookaside"] == nil {

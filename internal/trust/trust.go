@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -152,22 +153,48 @@ func (p *Policy) Lookup(repo string) *Scope {
 	}
 	repo = NormalizeRepo(repo)
 	var best *Scope
+	bestLen := -1
 	for _, s := range p.Scopes {
-		if !s.covers(repo) {
+		n, ok := s.covers(repo)
+		if !ok {
 			continue
 		}
-		if best == nil || best.Match == "*" || s.Match != "*" && len(s.Match) > len(best.Match) {
-			best = s
+		if best == nil || best.Match == "*" || s.Match != "*" && n > bestLen {
+			best, bestLen = s, n
 		}
 	}
 	return best
 }
 
-func (s *Scope) covers(repo string) bool {
+// covers reports whether the scope covers repo, and the length of the
+// prefix it matched by (longest wins).
+func (s *Scope) covers(repo string) (int, bool) {
 	if s.Match == "*" {
-		return true
+		return 0, true
 	}
-	return repo == s.Match || strings.HasPrefix(repo, s.Match+"/")
+	if repo == s.Match || strings.HasPrefix(repo, s.Match+"/") {
+		return len(s.Match), true
+	}
+	if o := s.official(); o != "" && repo == o {
+		return len(o), true
+	}
+	return 0, false
+}
+
+// official is, for a scope matching one Docker Hub path segment
+// (docker.io/busybox), the official image that name stands for as docker
+// reads it (index.docker.io/library/busybox): the scope covers that image
+// as well as the namespace index.docker.io/busybox/…, which is what the
+// same words mean as a prefix. Otherwise "" (an image name of one segment
+// on Docker Hub is always an official image: `match: docker.io/busybox`
+// would otherwise cover nothing the admin meant, silently).
+func (s *Scope) official() string {
+	hub := name.DefaultRegistry + "/"
+	seg, ok := strings.CutPrefix(s.Match, hub)
+	if !ok || seg == "" || seg == "library" || strings.Contains(seg, "/") {
+		return ""
+	}
+	return hub + "library/" + seg
 }
 
 // SignedName is the repository a signature for repo must name: repo itself,
@@ -177,7 +204,16 @@ func (s *Scope) SignedName(repo string) string {
 	if s == nil || s.SignedAs == "" || s.Match == "*" {
 		return repo
 	}
-	return s.SignedAs + strings.TrimPrefix(repo, s.Match)
+	out := s.SignedAs + strings.TrimPrefix(repo, s.Match)
+	if o := s.official(); o != "" && repo == o {
+		out = s.SignedAs
+	}
+	// A Docker Hub name of one segment is an official image: a signedAs of
+	// docker.io/busybox names index.docker.io/library/busybox.
+	if strings.HasPrefix(out, name.DefaultRegistry+"/") {
+		out = NormalizeRepo(out)
+	}
+	return out
 }
 
 // HasTrust reports whether the scope names anything to verify against.
@@ -200,6 +236,32 @@ type GPGKey struct {
 	Entities openpgp.EntityList
 	// Armored is the key's text, for the policy hash.
 	Armored []byte
+}
+
+// RedactURL is a lookaside URL as a message may show it: without the user
+// name and password it may carry (a policy error or a refusal reaches Argo
+// CD's UI). A URL that does not parse loses everything between "://" (or
+// its start) and the last "@" before any "?" or "#": a password may hold a
+// "/", so the authority cannot be found by the first one.
+func RedactURL(u string) string {
+	if pu, err := url.Parse(u); err == nil && pu.Opaque == "" {
+		pu.User = nil
+		if !strings.Contains(pu.String(), "@") || !strings.Contains(u, "@") {
+			return pu.String()
+		}
+	}
+	start := 0
+	if i := strings.Index(u, "://"); i >= 0 {
+		start = i + len("://")
+	}
+	end := len(u)
+	if j := strings.IndexAny(u[start:], "?#"); j >= 0 {
+		end = start + j
+	}
+	if k := strings.LastIndex(u[start:end], "@"); k >= 0 {
+		return u[:start] + u[start+k+1:]
+	}
+	return u
 }
 
 // Describe names the scope in messages that leave the server (a refusal

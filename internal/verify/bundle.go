@@ -227,7 +227,12 @@ func rekorMaterial(k *trust.Key) root.TrustedMaterial {
 	if ec, ok := k.Public.(*ecdsa.PublicKey); ok && ec.Curve.Params().BitSize == 384 {
 		hf = crypto.SHA384
 	}
+	// sigstore-go refuses a signed entry timestamp from a log whose
+	// validity period has no start ("rekor validity period start time not
+	// set"): a policy's rekor key has no period, so it is valid from the
+	// epoch on, as a trusted root without an end date.
 	return &rekorLog{logs: map[string]*root.TransparencyLog{id: {
 		ID: sum[:], HashFunc: crypto.SHA256, PublicKey: k.Public, SignatureHashFunc: hf,
+		ValidityPeriodStart: time.Unix(0, 0),
 	}}}
 }

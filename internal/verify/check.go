@@ -83,7 +83,7 @@ func (c *check) run() (signer, format string, worst *failure) {
 // signFix says how to sign the image for the scope's kind of trust.
 func (c *check) signFix() string {
 	if len(c.scope.Keys) == 0 && c.scope.GPG != nil {
-		return fmt.Sprintf("sign the image by digest with one of the scope's GPG keys (skopeo copy --sign-by <key id>) and store the signature on the lookaside server %s", redactURL(c.scope.GPG.Lookaside))
+		return fmt.Sprintf("sign the image by digest with one of the scope's GPG keys (skopeo copy --sign-by <key id>) and store the signature on the lookaside server %s", trust.RedactURL(c.scope.GPG.Lookaside))
 	}
 	return fmt.Sprintf("sign the image by digest (cosign sign --key <key> %s@%s) and push the signature to the same repository", c.repo.Name(), c.digest)
 }
@@ -177,14 +177,15 @@ func (c *check) bundles() (string, *failure) {
 			fix: "the registry's referrers answer is broken: check the registry"}
 	}
 	var worst *failure
-	tried := 0
+	tried, looked := 0, 0
+	bound := ""
 	for _, d := range im.Manifests {
 		// Registries that predate OCI 1.1's final text (go-containerregistry's
 		// own among them) report the config's media type, the empty one
 		// cosign writes, instead of the manifest's artifactType: such a
 		// referrer is opened to see what it holds.
 		at := string(d.ArtifactType)
-		if !isBundleType(at) && at != "" && at != emptyConfigType {
+		if !isBundleType(at) && at != "" && at != emptyConfigType || attestation(d.Annotations) {
 			continue
 		}
 		// A referrer naming the image itself (or a referrers index listing
@@ -194,10 +195,23 @@ func (c *check) bundles() (string, *failure) {
 				fix: "remove the bogus referrer from the registry"})
 			continue
 		}
-		if tried++; tried > c.v.lim.MaxCandidates {
+		// Two bounds: the candidates tried (referrers that can be a
+		// signature), and the referrers opened at all, so that
+		// attestations cannot crowd a signature out of the first, nor
+		// cost unbounded reads.
+		if tried >= c.v.lim.MaxCandidates {
+			bound = fmt.Sprintf("more than %d referrers may be signatures: the first %d did not verify and the rest were not read (the bound on signatures tried)", c.v.lim.MaxCandidates, c.v.lim.MaxCandidates)
 			break
 		}
-		signer, f := c.bundle(d)
+		if looked >= c.v.lim.MaxReferrers {
+			bound = fmt.Sprintf("more than %d referrers: the first %d held no signature that verified and the rest were not read (the bound on referrers read)", c.v.lim.MaxReferrers, c.v.lim.MaxReferrers)
+			break
+		}
+		looked++
+		signer, f, candidate := c.bundle(d)
+		if candidate {
+			tried++
+		}
 		if signer != "" {
 			return signer, nil
 		}
@@ -209,7 +223,27 @@ func (c *check) bundles() (string, *failure) {
 			break
 		}
 	}
+	if bound != "" {
+		// The signature may be among the referrers not read: say so, after
+		// the most telling failure of those read.
+		if worst == nil || worst.rank == rankNone {
+			return "", &failure{rank: rankMalformed, what: bound,
+				fix: "remove stale signatures and attestations from the registry (or sign again and delete the old referrers), then retry"}
+		}
+		f := *worst
+		f.what += " (and " + bound + ")"
+		return "", &f
+	}
 	return "", worst
+}
+
+// attestation reports whether a referrer's annotations (as cosign v3
+// writes them on the manifest, and registries copy into the referrers
+// list) say it is a Sigstore bundle of another predicate than an image
+// signature: an attestation, never a signature, so never a candidate.
+func attestation(ann map[string]string) bool {
+	pt, ok := ann["dev.sigstore.bundle.predicateType"]
+	return ok && pt != PredicateSign
 }
 
 const emptyConfigType = "application/vnd.oci.empty.v1+json"
@@ -220,8 +254,15 @@ func isBundleType(t string) bool {
 
 // bundle verifies one referrer: an OCI manifest whose subject is the image
 // and whose one layer is the bundle. A referrer that is not a Sigstore
-// bundle (another artifact with an empty config) returns no failure.
-func (c *check) bundle(d v1.Descriptor) (string, *failure) {
+// bundle (another artifact with an empty config) or is an attestation
+// returns no failure and candidate false: it could not have been a
+// signature. One that cannot be read is a candidate (it might have been).
+func (c *check) bundle(d v1.Descriptor) (signer string, f *failure, candidate bool) {
+	signer, f = c.bundleOf(d)
+	return signer, f, signer != "" || f != nil
+}
+
+func (c *check) bundleOf(d v1.Descriptor) (string, *failure) {
 	raw, mt, f := c.manifest(d.Digest, d.Size, "the Sigstore bundle referrer "+d.Digest.String())
 	if f != nil {
 		return "", f
@@ -239,7 +280,7 @@ func (c *check) bundle(d v1.Descriptor) (string, *failure) {
 		return "", &failure{rank: rankMalformed, what: fmt.Sprintf("the Sigstore bundle referrer %s refers to another image", d.Digest),
 			fix: "remove the bogus referrer from the registry"}
 	}
-	if !isBundleType(string(m.ArtifactType)) && !isBundleType(string(d.ArtifactType)) {
+	if !isBundleType(string(m.ArtifactType)) && !isBundleType(string(d.ArtifactType)) || attestation(m.Annotations) {
 		return "", nil
 	}
 	var layer *v1.Descriptor

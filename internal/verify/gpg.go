@@ -167,15 +167,3 @@ func gpgKeyName(g *trust.GPG, e *openpgp.Entity) string {
 	}
 	return fmt.Sprintf("%016X", e.PrimaryKey.KeyId)
 }
-
-// redactURL is a lookaside URL as a message may show it: without the
-// user:password@ a policy may carry for a private server (a refusal reaches
-// Argo CD's UI).
-func redactURL(u string) string {
-	pu, err := url.Parse(u)
-	if err != nil {
-		return "(the scope's gpg.lookaside)"
-	}
-	pu.User = nil
-	return pu.String()
-}

@@ -91,9 +91,16 @@ func (r Result) Verified() bool { return r.Signer != "" }
 // small (a simple-signing payload is a few hundred bytes, a Sigstore bundle
 // a few KiB): anything much larger is hostile.
 type Limits struct {
-	// MaxCandidates caps the signatures tried per format (referrers of the
-	// bundle type, layers of the .sig manifest).
+	// MaxCandidates caps the signatures tried per format: referrers that
+	// can be an image signature (a Sigstore bundle, not an attestation
+	// cosign annotated with another predicate type), signature layers of
+	// the .sig manifest, lookaside signatures.
 	MaxCandidates int
+	// MaxReferrers caps the referrers looked at, signatures or not: a
+	// registry that reports the empty config type for every artifact
+	// makes olm-cmp open each to learn what it is, and an image may carry
+	// many attestations (SBOMs, provenance) besides its signature.
+	MaxReferrers int
 	// MaxLayers refuses a .sig manifest with more layers than this.
 	MaxLayers int
 	// MaxManifestBytes caps a signature manifest.
@@ -107,6 +114,7 @@ type Limits struct {
 // DefaultLimits are used for zero fields of Options.Limits.
 var DefaultLimits = Limits{
 	MaxCandidates:    16,
+	MaxReferrers:     128,
 	MaxLayers:        64,
 	MaxManifestBytes: 256 << 10,
 	MaxBlobBytes:     1 << 20,
@@ -150,6 +158,9 @@ func New(p *trust.Policy, o Options) *Verifier {
 	d := DefaultLimits
 	if l.MaxCandidates <= 0 {
 		l.MaxCandidates = d.MaxCandidates
+	}
+	if l.MaxReferrers <= 0 {
+		l.MaxReferrers = d.MaxReferrers
 	}
 	if l.MaxLayers <= 0 {
 		l.MaxLayers = d.MaxLayers

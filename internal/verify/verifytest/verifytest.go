@@ -224,6 +224,16 @@ func Statement(ref, digest, predicate string) []byte {
 // that govulncheck reports).
 func BundleJSON(t testing.TB, k *Key, statement []byte) []byte {
 	t.Helper()
+	raw, err := protojson.Marshal(bundleProto(t, k, statement))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// bundleProto is BundleJSON's bundle, before it is written.
+func bundleProto(t testing.TB, k *Key, statement []byte) *protobundle.Bundle {
+	t.Helper()
 	const payloadType = "application/vnd.in-toto+json"
 	// DSSE signs the pre-authentication encoding, never the bare payload.
 	pae := fmt.Sprintf("DSSEv1 %d %s %d %s", len(payloadType), payloadType, len(statement), statement)
@@ -245,11 +255,7 @@ func BundleJSON(t testing.TB, k *Key, statement []byte) []byte {
 			Signatures:  []*protodsse.Signature{{Sig: k.Sign(t, []byte(pae))}},
 		}},
 	}
-	raw, err := protojson.Marshal(pb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
+	return pb
 }
 
 // SignBundle signs host/repo@digest in cosign v3's format: a Sigstore bundle
@@ -274,6 +280,22 @@ func SignBundle(t testing.TB, host, repo, digest string, k *Key, o ...Options) s
 // config, one layer holding blob) whose subject is host/repo@digest, and
 // returns its digest.
 func PushReferrer(t testing.TB, host, repo, digest, artifactType string, blob []byte) string {
+	t.Helper()
+	return PushReferrerAnnotated(t, host, repo, digest, artifactType, blob,
+		map[string]string{"dev.sigstore.bundle.content": "dsse-envelope", "dev.sigstore.bundle.predicateType": PredicateSign})
+}
+
+// Attest pushes an attestation of host/repo@digest as cosign v3 does (cosign
+// attest --key): a Sigstore bundle referrer whose statement, and the
+// manifest's annotation, name predicate. It returns the referrer's digest.
+func Attest(t testing.TB, host, repo, digest string, k *Key, predicate string) string {
+	t.Helper()
+	return PushReferrerAnnotated(t, host, repo, digest, BundleMediaType, BundleJSON(t, k, Statement("", digest, predicate)),
+		map[string]string{"dev.sigstore.bundle.content": "dsse-envelope", "dev.sigstore.bundle.predicateType": predicate})
+}
+
+// PushReferrerAnnotated is PushReferrer with the manifest's annotations.
+func PushReferrerAnnotated(t testing.TB, host, repo, digest, artifactType string, blob []byte, annotations map[string]string) string {
 	t.Helper()
 	r, err := name.NewRepository(host + "/" + repo)
 	if err != nil {
@@ -300,7 +322,7 @@ func PushReferrer(t testing.TB, host, repo, digest, artifactType string, blob []
 		"config":        map[string]any{"mediaType": "application/vnd.oci.empty.v1+json", "digest": cd.String(), "size": 2},
 		"layers":        []any{map[string]any{"mediaType": artifactType, "digest": ld.String(), "size": len(blob)}},
 		"subject":       map[string]any{"mediaType": subject.MediaType, "digest": digest, "size": subject.Size},
-		"annotations":   map[string]string{"dev.sigstore.bundle.content": "dsse-envelope", "dev.sigstore.bundle.predicateType": PredicateSign},
+		"annotations":   annotations,
 	}
 	raw, _ := json.Marshal(m)
 	sum := sha256.Sum256(raw)
@@ -425,6 +447,15 @@ func (r *Rekor) Entry(t testing.TB, payload, sig []byte, k *Key) string {
 	}}
 	bb, _ := json.Marshal(body)
 	p := map[string]any{"body": base64.StdEncoding.EncodeToString(bb), "integratedTime": 1700000000, "logIndex": 42, "logID": r.logID}
+	out, _ := json.Marshal(map[string]any{"SignedEntryTimestamp": r.set(t, bb, 1700000000, 42), "Payload": p})
+	return string(out)
+}
+
+// set is the log's signed entry timestamp of an entry: its signature over
+// the canonical JSON of the body, integrated time, index and log ID.
+func (r *Rekor) set(t testing.TB, body []byte, integrated, index int64) []byte {
+	t.Helper()
+	p := map[string]any{"body": base64.StdEncoding.EncodeToString(body), "integratedTime": integrated, "logIndex": index, "logID": r.logID}
 	pj, _ := json.Marshal(p)
 	canon, err := jsoncanonicalizer.Transform(pj)
 	if err != nil {
@@ -435,8 +466,7 @@ func (r *Rekor) Entry(t testing.TB, payload, sig []byte, k *Key) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _ := json.Marshal(map[string]any{"SignedEntryTimestamp": set, "Payload": p})
-	return string(out)
+	return set
 }
 
 // Scope writes one policy scope (YAML) trusting keys inline.

@@ -48,7 +48,9 @@ func newDiffCmd() *cobra.Command {
   diff DIR --to-version V       the same spec with another version (image tag or catalog range)
   diff DIR --to-bundle REF      the same spec with another bundle (image or directory)
   diff DIR --git-base REV       DIR as it was at Git revision REV (e.g. origin/main) -> DIR now
-The spec flags (--namespace, --bundle…) change the TO side. The CRD upgrade-safety
+The spec flags (--namespace, --bundle…) change the TO side. --apps-from FILE|DIR
+applies the plugin parameters of the Argo CD application naming DIR (with
+--git-base, FROM's as they were at REV). The CRD upgrade-safety
 and upgrade-graph findings come first, then added, removed (what Argo CD prunes)
 and changed objects, each change summarised (CRD versions and fields, images,
 RBAC rules) before its diff. OLM's hashed RBAC names are paired by ServiceAccount.

@@ -111,7 +111,8 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *
 				only[i] = filepath.Join(tmp, filepath.FromSlash(m))
 			}
 			if old, err = upgrade.Scan(ctx, tmp, only...); err != nil {
-				return nil, cleanup, fmt.Errorf("--git-base %q: %w", rev, err)
+				// Named by the revision, not by the temporary directory.
+				return nil, cleanup, fmt.Errorf("--git-base %q: the --apps-from manifests at %s: %s", rev, rev, strings.ReplaceAll(err.Error(), tmp, rev+":"))
 			}
 			// This repository's URLs, for the repoURLs at REV.
 			if err := old.AddRepoURLs(ix.RepoURLs()...); err != nil {

@@ -159,8 +159,16 @@ func diffRequests(cmd *cobra.Command, args []string, to *specFlags, df *diffFlag
 	if err != nil {
 		return nil, nil, cleanup, err
 	}
-	if err := withApp(cmd, ix, toDir, "", &t); err != nil {
+	if applied, err := withApp(cmd, ix, toDir, "", &t); err != nil {
 		return nil, nil, cleanup, err
+	} else if applied && to.anyChanged(cmd.Flags()) {
+		// The spec flags change TO last, over the application's
+		// parameters too (loadRequest applied them to the file alone).
+		notes, err := to.apply(cmd.Flags(), &t.Spec)
+		if err != nil {
+			return nil, nil, cleanup, err
+		}
+		printWarnings(cmd.ErrOrStderr(), notes)
 	}
 	if err := retarget(&t, df); err != nil {
 		return nil, nil, cleanup, err
@@ -173,7 +181,7 @@ func diffRequests(cmd *cobra.Command, args []string, to *specFlags, df *diffFlag
 	if err != nil {
 		return nil, nil, cleanup, err
 	}
-	if err := withApp(cmd, ix, dir, "", &f); err != nil {
+	if _, err := withApp(cmd, ix, dir, "", &f); err != nil {
 		return nil, nil, cleanup, err
 	}
 	return &f, &t, cleanup, nil

@@ -78,4 +78,8 @@ func TestDiffGitBaseAppsFrom(t *testing.T) {
 	if r := diffJSON(t, diffNoChanges, dir, dir, "--apps-from", manifest, "--insecure-registry", host); r.From.Version != "0.11.0" || r.To.Version != "0.11.0" {
 		t.Errorf("FROM_DIR TO_DIR with --apps-from: %+v -> %+v", r.From, r.To)
 	}
+	// A spec flag changes TO over the application's parameter.
+	if r := diffJSON(t, diffChanges, dir, dir, "--apps-from", manifest, "--version", "v0.10.2", "--insecure-registry", host); r.From.Version != "0.11.0" || r.To.Version != "0.10.2" {
+		t.Errorf("--version with --apps-from: %+v -> %+v, want 0.11.0 -> 0.10.2", r.From, r.To)
+	}
 }

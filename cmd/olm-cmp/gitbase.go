@@ -121,7 +121,7 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *
 		}
 		if old == nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "note: none of the --apps-from manifests existed at %s: %s there is olm-cmp.yaml alone\n", echo.Text(rev), echo.Text(dir))
-		} else if err := withApp(cmd, old, fromDir, dir+" at "+rev, &req); err != nil {
+		} else if _, err := withApp(cmd, old, fromDir, dir+" at "+rev, &req); err != nil {
 			return nil, cleanup, fmt.Errorf("--git-base %q: %w", rev, err)
 		}
 	}
@@ -164,24 +164,25 @@ func appsIndex(cmd *cobra.Command, dir string, appsFrom []string) (*upgrade.Inde
 // withApp applies to req's spec the plugin parameters and env of the
 // application of ix naming dir (upgrade.Rendered), saying so on stderr when
 // none does; name is dir for that line ("" for dir itself). A nil ix
-// (--apps-from not given) changes nothing.
-func withApp(cmd *cobra.Command, ix *upgrade.Index, dir, name string, req *render.Request) error {
+// (--apps-from not given) changes nothing. applied says whether an
+// application's parameters were applied.
+func withApp(cmd *cobra.Command, ix *upgrade.Index, dir, name string, req *render.Request) (applied bool, err error) {
 	if name == "" {
 		name = dir
 	}
 	if ix == nil {
-		return nil
+		return false, nil
 	}
 	s, app, err := upgrade.Rendered(ix, dir, req.Spec)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if app == nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "note: no Argo CD application in the --apps-from manifests renders %s: it is olm-cmp.yaml alone\n", echo.Text(name))
-		return nil
+		return false, nil
 	}
 	req.Spec = s
-	return nil
+	return true, nil
 }
 
 // gitExtract writes the paths of revision rev into dst, through the one

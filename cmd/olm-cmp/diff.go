@@ -28,6 +28,9 @@ type diffFlags struct {
 	toVersion, toBundle, gitBase string
 	output, failOn               string
 	exitCode                     bool
+	// appsFrom are the Argo CD manifests whose Application (or
+	// ApplicationSet element) naming DIR passes the plugin parameters.
+	appsFrom []string
 }
 
 func newDiffCmd() *cobra.Command {
@@ -45,7 +48,9 @@ func newDiffCmd() *cobra.Command {
   diff DIR --to-version V       the same spec with another version (image tag or catalog range)
   diff DIR --to-bundle REF      the same spec with another bundle (image or directory)
   diff DIR --git-base REV       DIR as it was at Git revision REV (e.g. origin/main) -> DIR now
-The spec flags (--namespace, --bundle…) change the TO side. The CRD upgrade-safety
+The spec flags (--namespace, --bundle…) change the TO side. --apps-from FILE|DIR
+applies the plugin parameters of the Argo CD application naming DIR (with
+--git-base, FROM's as they were at REV). The CRD upgrade-safety
 and upgrade-graph findings come first, then added, removed (what Argo CD prunes)
 and changed objects, each change summarised (CRD versions and fields, images,
 RBAC rules) before its diff. OLM's hashed RBAC names are paired by ServiceAccount.
@@ -97,6 +102,7 @@ Exit status: 0 no changes, 1 changes, 2 safety findings at --fail-on or worse,
 	f.StringVar(&df.gitBase, "git-base", "", "FROM is DIR as it was at this Git revision (a branch, tag or commit of the repository holding DIR); TO is DIR now")
 	f.StringVarP(&df.output, "output", "o", "text", "text, markdown (a pull-request comment) or json (docs/diff.md)")
 	f.StringVar(&df.failOn, "fail-on", "error", "the least severe safety finding that makes the exit status 2: error or warning")
+	f.StringArrayVar(&df.appsFrom, "apps-from", nil, "read Applications and ApplicationSets from these files or directories of the repository (repeatable): each side renders DIR with the plugin parameters and env of the application naming DIR, --git-base's FROM side with them as they were at REV")
 	f.BoolVar(&df.exitCode, "exit-code", false, "")
 	_ = f.MarkDeprecated("exit-code", "diff always exits 1 when the renders differ")
 	return cmd
@@ -149,15 +155,33 @@ func diffRequests(cmd *cobra.Command, args []string, to *specFlags, df *diffFlag
 	if err != nil {
 		return nil, nil, cleanup, err
 	}
+	ix, err := appsIndex(cmd, dir, df.appsFrom)
+	if err != nil {
+		return nil, nil, cleanup, err
+	}
+	if applied, err := withApp(cmd, ix, toDir, "", &t); err != nil {
+		return nil, nil, cleanup, err
+	} else if applied && to.anyChanged(cmd.Flags()) {
+		// The spec flags change TO last, over the application's
+		// parameters too (loadRequest applied them to the file alone).
+		notes, err := to.apply(cmd.Flags(), &t.Spec)
+		if err != nil {
+			return nil, nil, cleanup, err
+		}
+		printWarnings(cmd.ErrOrStderr(), notes)
+	}
 	if err := retarget(&t, df); err != nil {
 		return nil, nil, cleanup, err
 	}
 	if df.gitBase != "" {
-		f, c, err := gitBaseRequest(cmd, dir, df.gitBase)
+		f, c, err := gitBaseRequest(cmd, dir, df.gitBase, df.appsFrom, ix)
 		return f, &t, c, err
 	}
 	f, err := loadRequest(cmd, dir, nil)
 	if err != nil {
+		return nil, nil, cleanup, err
+	}
+	if _, err := withApp(cmd, ix, dir, "", &f); err != nil {
 		return nil, nil, cleanup, err
 	}
 	return &f, &t, cleanup, nil

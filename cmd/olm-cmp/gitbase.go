@@ -16,8 +16,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/olm-cmp/olm-cmp/internal/archive"
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
+	"github.com/olm-cmp/olm-cmp/internal/upgrade"
 )
 
 // gitBaseLimits bound what --git-base extracts from one revision: the spec
@@ -30,7 +32,11 @@ var gitBaseLimits = archive.Limits{MaxBytes: 2 << 30, MaxEntries: 200_000}
 // git archive into a temporary directory, in their places in the
 // repository, so ./bundle and ../catalog mean what they meant at REV. The
 // request is nil when DIR had no olm-cmp.yaml at REV (a new application).
-func gitBaseRequest(cmd *cobra.Command, dir, rev string) (*render.Request, func(), error) {
+//
+// With --apps-from (appsFrom; ix, the manifests as they are now), the
+// manifests are extracted as they were at REV too, and the spec is the one
+// the application naming DIR there made the plugin render.
+func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *upgrade.Index) (*render.Request, func(), error) {
 	cleanup := func() {}
 	ctx := cmd.Context()
 	top, err := git(ctx, dir, "rev-parse", "--show-toplevel")
@@ -76,11 +82,107 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string) (*render.Request, func(
 	if err := gitExtract(ctx, top, rev, paths, tmp); err != nil {
 		return nil, cleanup, fmt.Errorf("--git-base %q: %w", rev, err)
 	}
-	req, err := loadRequest(cmd, filepath.Join(tmp, filepath.FromSlash(prefix)), nil)
+	// The --apps-from manifests that existed at REV, as they were then.
+	var manifests []string
+	for _, a := range appsFrom {
+		p, err := repoPath(top, a)
+		if err != nil {
+			return nil, cleanup, fmt.Errorf("--apps-from %s: %w", echo.Quote(a), err)
+		}
+		if _, err := git(ctx, top, "cat-file", "-e", rev+":"+p); err == nil {
+			manifests = append(manifests, p)
+		}
+	}
+	if len(manifests) > 0 {
+		if err := gitExtract(ctx, top, rev, manifests, tmp); err != nil {
+			return nil, cleanup, fmt.Errorf("--git-base %q: %w", rev, err)
+		}
+	}
+	fromDir := filepath.Join(tmp, filepath.FromSlash(prefix))
+	req, err := loadRequest(cmd, fromDir, nil)
 	if err != nil {
 		return nil, cleanup, fmt.Errorf("--git-base %q: %w", rev, err)
 	}
+	if ix != nil {
+		var old *upgrade.Index
+		if len(manifests) > 0 {
+			only := make([]string, len(manifests))
+			for i, m := range manifests {
+				only[i] = filepath.Join(tmp, filepath.FromSlash(m))
+			}
+			if old, err = upgrade.Scan(ctx, tmp, only...); err != nil {
+				// Named by the revision, not by the temporary directory.
+				return nil, cleanup, fmt.Errorf("--git-base %q: the --apps-from manifests at %s: %s", rev, rev, strings.ReplaceAll(err.Error(), tmp, rev+":"))
+			}
+			// This repository's URLs, for the repoURLs at REV.
+			if err := old.AddRepoURLs(ix.RepoURLs()...); err != nil {
+				return nil, cleanup, err
+			}
+		}
+		if old == nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "note: none of the --apps-from manifests existed at %s: %s there is olm-cmp.yaml alone\n", echo.Text(rev), echo.Text(dir))
+		} else if _, err := withApp(cmd, old, fromDir, dir+" at "+rev, &req); err != nil {
+			return nil, cleanup, fmt.Errorf("--git-base %q: %w", rev, err)
+		}
+	}
 	return &req, cleanup, nil
+}
+
+// repoPath is p (relative to the working directory) relative to the
+// repository's top, slash-separated; outside it is an error.
+func repoPath(top, p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	if r, err := filepath.EvalSymlinks(top); err == nil {
+		top = r
+	}
+	rel, err := filepath.Rel(top, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("outside the repository %s: give Argo CD manifests of the repository", top)
+	}
+	return cmp.Or(filepath.ToSlash(rel), "."), nil
+}
+
+// appsIndex scans the --apps-from manifests of the repository holding dir;
+// nil without the flag.
+func appsIndex(cmd *cobra.Command, dir string, appsFrom []string) (*upgrade.Index, error) {
+	if len(appsFrom) == 0 {
+		return nil, nil
+	}
+	root, err := upgrade.RepoRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return upgrade.Scan(cmd.Context(), root, appsFrom...)
+}
+
+// withApp applies to req's spec the plugin parameters and env of the
+// application of ix naming dir (upgrade.Rendered), saying so on stderr when
+// none does; name is dir for that line ("" for dir itself). A nil ix
+// (--apps-from not given) changes nothing. applied says whether an
+// application's parameters were applied.
+func withApp(cmd *cobra.Command, ix *upgrade.Index, dir, name string, req *render.Request) (applied bool, err error) {
+	if name == "" {
+		name = dir
+	}
+	if ix == nil {
+		return false, nil
+	}
+	s, app, err := upgrade.Rendered(ix, dir, req.Spec)
+	if err != nil {
+		return false, err
+	}
+	if app == nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: no Argo CD application in the --apps-from manifests renders %s: it is olm-cmp.yaml alone\n", echo.Text(name))
+		return false, nil
+	}
+	req.Spec = s
+	return true, nil
 }
 
 // gitExtract writes the paths of revision rev into dst, through the one

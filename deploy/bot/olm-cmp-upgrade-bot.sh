@@ -191,11 +191,13 @@ forge_close() { # number message
 }
 
 # ---- the body --------------------------------------------------------------
-# body_write DIR STATUS UPGRADE_JSON DIFF_MD DIFF_STATUS DIFF_ERR OUT: the
+# body_write DIR STATUS UPGRADE_JSON DIFF_MD DIFF_STATUS DIFF_ERR OUT
+# DIFF_FLAGS (" --apps-from F…" diff was given, else empty): the
 # request's body, at most max_body bytes. Its last line links the job log;
 # comparisons leave that line out (it changes with every run).
 body_write() {
-  local dir=$1 status=$2 json=$3 diffmd=$4 diffst=$5 differr=$6 out=$7
+  local dir=$1 status=$2 json=$3 diffmd=$4 diffst=$5 differr=$6 out=$7 diffflags=$8
+  local reviewed=0; [ -n "$diffflags" ] && reviewed=1
   local head="$tmp/head.md" tail="$tmp/tail.md"
   {
     printf '<!-- %s: %s -->\n' "$me" "$(printf '%s' "$dir" | sed 's/--*/-/g; s/>/_/g')"
@@ -212,9 +214,10 @@ body_write() {
     printf '| Application | Package | Current | Chosen | Status | Version kept in |\n|---|---|---|---|---|---|\n'
     jq -r "$jq_md"' .applications[] | "| \(.dir // "" | md) | \(.package // "" | md) | \(.current // "" | md) | \(.chosen // "" | md) | \(.status // "" | md) | \(.where // "olm-cmp.yaml" | md) |"' "$json"
     printf '\n'
-    # diff --git-base compares olm-cmp.yaml at the base with olm-cmp.yaml
-    # now: a version an Argo CD Application passes is not in it.
-    jq -r "$jq_md"' .applications[] | select((.where // "") != "" and (.where | test("olm-cmp\\.yaml$") | not)) | "Note: the version of \(.dir | md) is kept in \(.where | md), which olm-cmp diff --git-base does not read: the review below compares olm-cmp.yaml alone.\n"' "$json"
+    # Without --apps-from, diff --git-base compares olm-cmp.yaml alone: a
+    # version an Argo CD Application passes is not in it.
+    [ "$reviewed" = 1 ] ||
+      jq -r "$jq_md"' .applications[] | select((.where // "") != "" and (.where | test("olm-cmp\\.yaml$") | not)) | "Note: the version of \(.dir | md) is kept in \(.where | md), which olm-cmp diff --git-base does not read here: the review below compares olm-cmp.yaml alone.\n"' "$json"
     jq -r "$jq_md"' .applications[] | select((.candidates // []) | length > 0) | "Versions \(.package // "" | md) may move to (\((.candidates | length)), best first):\n" + ([.candidates[:20][] | "- \(.version // "" | md)" + (if ((.edges // []) | length) > 0 then " (\(.edges | join(", ") | md))" else "" end) + (if .deprecated == true then " **deprecated**" else "" end)] | join("\n")) + (if (.candidates | length) > 20 then "\n- … and \((.candidates | length) - 20) more (olm-cmp upgrade -o json)" else "" end) + "\n"' "$json"
     printf 'Files changed:'
     jq -r "$jq_md"' [.applications[] | (.files // [])[]] | unique | map(" \(md)") | join(",")' "$json"
@@ -222,8 +225,8 @@ body_write() {
   } >"$head"
   if [ "$diffst" -ge 3 ] || [ ! -s "$diffmd" ]; then
     {
-      printf '### olm-cmp diff failed\n\n`olm-cmp diff %s --git-base %s -o markdown` exited %s; the end of what it said (the job log has all of it):\n\n~~~text\n' \
-        "$dir" "$base_ref" "$diffst"
+      printf '### olm-cmp diff failed\n\n`%s` exited %s; the end of what it said (the job log has all of it):\n\n~~~text\n' \
+        "olm-cmp diff $dir --git-base $base_ref$diffflags -o markdown" "$diffst"
       # In a ~~~ fence: a line of ~~~ from the message would close it.
       printf '%s\n' "$differr" | LC_ALL=C tr -d '\000-\010\013-\037\177' | sed 's/^\( *\)~~~/\1~ ~ ~/'
       printf '~~~\n'
@@ -262,7 +265,7 @@ body_write() {
         END { if (fence != "") print fence; while (open-- > 0) print "</details>" }' "$diffmd"
       printf '\n:scissors: **The review above is cut at %s of its %s bytes** to fit the request limit. ' "$budget" "$(wc -c <"$diffmd")"
       if [ -n "$log_url" ]; then printf 'The whole `olm-cmp diff` output is in the job log (linked below).\n'
-      else printf 'Run `olm-cmp diff %s --git-base %s -o markdown` to see it whole.\n' "$dir" "$base"; fi
+      else printf 'Run `%s` to see it whole.\n' "olm-cmp diff $dir --git-base $base$diffflags -o markdown"; fi
       log "$dir: the review is cut to fit the request body; the whole of it follows"
       cat "$diffmd" >&2
     fi
@@ -373,13 +376,30 @@ handle() {
     log "$dir: pushed $branch ($title)"
   fi
 
+  # The manifests upgrade read the version from: OLM_CMP_BOT_UPGRADE_ARGS'
+  # --apps-from, else the files its report names (where), so the review
+  # renders the version the Application passes, at the base and now.
+  local apps=() diffapps=() i
+  for ((i = 0; i < ${#extra[@]}; i++)); do
+    case ${extra[i]} in
+      --apps-from) [ $((i + 1)) -lt ${#extra[@]} ] && apps+=("${extra[i + 1]}") ;;
+      --apps-from=*) apps+=("${extra[i]#--apps-from=}") ;;
+    esac
+  done
+  if [ ${#apps[@]} = 0 ]; then
+    mapfile -t apps < <(jq -r '[.applications[] | (.where // "") | scan("\\(([^()]+):[0-9]+\\)") | .[0]] | unique | .[]' "$json")
+  fi
+  for i in "${apps[@]}"; do
+    [ "$i" = none ] || diffapps+=(--apps-from "$i")
+  done
   local diffmd="$tmp/diff.md" diffst=0
-  (cd "$work" && olm-cmp diff "$arg" --git-base "$base_ref" -o markdown) >"$diffmd" 2>"$tmp/diff.err" || diffst=$?
+  (cd "$work" && olm-cmp diff "$arg" --git-base "$base_ref" "${diffapps[@]}" -o markdown) >"$diffmd" 2>"$tmp/diff.err" || diffst=$?
   if [ "$diffst" -ge 3 ]; then prefixed "$dir: olm-cmp diff: " <"$tmp/diff.err" >&2; fi
   # Its error: stderr less the render's findings (warning: and error:
   # requirement lines, which diff prints for a render that succeeded).
   local differr; differr=$(grep -v -e '^warning:' -e '^error: requirement ' "$tmp/diff.err" | tail -n 20 | cut -c1-500 || true)
-  body_write "$dir" "$([ "$blocked" = 1 ] && echo 3 || echo 2)" "$json" "$diffmd" "$diffst" "$differr" "$tmp/body.md"
+  body_write "$dir" "$([ "$blocked" = 1 ] && echo 3 || echo 2)" "$json" "$diffmd" "$diffst" "$differr" "$tmp/body.md" \
+    "${diffapps[*]:+ ${diffapps[*]}}"
 
   if [ -z "$open" ]; then
     forge_create "$title" "$tmp/body.md" "$label" "$blocked"

@@ -77,12 +77,35 @@ func loadTarget(ix *Index, dir string, data []byte) (*target, error) {
 		return nil, err
 	}
 	t.file, t.spec = f, f.Spec
+	if err := t.findApps(ix); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Rendered is s, dir's olm-cmp.yaml, as the plugin renders it for the Argo
+// CD application of ix that renders dir, by upgrade's own rules
+// (loadTarget): app is nil when none does, or several pass nothing (s
+// alone); several that render different versions are an error. diff reads
+// a directory's spec with it.
+func Rendered(ix *Index, dir string, s spec.Spec) (spec.Spec, *App, error) {
+	t := &target{dir: dir, specFile: filepath.Join(dir, spec.FileName), file: &spec.File{Spec: s}, spec: s}
+	if err := t.findApps(ix); err != nil {
+		return s, nil, err
+	}
+	return t.spec, t.app, nil
+}
+
+// findApps finds the applications of ix rendering t.dir and the one passing
+// it a version, and sets t.spec to what the plugin renders for it.
+func (t *target) findApps(ix *Index) error {
+	f, dir := t.file, t.dir
 	if ix == nil {
-		return t, nil
+		return nil
 	}
 	apps, elsewhere, err := ix.Of(dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	t.matched, t.elsewhere = apps, elsewhere
 	var passing []*App
@@ -91,21 +114,21 @@ func loadTarget(ix *Index, dir string, data []byte) (*target, error) {
 			passing = append(passing, a)
 			for _, sl := range []*Slot{a.Version, a.Digest, a.UpgradeFr} {
 				if sl != nil && sl.Template == "" && strings.Contains(sl.Value(), "{{") {
-					return nil, fmt.Errorf("%s: %s is %s, a template, which only an ApplicationSet fills in: Argo CD passes it to the plugin as written; write the value itself", a, sl.Where, echo.Quote(sl.Value()))
+					return fmt.Errorf("%s: %s is %s, a template, which only an ApplicationSet fills in: Argo CD passes it to the plugin as written; write the value itself", a, sl.Where, echo.Quote(sl.Value()))
 				}
 			}
 			if a.Shared != "" {
-				return nil, fmt.Errorf("%s passes its version, digest or upgradeFrom through a YAML anchor or alias (%s): an edit there would change every place that repeats it, or not the place meant; write the values out in full (no & or *), or make the change by hand", a, echo.Quote(a.Shared))
+				return fmt.Errorf("%s passes its version, digest or upgradeFrom through a YAML anchor or alias (%s): an edit there would change every place that repeats it, or not the place meant; write the values out in full (no & or *), or make the change by hand", a, echo.Quote(a.Shared))
 			}
 		}
 	}
 	if len(passing) == 0 && len(apps) != 1 {
-		return t, nil
+		return nil
 	}
 	specs := make([]spec.Spec, len(apps))
 	for i, a := range apps {
 		if specs[i], err = overrides(f.Spec, a); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	t.app = apps[0]
@@ -118,7 +141,7 @@ func loadTarget(ix *Index, dir string, data []byte) (*target, error) {
 		}
 	}
 	if len(apps) == 1 {
-		return t, nil
+		return nil
 	}
 	var differ []string
 	for i, a := range apps {
@@ -131,11 +154,11 @@ func loadTarget(ix *Index, dir string, data []byte) (*target, error) {
 		for i, a := range apps {
 			names[i] = a.String()
 		}
-		return nil, fmt.Errorf("%s is rendered by %d Argo CD applications (%s) that do not render one version (%s renders %s; %s): upgrade cannot write one version for all of them; give each application its own directory (one olm-cmp.yaml each), or name the manifests in use with --apps-from",
+		return fmt.Errorf("%s is rendered by %d Argo CD applications (%s) that do not render one version (%s renders %s; %s): upgrade cannot write one version for all of them; give each application its own directory (one olm-cmp.yaml each), or name the manifests in use with --apps-from",
 			dir, len(apps), strings.Join(names, "; "), t.app.What, versionKey(t.spec), strings.Join(differ, "; "))
 	}
 	t.apps = apps
-	return t, nil
+	return nil
 }
 
 // versionKey is what applications of one directory must agree on to be

@@ -467,15 +467,17 @@ func TestBotGitHub(t *testing.T) {
 		}
 	}
 	// apps/param: the version moves in the Application, upgradeFrom in
-	// olm-cmp.yaml; the body says the review reads olm-cmp.yaml alone.
+	// olm-cmp.yaml; the review reads the Application (diff --apps-from,
+	// the file upgrade's where names) at the base and now.
 	if files := f.git(f.remote, "diff", "--name-only", "main", branchParam); files != "apps/param/olm-cmp.yaml\nargocd/param.yaml" {
 		t.Errorf("%s changes %q, want the Application and olm-cmp.yaml", branchParam, files)
 	}
 	if app := f.show(branchParam, "argocd/param.yaml"); !strings.Contains(app, "{name: version, string: v0.11.0}") {
 		t.Errorf("%s's Application:\n%s", branchParam, app)
 	}
-	if r := f.request(branchParam); r == nil || !strings.Contains(r.Body, "is kept in Application param (argocd/param.yaml") {
-		t.Errorf("apps/param: want a pull request whose body says where the version is kept; got %+v", r)
+	if r := f.request(branchParam); r == nil || !strings.Contains(r.Body, "Application param (argocd/param.yaml") ||
+		!strings.Contains(r.Body, "### olm-cmp diff: `greeter-operator 0.10.2 -> 0.11.0`") || strings.Contains(r.Body, "does not read") || strings.Contains(r.Body, "olm-cmp diff failed") {
+		t.Errorf("apps/param: want a pull request whose body says where the version is kept and reviews 0.10.2 -> 0.11.0; got %+v", r)
 	}
 	if f.request(branchCatalog) == nil || f.request(branchSolo) != nil {
 		t.Errorf("want a pull request for apps/greeter-catalog and none for apps/solo; forge: %+v", f.state().Requests)
@@ -624,7 +626,7 @@ func TestBotGitLab(t *testing.T) {
 	if strict == nil || !strict.Draft || !strings.HasPrefix(strict.Title, "Draft: ") || strings.Join(strict.Labels, ",") != "olm-cmp:blocked" {
 		t.Errorf("blocked bump: %+v; want a draft merge request labelled olm-cmp:blocked", strict)
 	}
-	if p := f.request(branchParam); p == nil || !strings.Contains(p.Title, "v0.10.2 -> v0.11.0") {
+	if p := f.request(branchParam); p == nil || !strings.Contains(p.Title, "v0.10.2 -> v0.11.0") || strings.Contains(p.Body, "olm-cmp diff failed") || strings.Contains(p.Body, "does not read") {
 		t.Errorf("apps/param (its version in argocd/param.yaml, read through --apps-from argocd/): %+v", p)
 	}
 	if g := f.request(branchGreeter); g == nil || g.Draft || strings.Join(g.Labels, ",") != "olm-cmp:safe" {

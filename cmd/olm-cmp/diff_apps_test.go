@@ -2,12 +2,9 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
 )
 
 // TestDiffGitBaseAppsFrom: an application whose version is an Argo CD
@@ -16,21 +13,7 @@ import (
 // was at the base, TO as it is now, with the safety verdict; without the
 // flag, olm-cmp.yaml alone is compared, as before.
 func TestDiffGitBaseAppsFrom(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	host, _ := bundletest.NewRegistry(t)
-	bundletest.PushDemoVersion(t, host, demoBundle, "0.10.2", "greeter-operator.v0.10.1")
-	bundletest.PushDemoVersion(t, host, demoBundle, "0.11.0", "greeter-operator.v0.10.2",
-		"              extra:\n                type: object\n                x-kubernetes-preserve-unknown-fields: true\n", "")
-	repo := t.TempDir()
-	git := func(args ...string) {
-		t.Helper()
-		c := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
-		if out, err := c.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	host, repo, git := blockedBumpRepo(t)
 	dir := filepath.Join(repo, "apps", "greeter")
 	os.MkdirAll(dir, 0o755)
 	os.MkdirAll(filepath.Join(repo, "argocd"), 0o755)

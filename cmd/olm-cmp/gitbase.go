@@ -115,9 +115,7 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *
 				return nil, cleanup, fmt.Errorf("--git-base %q: the --apps-from manifests at %s: %s", rev, rev, strings.ReplaceAll(err.Error(), tmp, rev+":"))
 			}
 			// This repository's URLs, for the repoURLs at REV.
-			if err := old.AddRepoURLs(ix.RepoURLs()...); err != nil {
-				return nil, cleanup, err
-			}
+			old.AdoptRepoURLs(ix)
 		}
 		if old == nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "note: none of the --apps-from manifests existed at %s: %s there is olm-cmp.yaml alone\n", echo.Text(rev), echo.Text(dir))

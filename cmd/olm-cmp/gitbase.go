@@ -41,15 +41,15 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *
 	ctx := cmd.Context()
 	top, err := git(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return nil, cleanup, fmt.Errorf("--git-base %q: %s is not in a Git repository: %w", rev, dir, err)
+		return nil, cleanup, fmt.Errorf("--git-base %s: %s is not in a Git repository: %w", echo.Quote(rev), dir, err)
 	}
 	prefix, err := git(ctx, dir, "rev-parse", "--show-prefix")
 	if err != nil {
-		return nil, cleanup, fmt.Errorf("--git-base %q: %w", rev, err)
+		return nil, cleanup, fmt.Errorf("--git-base %s: %w", echo.Quote(rev), err)
 	}
 	top, prefix = strings.TrimSpace(top), strings.TrimSuffix(strings.TrimSpace(prefix), "/")
 	if _, err := git(ctx, top, "rev-parse", "--verify", "--quiet", rev+"^{commit}"); err != nil {
-		return nil, cleanup, fmt.Errorf("--git-base %q: no such revision in the repository of %s (a CI checkout needs the history: fetch-depth: 0)", rev, dir)
+		return nil, cleanup, fmt.Errorf("--git-base %s: no such revision in the repository of %s (a CI checkout needs the history: fetch-depth: 0)", echo.Quote(rev), dir)
 	}
 	specPath := path.Join(prefix, spec.FileName)
 	if _, err := git(ctx, top, "cat-file", "-e", rev+":"+specPath); err != nil {
@@ -57,7 +57,7 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *
 	}
 	data, err := git(ctx, top, "show", rev+":"+specPath)
 	if err != nil {
-		return nil, cleanup, fmt.Errorf("--git-base %q: reading %s: %w", rev, specPath, err)
+		return nil, cleanup, fmt.Errorf("--git-base %s: reading %s: %w", echo.Quote(rev), specPath, err)
 	}
 	file, err := spec.Parse(rev+":"+specPath, []byte(data))
 	if err != nil {
@@ -70,7 +70,7 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *
 		}
 		p := path.Join(prefix, filepath.ToSlash(ref.value))
 		if p == ".." || strings.HasPrefix(p, "../") {
-			return nil, cleanup, fmt.Errorf("--git-base %q: %s %q at %s leaves the repository", rev, ref.field, ref.value, specPath)
+			return nil, cleanup, fmt.Errorf("--git-base %s: %s %q at %s leaves the repository", echo.Quote(rev), ref.field, ref.value, specPath)
 		}
 		paths = append(paths, p)
 	}
@@ -80,7 +80,7 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *
 	}
 	cleanup = func() { os.RemoveAll(tmp) }
 	if err := gitExtract(ctx, top, rev, paths, tmp); err != nil {
-		return nil, cleanup, fmt.Errorf("--git-base %q: %w", rev, err)
+		return nil, cleanup, fmt.Errorf("--git-base %s: %w", echo.Quote(rev), err)
 	}
 	// The --apps-from manifests that existed at REV, as they were then.
 	var manifests []string
@@ -95,13 +95,13 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *
 	}
 	if len(manifests) > 0 {
 		if err := gitExtract(ctx, top, rev, manifests, tmp); err != nil {
-			return nil, cleanup, fmt.Errorf("--git-base %q: %w", rev, err)
+			return nil, cleanup, fmt.Errorf("--git-base %s: %w", echo.Quote(rev), err)
 		}
 	}
 	fromDir := filepath.Join(tmp, filepath.FromSlash(prefix))
 	req, err := loadRequest(cmd, fromDir, nil)
 	if err != nil {
-		return nil, cleanup, fmt.Errorf("--git-base %q: %w", rev, err)
+		return nil, cleanup, fmt.Errorf("--git-base %s: %w", echo.Quote(rev), err)
 	}
 	if ix != nil {
 		var old *upgrade.Index
@@ -112,7 +112,7 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *
 			}
 			if old, err = upgrade.Scan(ctx, tmp, only...); err != nil {
 				// Named by the revision, not by the temporary directory.
-				return nil, cleanup, fmt.Errorf("--git-base %q: the --apps-from manifests at %s: %s", rev, rev, strings.ReplaceAll(err.Error(), tmp, rev+":"))
+				return nil, cleanup, fmt.Errorf("--git-base %s: the --apps-from manifests at %s: %s", echo.Quote(rev), echo.Short(rev), strings.ReplaceAll(err.Error(), tmp, echo.Short(rev)+":"))
 			}
 			// This repository's URLs, for the repoURLs at REV.
 			old.AdoptRepoURLs(ix)
@@ -120,7 +120,7 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *
 		if old == nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "note: none of the --apps-from manifests existed at %s: %s there is olm-cmp.yaml alone\n", echo.Text(rev), echo.Text(dir))
 		} else if _, err := withApp(cmd, old, fromDir, dir+" at "+rev, &req); err != nil {
-			return nil, cleanup, fmt.Errorf("--git-base %q: %w", rev, err)
+			return nil, cleanup, fmt.Errorf("--git-base %s: %w", echo.Quote(rev), err)
 		}
 	}
 	return &req, cleanup, nil
@@ -206,7 +206,7 @@ func gitExtract(ctx context.Context, repo, rev string, paths []string, dst strin
 	xerr := x.Extract(ctx, out, nil)
 	io.Copy(io.Discard, out) // let git finish writing before Wait
 	if err := c.Wait(); err != nil {
-		return fmt.Errorf("git archive %s: %s", rev, firstLine(stderr.String(), err))
+		return fmt.Errorf("git archive %s: %s", echo.Quote(rev), firstLine(stderr.String(), err))
 	}
 	return xerr
 }

@@ -152,11 +152,36 @@ func appsIndex(cmd *cobra.Command, dir string, appsFrom []string) (*upgrade.Inde
 	if len(appsFrom) == 0 {
 		return nil, nil
 	}
+	if err := checkAppsFrom(appsFrom); err != nil {
+		return nil, err
+	}
 	root, err := upgrade.RepoRoot(dir)
 	if err != nil {
 		return nil, err
 	}
 	return upgrade.Scan(cmd.Context(), root, appsFrom...)
+}
+
+// checkAppsFrom refuses an --apps-from path the scan would pass over
+// without a word: a symbolic link (never followed), a file that is not a
+// regular one (a device, a FIFO), or a manifest over the scan's size bound.
+// Inside a named directory such files are skipped, as in a repository scan.
+func checkAppsFrom(appsFrom []string) error {
+	for _, a := range appsFrom {
+		fi, err := os.Lstat(a)
+		switch {
+		case err != nil:
+			return fmt.Errorf("--apps-from %s: no such file or directory", echo.Quote(a))
+		case fi.Mode()&os.ModeSymlink != 0:
+			return fmt.Errorf("--apps-from %s is a symbolic link, which the search for Argo CD manifests does not follow: give the file or directory it points to (inside the repository)", echo.Quote(a))
+		case fi.IsDir():
+		case !fi.Mode().IsRegular():
+			return fmt.Errorf("--apps-from %s is not a regular file: give Argo CD manifests (YAML files) or a directory of them", echo.Quote(a))
+		case fi.Size() > upgrade.MaxManifestBytes():
+			return fmt.Errorf("--apps-from %s is %d bytes, over the %d-byte bound of one Argo CD manifest: split it, or give the files that hold the Applications", echo.Quote(a), fi.Size(), upgrade.MaxManifestBytes())
+		}
+	}
+	return nil
 }
 
 // withApp applies to req's spec the plugin parameters and env of the

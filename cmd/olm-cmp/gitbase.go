@@ -20,6 +20,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 	"github.com/olm-cmp/olm-cmp/internal/upgrade"
+	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
 // gitBaseLimits bound what --git-base extracts from one revision: the spec
@@ -164,7 +165,8 @@ func appsIndex(cmd *cobra.Command, dir string, appsFrom []string) (*upgrade.Inde
 
 // checkAppsFrom refuses an --apps-from path the scan would pass over
 // without a word: a symbolic link (never followed), a file that is not a
-// regular one (a device, a FIFO), or a manifest over the scan's size bound.
+// regular one (a device, a FIFO), a manifest over the scan's size bound, or
+// one it cannot parse.
 // Inside a named directory such files are skipped, as in a repository scan.
 func checkAppsFrom(appsFrom []string) error {
 	for _, a := range appsFrom {
@@ -179,6 +181,19 @@ func checkAppsFrom(appsFrom []string) error {
 			return fmt.Errorf("--apps-from %s is not a regular file: give Argo CD manifests (YAML files) or a directory of them", echo.Quote(a))
 		case fi.Size() > upgrade.MaxManifestBytes():
 			return fmt.Errorf("--apps-from %s is %d bytes, over the %d-byte bound of one Argo CD manifest: split it, or give the files that hold the Applications", echo.Quote(a), fi.Size(), upgrade.MaxManifestBytes())
+		}
+		if fi.Mode().IsRegular() {
+			// A manifest the scan cannot parse (bad YAML, an alias bomb) is
+			// skipped in a tree; named by itself it must say so.
+			data, err := os.ReadFile(a)
+			if err != nil {
+				return fmt.Errorf("--apps-from %s: %s", echo.Quote(a), echo.Short(err.Error()))
+			}
+			if bytes.Contains(data, []byte("argoproj.io")) {
+				if _, err := yamlsafe.Parse(data); err != nil {
+					return fmt.Errorf("--apps-from %s: not YAML olm-cmp reads (%s): fix the manifest, or leave it out", echo.Quote(a), echo.Short(err.Error()))
+				}
+			}
 		}
 	}
 	return nil

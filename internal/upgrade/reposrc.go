@@ -58,6 +58,14 @@ func Remotes(root string) []string {
 }
 
 func readCapped(name string) ([]byte, error) {
+	// Only a regular file: opening a FIFO (a checkout's .git file may
+	// point anywhere, and a config may be a symbolic link) blocks until
+	// something writes to it, which nothing does.
+	if fi, err := os.Stat(name); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, errors.New(name + ": not a regular file")
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err

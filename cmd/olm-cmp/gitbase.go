@@ -98,6 +98,12 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *
 		if err := gitExtract(ctx, top, rev, manifests, tmp); err != nil {
 			return nil, cleanup, fmt.Errorf("--git-base %s: %w", echo.Quote(rev), err)
 		}
+		// As now, a named manifest the scan would pass over is refused.
+		for _, m := range manifests {
+			if err := checkAppsFrom([]string{filepath.Join(tmp, filepath.FromSlash(m))}); err != nil {
+				return nil, cleanup, fmt.Errorf("--git-base %s: %s", echo.Quote(rev), strings.ReplaceAll(err.Error(), tmp+string(filepath.Separator), echo.Short(rev)+":"))
+			}
+		}
 	}
 	fromDir := filepath.Join(tmp, filepath.FromSlash(prefix))
 	req, err := loadRequest(cmd, fromDir, nil)

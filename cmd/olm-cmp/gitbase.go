@@ -20,6 +20,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 	"github.com/olm-cmp/olm-cmp/internal/upgrade"
+	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
 // gitBaseLimits bound what --git-base extracts from one revision: the spec
@@ -41,15 +42,15 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *
 	ctx := cmd.Context()
 	top, err := git(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return nil, cleanup, fmt.Errorf("--git-base %q: %s is not in a Git repository: %w", rev, dir, err)
+		return nil, cleanup, fmt.Errorf("--git-base %s: %s is not in a Git repository: %w", echo.Quote(rev), dir, err)
 	}
 	prefix, err := git(ctx, dir, "rev-parse", "--show-prefix")
 	if err != nil {
-		return nil, cleanup, fmt.Errorf("--git-base %q: %w", rev, err)
+		return nil, cleanup, fmt.Errorf("--git-base %s: %w", echo.Quote(rev), err)
 	}
 	top, prefix = strings.TrimSpace(top), strings.TrimSuffix(strings.TrimSpace(prefix), "/")
 	if _, err := git(ctx, top, "rev-parse", "--verify", "--quiet", rev+"^{commit}"); err != nil {
-		return nil, cleanup, fmt.Errorf("--git-base %q: no such revision in the repository of %s (a CI checkout needs the history: fetch-depth: 0)", rev, dir)
+		return nil, cleanup, fmt.Errorf("--git-base %s: no such revision in the repository of %s (a CI checkout needs the history: fetch-depth: 0)", echo.Quote(rev), dir)
 	}
 	specPath := path.Join(prefix, spec.FileName)
 	if _, err := git(ctx, top, "cat-file", "-e", rev+":"+specPath); err != nil {
@@ -57,7 +58,7 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *
 	}
 	data, err := git(ctx, top, "show", rev+":"+specPath)
 	if err != nil {
-		return nil, cleanup, fmt.Errorf("--git-base %q: reading %s: %w", rev, specPath, err)
+		return nil, cleanup, fmt.Errorf("--git-base %s: reading %s: %w", echo.Quote(rev), specPath, err)
 	}
 	file, err := spec.Parse(rev+":"+specPath, []byte(data))
 	if err != nil {
@@ -70,7 +71,7 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *
 		}
 		p := path.Join(prefix, filepath.ToSlash(ref.value))
 		if p == ".." || strings.HasPrefix(p, "../") {
-			return nil, cleanup, fmt.Errorf("--git-base %q: %s %q at %s leaves the repository", rev, ref.field, ref.value, specPath)
+			return nil, cleanup, fmt.Errorf("--git-base %s: %s %q at %s leaves the repository", echo.Quote(rev), ref.field, ref.value, specPath)
 		}
 		paths = append(paths, p)
 	}
@@ -80,7 +81,7 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *
 	}
 	cleanup = func() { os.RemoveAll(tmp) }
 	if err := gitExtract(ctx, top, rev, paths, tmp); err != nil {
-		return nil, cleanup, fmt.Errorf("--git-base %q: %w", rev, err)
+		return nil, cleanup, fmt.Errorf("--git-base %s: %w", echo.Quote(rev), err)
 	}
 	// The --apps-from manifests that existed at REV, as they were then.
 	var manifests []string
@@ -95,13 +96,19 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *
 	}
 	if len(manifests) > 0 {
 		if err := gitExtract(ctx, top, rev, manifests, tmp); err != nil {
-			return nil, cleanup, fmt.Errorf("--git-base %q: %w", rev, err)
+			return nil, cleanup, fmt.Errorf("--git-base %s: %w", echo.Quote(rev), err)
+		}
+		// As now, a named manifest the scan would pass over is refused.
+		for _, m := range manifests {
+			if err := checkAppsFrom([]string{filepath.Join(tmp, filepath.FromSlash(m))}); err != nil {
+				return nil, cleanup, fmt.Errorf("--git-base %s: %s", echo.Quote(rev), strings.ReplaceAll(err.Error(), tmp+string(filepath.Separator), echo.Short(rev)+":"))
+			}
 		}
 	}
 	fromDir := filepath.Join(tmp, filepath.FromSlash(prefix))
 	req, err := loadRequest(cmd, fromDir, nil)
 	if err != nil {
-		return nil, cleanup, fmt.Errorf("--git-base %q: %w", rev, err)
+		return nil, cleanup, fmt.Errorf("--git-base %s: %w", echo.Quote(rev), err)
 	}
 	if ix != nil {
 		var old *upgrade.Index
@@ -112,17 +119,15 @@ func gitBaseRequest(cmd *cobra.Command, dir, rev string, appsFrom []string, ix *
 			}
 			if old, err = upgrade.Scan(ctx, tmp, only...); err != nil {
 				// Named by the revision, not by the temporary directory.
-				return nil, cleanup, fmt.Errorf("--git-base %q: the --apps-from manifests at %s: %s", rev, rev, strings.ReplaceAll(err.Error(), tmp, rev+":"))
+				return nil, cleanup, fmt.Errorf("--git-base %s: the --apps-from manifests at %s: %s", echo.Quote(rev), echo.Short(rev), strings.ReplaceAll(err.Error(), tmp, echo.Short(rev)+":"))
 			}
 			// This repository's URLs, for the repoURLs at REV.
-			if err := old.AddRepoURLs(ix.RepoURLs()...); err != nil {
-				return nil, cleanup, err
-			}
+			old.AdoptRepoURLs(ix)
 		}
 		if old == nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "note: none of the --apps-from manifests existed at %s: %s there is olm-cmp.yaml alone\n", echo.Text(rev), echo.Text(dir))
 		} else if _, err := withApp(cmd, old, fromDir, dir+" at "+rev, &req); err != nil {
-			return nil, cleanup, fmt.Errorf("--git-base %q: %w", rev, err)
+			return nil, cleanup, fmt.Errorf("--git-base %s: %w", echo.Quote(rev), err)
 		}
 	}
 	return &req, cleanup, nil
@@ -154,11 +159,50 @@ func appsIndex(cmd *cobra.Command, dir string, appsFrom []string) (*upgrade.Inde
 	if len(appsFrom) == 0 {
 		return nil, nil
 	}
+	if err := checkAppsFrom(appsFrom); err != nil {
+		return nil, err
+	}
 	root, err := upgrade.RepoRoot(dir)
 	if err != nil {
 		return nil, err
 	}
 	return upgrade.Scan(cmd.Context(), root, appsFrom...)
+}
+
+// checkAppsFrom refuses an --apps-from path the scan would pass over
+// without a word: a symbolic link (never followed), a file that is not a
+// regular one (a device, a FIFO), a manifest over the scan's size bound, or
+// one it cannot parse.
+// Inside a named directory such files are skipped, as in a repository scan.
+func checkAppsFrom(appsFrom []string) error {
+	for _, a := range appsFrom {
+		fi, err := os.Lstat(a)
+		switch {
+		case err != nil:
+			return fmt.Errorf("--apps-from %s: no such file or directory", echo.Quote(a))
+		case fi.Mode()&os.ModeSymlink != 0:
+			return fmt.Errorf("--apps-from %s is a symbolic link, which the search for Argo CD manifests does not follow: give the file or directory it points to (inside the repository)", echo.Quote(a))
+		case fi.IsDir():
+		case !fi.Mode().IsRegular():
+			return fmt.Errorf("--apps-from %s is not a regular file: give Argo CD manifests (YAML files) or a directory of them", echo.Quote(a))
+		case fi.Size() > upgrade.MaxManifestBytes():
+			return fmt.Errorf("--apps-from %s is %d bytes, over the %d-byte bound of one Argo CD manifest: split it, or give the files that hold the Applications", echo.Quote(a), fi.Size(), upgrade.MaxManifestBytes())
+		}
+		if fi.Mode().IsRegular() {
+			// A manifest the scan cannot parse (bad YAML, an alias bomb) is
+			// skipped in a tree; named by itself it must say so.
+			data, err := os.ReadFile(a)
+			if err != nil {
+				return fmt.Errorf("--apps-from %s: %s", echo.Quote(a), echo.Short(err.Error()))
+			}
+			if bytes.Contains(data, []byte("argoproj.io")) {
+				if _, err := yamlsafe.Parse(data); err != nil {
+					return fmt.Errorf("--apps-from %s: not YAML olm-cmp reads (%s): fix the manifest, or leave it out", echo.Quote(a), echo.Short(err.Error()))
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // withApp applies to req's spec the plugin parameters and env of the
@@ -208,7 +252,7 @@ func gitExtract(ctx context.Context, repo, rev string, paths []string, dst strin
 	xerr := x.Extract(ctx, out, nil)
 	io.Copy(io.Discard, out) // let git finish writing before Wait
 	if err := c.Wait(); err != nil {
-		return fmt.Errorf("git archive %s: %s", rev, firstLine(stderr.String(), err))
+		return fmt.Errorf("git archive %s: %s", echo.Quote(rev), firstLine(stderr.String(), err))
 	}
 	return xerr
 }

@@ -20,9 +20,10 @@ const maxGitConfigBytes = 1 << 20
 
 // Remotes are the URLs of the Git remotes of the work tree at root
 // (remote.NAME.url in its config; none from a config over 1 MiB: a
-// remote cut short would name another repository), read from the config file itself, so
-// that no git program is needed and no other repository's config (a
-// parent's, the user's) is consulted. None when root has no .git entry or
+// remote cut short would name another repository), read from the config file itself and
+// the files its [include] sections name (as git reads them), so that no git
+// program is needed and no other repository's config (a parent's, the
+// user's) is consulted. None when root has no .git entry or
 // its config cannot be read.
 func Remotes(root string) []string {
 	dir := filepath.Join(root, ".git")
@@ -50,14 +51,54 @@ func Remotes(root string) []string {
 			}
 		}
 	}
-	data, err := readCapped(filepath.Join(dir, "config"))
+	return configRemotes(filepath.Join(dir, "config"), 0)
+}
+
+// maxGitConfigIncludes bounds how deep [include] path= is followed (git
+// itself stops at 10).
+const maxGitConfigIncludes = 10
+
+// configRemotes are the remote URLs of the Git config file name and of the
+// files its [include] sections name (as git reads them: a relative path
+// from name's directory, ~/ from the home directory), depth includes deep.
+// [includeIf] is not followed: its conditions are git's to evaluate.
+func configRemotes(name string, depth int) []string {
+	data, err := readCapped(name)
 	if err != nil {
 		return nil
 	}
-	return remoteURLs(data)
+	urls, includes := remoteURLs(data)
+	if depth >= maxGitConfigIncludes {
+		return urls
+	}
+	for _, inc := range includes {
+		if rest, ok := strings.CutPrefix(inc, "~/"); ok {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				continue
+			}
+			inc = filepath.Join(home, rest)
+		} else if !filepath.IsAbs(inc) {
+			inc = filepath.Join(filepath.Dir(name), inc)
+		}
+		for _, u := range configRemotes(inc, depth+1) {
+			if !slices.Contains(urls, u) {
+				urls = append(urls, u)
+			}
+		}
+	}
+	return urls
 }
 
 func readCapped(name string) ([]byte, error) {
+	// Only a regular file: opening a FIFO (a checkout's .git file may
+	// point anywhere, and a config may be a symbolic link) blocks until
+	// something writes to it, which nothing does.
+	if fi, err := os.Stat(name); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, errors.New(name + ": not a regular file")
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -73,34 +114,45 @@ func readCapped(name string) ([]byte, error) {
 var (
 	sectionLine = regexp.MustCompile(`^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$`)
 	urlLine     = regexp.MustCompile(`(?i)^url\s*=\s*(.*)$`)
+	pathLine    = regexp.MustCompile(`(?i)^path\s*=\s*(.*)$`)
 )
 
-// remoteURLs reads the url keys of a Git config's [remote "NAME"] sections.
-func remoteURLs(data []byte) []string {
-	var out []string
-	inRemote := false
+// remoteURLs reads the url keys of a Git config's [remote "NAME"] sections,
+// and the path keys of its [include] sections.
+func remoteURLs(data []byte) (out, includes []string) {
+	inRemote, inInclude := false, false
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), maxGitConfigBytes)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if m := sectionLine.FindStringSubmatch(line); m != nil {
 			inRemote = strings.EqualFold(m[1], "remote") && m[2] != ""
+			inInclude = strings.EqualFold(m[1], "include") && m[2] == ""
 			line = strings.TrimSpace(m[3])
 		}
-		if m := urlLine.FindStringSubmatch(line); m != nil && inRemote {
-			v := strings.TrimSpace(m[1])
-			if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-				v = v[1 : len(v)-1]
+		if m := pathLine.FindStringSubmatch(line); m != nil && inInclude {
+			if v := unquote(strings.TrimSpace(m[1])); v != "" {
+				includes = append(includes, v)
 			}
+		}
+		if m := urlLine.FindStringSubmatch(line); m != nil && inRemote {
+			v := unquote(strings.TrimSpace(m[1]))
 			if v != "" && !slices.Contains(out, v) {
 				out = append(out, v)
 			}
 		}
 	}
 	if sc.Err() != nil {
-		return nil
+		return nil, nil
 	}
-	return out
+	return out, includes
+}
+
+func unquote(v string) string {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		return v[1 : len(v)-1]
+	}
+	return v
 }
 
 var scpLike = regexp.MustCompile(`^(?:[^@/]+@)?([^:/]+):(.*)$`)

@@ -3,6 +3,7 @@ package upgrade
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
@@ -205,3 +206,20 @@ func overrides(s spec.Spec, a *App) (spec.Spec, error) {
 	}
 	return out, nil
 }
+
+// AdoptRepoURLs adds the repository URLs of other, already normalised (a
+// second NormalizeRepoURL would read "host/org/repo" as a local path and
+// match no repoURL): diff --git-base gives the index of the manifests at a
+// revision, which has no .git of its own, the URLs of the checkout.
+func (ix *Index) AdoptRepoURLs(other *Index) {
+	for _, n := range other.repos {
+		if !slices.Contains(ix.repos, n) {
+			ix.repos = append(ix.repos, n)
+		}
+	}
+}
+
+// MaxManifestBytes is the largest Argo CD manifest Scan reads; a larger
+// file met in a tree is skipped, so one named by itself (--apps-from FILE)
+// must be refused before the scan, or it would be ignored silently.
+func MaxManifestBytes() int64 { return maxScanFileBytes }

@@ -40,7 +40,7 @@ var (
 	crdChecks singleflight.Group
 )
 
-// crdDefinitionProblems checks CRD n as kube-apiserver checks one on
+// crdVerdict checks the render's CRD e as kube-apiserver checks one on
 // create (the CRD registry's PrepareForCreate, then
 // ValidateCustomResourceDefinition): versions (at least one, unique names,
 // exactly one storage version, a schema for each), structural schemas,
@@ -50,8 +50,19 @@ var (
 // printer columns, selectable fields, and the API approval annotation of a
 // *.k8s.io group. Its other metadata is checked by crdProblems with the
 // rest of the package's rules, so those field errors are left out here.
-// The verdict is cached by crdKey. e, when not nil, is the render's entry
-// for this CRD: a CRD decoded here is kept there for its custom resources.
+// The verdict is kept in e for the render and cached by crdKey across
+// renders; a CRD decoded here is kept in e for its custom resources.
+func (v *validator) crdVerdict(e *crdEntry) ([]string, error) {
+	if !e.checked {
+		problems, err := v.crdDefinitionProblems(e.node, e)
+		if err != nil {
+			return nil, err
+		}
+		e.checked, e.problems = true, problems
+	}
+	return e.problems, nil
+}
+
 func (v *validator) crdDefinitionProblems(n *yaml.RNode, e *crdEntry) ([]string, error) {
 	key, ok := v.crdKey(n)
 	if !ok {

@@ -203,3 +203,13 @@ func TestCRDOfARemovedVersion(t *testing.T) {
 	got := run(t, strings.Replace(demoCRD(t), "apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1", 1))
 	wantError(t, got, demoCRDLine+"apiVersion: the API server serves CustomResourceDefinitions as apiextensions.k8s.io/v1 only"+vendorFix)
 }
+
+// The server would refuse a broken CRD, so its custom resources would have
+// no kind: they are not judged by its schema (a wrong default would
+// otherwise fail each of them too), and the CRD's line says what to fix.
+func TestCustomResourceOfABrokenCRD(t *testing.T) {
+	crd := broken(t, "                default: 1\n", "                default: one\n")
+	cr := "apiVersion: greeter.example.com/v1alpha1\nkind: Greeter\nmetadata: {name: g, namespace: ops}\nspec: {message: hi}"
+	// The custom resource first: the CRD's verdict still comes first.
+	wantError(t, run(t, cr, crd), demoCRDLine+demoSchema+`.properties[replicas].default: must be of type integer: "string"`+vendorFix)
+}

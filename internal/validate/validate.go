@@ -191,11 +191,11 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 		// server checks a CRD (crd.go), a verdict cached by the CRD's
 		// content: decoding a large CRD and compiling its CEL rules is
 		// most of this step's cost on a bundle of large CRDs.
-		var e *crdEntry
-		if e = v.crds[crdKind(n)]; e != nil && e.node != n {
-			e = nil
+		e := v.crds[crdKind(n)]
+		if e == nil || e.node != n {
+			e = &crdEntry{node: n} // a second CRD of one kind
 		}
-		definition, err := v.crdDefinitionProblems(n, e)
+		definition, err := v.crdVerdict(e)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", describe(n), err)
 		}

@@ -23,11 +23,21 @@
 //     (x-kubernetes-embedded-resource: apiVersion, kind, metadata) and
 //     duplicate items of set and map lists. A custom
 //     resource of a CRD the render does not ship is checked for metadata
-//     only: its schema is the cluster's business.
+//     only: its schema is the cluster's business; nor is one of a CRD the
+//     server would refuse;
+//   - CustomResourceDefinitions as the server checks one on create, with
+//     apiextensions-apiserver's own validation: versions and storage,
+//     schemas present and structural, defaults, CEL rules compiled and
+//     their cost estimated, conversion (crd.go; verdicts cached by content);
+//   - what the server's validation of a kind checks beyond its schema, for
+//     the kinds bundles ship (kinds.go): a Deployment's selector against
+//     its template's labels and its pod template, a Service's ports,
+//     admission webhooks' sideEffects, admissionReviewVersions and
+//     timeoutSeconds, RBAC rules and bindings, ConfigMap and Secret keys.
 //
-// Not checked: what only the server's per-kind validation knows (e.g. a
-// Deployment's selector matching its template's labels) and CEL rules
-// (x-kubernetes-validations).
+// Not checked: CEL rules of a CRD run against its custom resources
+// (x-kubernetes-validations), and the rest of the per-kind rules (a pod's
+// security context, volumes' sources, …).
 package validate
 
 import (
@@ -234,7 +244,8 @@ func (v *validator) builtin(n *yaml.RNode, gvk schema.GroupVersionKind, data []b
 		return problems
 	}
 	problems = append(problems, metadataProblems(acc.GetObjectMeta(), gvk.GroupKind())...)
-	return append(problems, nestedProblems(obj)...)
+	problems = append(problems, nestedProblems(obj)...)
+	return append(problems, fieldProblems(kindProblems(obj))...)
 }
 
 // crdProblems checks a CRD's metadata and that its name is

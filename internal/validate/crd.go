@@ -79,11 +79,19 @@ func (v *validator) checkCRDs() error {
 	if len(todo) < 2 {
 		return nil
 	}
+	workers := min(goruntime.GOMAXPROCS(0), len(todo))
+	// One scratch per worker: the errgroup never runs more at once.
+	scratches := make(chan *crdScratch, workers)
+	scratches <- &v.crdScratch
+	for range workers - 1 {
+		scratches <- &crdScratch{}
+	}
 	var g errgroup.Group
-	g.SetLimit(goruntime.GOMAXPROCS(0))
+	g.SetLimit(workers)
 	for _, e := range todo {
 		g.Go(func() error {
-			var s crdScratch
+			s := <-scratches
+			defer func() { scratches <- s }()
 			_, err := s.verdict(e)
 			return err
 		})
@@ -140,6 +148,9 @@ func (s *crdScratch) crdDefinitionProblems(n *yaml.RNode, e *crdEntry) ([]string
 // caller hashes the JSON instead).
 func (s *crdScratch) crdKey(n *yaml.RNode) (key [sha256.Size]byte, ok bool) {
 	h := sha256.New()
+	if s.hashBuf == nil {
+		s.hashBuf = make([]byte, 0, 64<<10) // hashNode flushes at 32 KiB
+	}
 	b := appendString(s.hashBuf[:0], n.GetApiVersion())
 	defer func() { s.hashBuf = b[:0] }() // grown once per render, not per CRD
 	approval, approved := n.GetAnnotations()[apiextensionsv1beta1.KubeAPIApprovedAnnotation]

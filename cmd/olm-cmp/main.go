@@ -29,7 +29,9 @@ func main() {
 // execute runs root with every command's RunE guarded by recoverPanics.
 func execute(root *cobra.Command) (*cobra.Command, error) {
 	guard(root)
-	return root.ExecuteC()
+	withSuggestions(root)
+	cmd, err := root.ExecuteC()
+	return cmd, suggestCommand(root, cmd, err)
 }
 
 // guard wraps the RunE of c and of every command under it in recoverPanics.

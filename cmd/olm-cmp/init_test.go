@@ -167,3 +167,20 @@ func TestInitExcludeFile(t *testing.T) {
 		t.Errorf("spec lacks excludeFiles:\n%s", text)
 	}
 }
+
+// TestInitSaysWhatItLeftOut: init names the files of other tools it left
+// out of the extra manifests, in one line after the one saying what it wrote.
+func TestInitSaysWhatItLeftOut(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "application.yaml"), []byte("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: demo}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("resources: [application.yaml]\n"), 0o644)
+	out, stderr, err := run(t, "init", "-d", dir, "../../examples/demo/bundle", "-n", "demo")
+	if err != nil {
+		t.Fatalf("init: %v (stderr %q)", err, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	want := "left out of the extra manifests, as other tools' files (spec.extraManifests.exclude; remove an entry to render that file): application.yaml (an Argo CD Application), kustomization.yaml (a kustomization)"
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "wrote ") || lines[1] != want || stderr != "" {
+		t.Errorf("init said %q, stderr %q; want its second line %q", out, stderr, want)
+	}
+}

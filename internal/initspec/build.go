@@ -45,6 +45,9 @@ type Result struct {
 	Findings int
 	// Warnings are the strict render's warnings (none expected).
 	Warnings []string
+	// LeftOut are the files of other tools beside the spec, which it leaves
+	// out of its extra manifests (spec.extraManifests.exclude).
+	LeftOut []render.OtherToolFile
 }
 
 // Build writes the spec of req's bundle: it resolves and loads the bundle
@@ -82,14 +85,17 @@ func Build(ctx context.Context, r *render.Renderer, req Request) (*Result, error
 		return nil, err
 	}
 	plan.ExcludeFiles = req.ExcludeFiles
+	if plan.OtherTools, err = render.OtherToolFiles(req.Dir); err != nil {
+		return nil, err
+	}
+	if len(plan.OtherTools) > spec.MaxExtraManifestGlobs {
+		return nil, fmt.Errorf("%d files of other tools beside %s, over the %d entries spec.extraManifests.exclude may hold: keep %s in a directory of its own", len(plan.OtherTools), spec.FileName, spec.MaxExtraManifestGlobs, spec.FileName)
+	}
 	report := func() (*render.Result, error) {
 		rv.Request.Spec, rv.Request.Name = plan.Spec(), plan.Name
 		return r.RenderLoaded(ctx, rv, b)
 	}
 	res, err := report()
-	if ne := (*render.NotObjectError)(nil); errors.As(err, &ne) {
-		return nil, fmt.Errorf("%w; with init, which has no spec yet: move %s out of %s, run init, then move it back and add that line to the spec", err, ne.File, req.Dir)
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +114,7 @@ func Build(ctx context.Context, r *render.Renderer, req Request) (*Result, error
 		return nil, err
 	}
 	out.Findings = found
+	out.LeftOut = plan.OtherTools
 	return out, nil
 }
 

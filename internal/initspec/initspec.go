@@ -24,6 +24,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
+	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/requirements"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
@@ -62,6 +63,10 @@ type Plan struct {
 	Examples []string
 	// ExcludeFiles are the bundle files skipped unread (--exclude-file).
 	ExcludeFiles []string
+	// OtherTools are the files beside the spec that belong to other tools
+	// (an Argo CD Application, a kustomization, a values file):
+	// spec.extraManifests.exclude leaves them out.
+	OtherTools []render.OtherToolFile
 
 	ClusterAPIs []Group
 	Accept      []Group
@@ -165,6 +170,9 @@ func (p *Plan) Spec() spec.Spec {
 		Version: p.Source.Version, Digest: p.Source.Digest,
 		Namespace: p.Namespace, WatchNamespaces: p.Watch, ExcludeFiles: p.ExcludeFiles,
 	}
+	if len(p.OtherTools) > 0 {
+		s.ExtraManifests = &spec.ExtraManifests{Exclude: p.otherToolGlobs()}
+	}
 	for _, g := range p.ClusterAPIs {
 		for _, e := range g.Entries {
 			s.ClusterAPIs = append(s.ClusterAPIs, e.Value)
@@ -177,6 +185,20 @@ func (p *Plan) Spec() spec.Spec {
 	}
 	return s
 }
+
+// otherToolGlobs are the exclude globs of OtherTools: each file name with
+// its glob characters in a class of their own ([*]), so it matches that
+// file alone. A backslash, which spec globs may not hold, becomes ?: the
+// glob then matches that file and the rare names that differ from it there.
+func (p *Plan) otherToolGlobs() []string {
+	out := make([]string, len(p.OtherTools))
+	for i, f := range p.OtherTools {
+		out[i] = globEscaper.Replace(f.File)
+	}
+	return out
+}
+
+var globEscaper = strings.NewReplacer(`*`, `[*]`, `?`, `[?]`, `[`, `[[]`, `\`, `?`)
 
 // AnswerInstalls is the first pass over a report: a finding whose fix is
 // to install what serves an API (cert-manager for webhook certificates, an

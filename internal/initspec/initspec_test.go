@@ -372,15 +372,60 @@ func TestLongSubject(t *testing.T) {
 	}
 }
 
-// Another tool's file in DIR (no Kubernetes object) would be an extra
-// manifest of the spec init writes: the error says what to do with init,
-// which has no spec to add the exclude to yet.
-func TestBuildOtherToolsFile(t *testing.T) {
+// TestBuildLeavesOutOtherTools: the files of other tools beside the spec
+// (an Argo CD Application, which the operator's own Application would
+// deploy, a kustomization, a Helm chart, a values file, a hidden file) are
+// left out by an exclude entry each, escaped when the name holds glob
+// characters, and said; a manifest beside them is still rendered.
+func TestBuildLeavesOutOtherTools(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "values.yaml"), []byte("replicaCount: 2\n"), 0o644)
-	_, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, Dir: dir, Namespace: "demo"})
-	want := "extra manifest values.yaml: document 1 has no apiVersion or kind: if it is not meant as a manifest (another tool's file), leave it out with spec.extraManifests: {exclude: [values.yaml]}; with init, which has no spec yet: move values.yaml out of " + dir + ", run init, then move it back and add that line to the spec"
-	if err == nil || err.Error() != want {
-		t.Errorf("got  %v\nwant %s", err, want)
+	files := map[string]string{
+		"application.yaml":        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: demo, namespace: argocd}\nspec: {project: default}\n",
+		"apps[1].yaml":            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: demo}\n",
+		"kustomization.yaml":      "resources: [cm.yaml]\n",
+		"overlay.yml":             "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nmetadata: {name: o}\n",
+		"Chart.yaml":              "apiVersion: v2\nname: x\nversion: 1.0.0\n",
+		"values.yaml":             "replicaCount: 2\n",
+		".pre-commit-config.yaml": "repos: []\n",
+		"cm.yaml":                 "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
+	}
+	for n, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, Dir: dir, Namespace: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range res.LeftOut {
+		got = append(got, f.File+": "+f.Why)
+	}
+	want := []string{
+		".pre-commit-config.yaml: a hidden file", "Chart.yaml: a Helm chart's Chart.yaml", "application.yaml: an Argo CD Application",
+		"apps[1].yaml: an Argo CD ApplicationSet", "kustomization.yaml: a kustomization", "overlay.yml: a kustomization",
+		"values.yaml: no Kubernetes object: document 1 has no apiVersion or kind",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("left out:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if line := `    exclude: [.pre-commit-config.yaml, Chart.yaml, application.yaml, "apps[[]1].yaml", kustomization.yaml, overlay.yml, values.yaml]`; !strings.Contains(string(res.Text), line+"\n") {
+		t.Errorf("no line %s in:\n%s", line, res.Text)
+	}
+	if _, err := Write(dir, res.Text, false); err != nil {
+		t.Fatal(err)
+	}
+	out := strictRender(t, dir)
+	var kinds []string
+	for _, m := range out.Manifests {
+		for _, k := range []string{"kind: Application\n", "kind: ApplicationSet\n", "kind: Kustomization\n", "name: cm,", "name: cm\n"} {
+			if strings.Contains(m, k) {
+				kinds = append(kinds, strings.TrimSpace(strings.TrimSuffix(k, ",")))
+			}
+		}
+	}
+	if !slices.Equal(kinds, []string{"name: cm"}) {
+		t.Errorf("rendered from beside the spec: %q, want only the ConfigMap cm", kinds)
 	}
 }

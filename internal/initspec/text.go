@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
+	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -54,6 +55,11 @@ func (p *Plan) Text(csv string) []byte {
 	}
 	if len(p.ExcludeFiles) > 0 {
 		w.line("  excludeFiles: " + flow(p.ExcludeFiles) + "  # skipped unread (--exclude-file): the bundle does not load with them")
+	}
+	if len(p.OtherTools) > 0 {
+		w.comment("  ", "the files beside this one that belong to other tools, not the cluster: "+otherToolsNote(p.OtherTools))
+		w.line("  extraManifests:")
+		w.line("    exclude: " + flow(p.otherToolGlobs()))
 	}
 	if len(p.Examples) > 0 {
 		w.comment("  ", "the CSV's alm-examples ("+echo.Text(strings.Join(p.Examples, ", "))+"): uncomment to render them as custom resources, in the last wave")
@@ -180,4 +186,13 @@ func Lines(text []byte) (total, todo int) {
 		}
 	}
 	return total, todo
+}
+
+// otherToolsNote says what each left-out file is.
+func otherToolsNote(fs []render.OtherToolFile) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = echo.Text(f.File) + " (" + echo.Text(f.Why) + ")"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -9,6 +11,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/initspec"
 	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/upgrade"
 )
 
 func newInitCmd() *cobra.Command {
@@ -36,7 +39,9 @@ image or ./directory) chooses for --package, --channel and --version (a range):
     certificates), accept for the rest, grouped by message, with a glob for
     the RBAC-only groups of the bundle's own API family (api:*.kubevirt.io).
 The spec is rendered with --strict before it is written (the other YAML files
-of DIR are its extra manifests): if that fails, nothing is written. Lines
+of DIR are its extra manifests, other tools' files left out): if that fails,
+nothing is written. A bundle or catalog directory outside DIR's Git repository
+is warned about: the plugin refuses it. Lines
 marked TODO: are what init could not decide. An existing olm-cmp.yaml is never
 replaced without --force; init writes nothing else, and writes atomically.`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -66,6 +71,7 @@ replaced without --force; init writes nothing else, and writes atomically.`,
 					req.Catalog = "./" + req.Catalog // a directory that exists, as the shell completed it
 				}
 			}
+			req.RepoRoot = gitRepository(req.Dir)
 			r, err := rf.renderer()
 			if err != nil {
 				return err
@@ -108,4 +114,17 @@ func leftOut(fs []render.OtherToolFile) string {
 		parts[i] = echo.Text(f.File) + " (" + echo.Text(f.Why) + ")"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// gitRepository is the top directory of the Git repository holding dir, as
+// upgrade finds it, or "" when dir is in none.
+func gitRepository(dir string) string {
+	root, err := upgrade.RepoRoot(dir)
+	if err != nil {
+		return ""
+	}
+	if _, err := os.Lstat(filepath.Join(root, ".git")); err != nil {
+		return ""
+	}
+	return root
 }

@@ -35,6 +35,10 @@ type Request struct {
 	// Dir is where olm-cmp.yaml goes: paths in the spec are relative to it,
 	// and its other YAML files are the render's extra manifests.
 	Dir string
+	// RepoRoot, when set, is the top directory of the Git repository
+	// holding Dir: a bundle or catalog directory outside it gets a warning,
+	// since Argo CD's plugin refuses one.
+	RepoRoot string
 }
 
 // Result is the spec init wrote and what its strict render said.
@@ -43,7 +47,8 @@ type Result struct {
 	// Findings counts the requirements report's findings for the bundle
 	// alone, every one answered (served through clusterAPIs, or accepted).
 	Findings int
-	// Warnings are the strict render's warnings (none expected).
+	// Warnings are init's own (a directory outside the repository) and the
+	// strict render's (none expected).
 	Warnings []string
 	// LeftOut are the files of other tools beside the spec, which it leaves
 	// out of its extra manifests (spec.extraManifests.exclude).
@@ -114,6 +119,7 @@ func Build(ctx context.Context, r *render.Renderer, req Request) (*Result, error
 		return nil, err
 	}
 	out.Findings = found
+	out.Warnings = append(outsideRepository(req, src), out.Warnings...)
 	out.LeftOut = plan.OtherTools
 	return out, nil
 }
@@ -249,6 +255,27 @@ func ownedGroups(b *bundle.Bundle) []string {
 	}
 	for _, a := range b.CSV.Spec.APIServiceDefinitions.Owned {
 		out = append(out, a.Group)
+	}
+	return out
+}
+
+// outsideRepository warns about a bundle or catalog directory the spec
+// names outside req.RepoRoot: the CLI renders it, the plugin, which reads
+// only the repository Argo CD checked out, refuses it.
+func outsideRepository(req Request, src Source) []string {
+	if req.RepoRoot == "" {
+		return nil
+	}
+	var out []string
+	for _, d := range []struct{ field, path, instead string }{
+		{"spec.bundle", src.Bundle, "the bundle's image"}, {"spec.catalog", src.Catalog, "a catalog image"},
+	} {
+		if d.path == "" || !render.IsDirRef(d.path) {
+			continue
+		}
+		if err := render.CheckInRepository(req.Dir, req.RepoRoot, d.field, d.path); err != nil {
+			out = append(out, fmt.Sprintf("%v (the Git repository of %s is %s): olm-cmp render takes it, Argo CD's plugin will refuse it; copy the directory into the repository, or name %s instead", err, req.Dir, req.RepoRoot, d.instead))
+		}
 	}
 	return out
 }

@@ -429,3 +429,33 @@ func TestBuildLeavesOutOtherTools(t *testing.T) {
 		t.Errorf("rendered from beside the spec: %q, want only the ConfigMap cm", kinds)
 	}
 }
+
+// TestBuildWarnsOutsideRepository: a bundle directory outside the Git
+// repository holding DIR is written (the CLI renders it) with a warning
+// that the plugin will refuse it; one inside gets none, nor does one when
+// DIR is in no repository.
+func TestBuildWarnsOutsideRepository(t *testing.T) {
+	top := t.TempDir()
+	repo, app := filepath.Join(top, "repo"), filepath.Join(top, "repo", "apps", "demo")
+	copyDir(t, demoBundle, filepath.Join(top, "outside"))
+	copyDir(t, demoBundle, filepath.Join(repo, "bundles", "demo"))
+	if err := os.MkdirAll(app, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, ref, root string
+		want            []string
+	}{
+		{"outside", filepath.Join(top, "outside"), repo, []string{`spec.bundle "../../../outside": the bundle directory must be inside the repository (the Git repository of ` + app + ` is ` + repo + `): olm-cmp render takes it, Argo CD's plugin will refuse it; copy the directory into the repository, or name the bundle's image instead`}},
+		{"inside", filepath.Join(repo, "bundles", "demo"), repo, nil},
+		{"no repository", filepath.Join(top, "outside"), "", nil},
+	} {
+		res, err := Build(context.Background(), &render.Renderer{}, Request{Ref: c.ref, Dir: app, Namespace: "demo", RepoRoot: c.root})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !slices.Equal(res.Warnings, c.want) {
+			t.Errorf("%s: warnings %q, want %q", c.name, res.Warnings, c.want)
+		}
+	}
+}

@@ -55,6 +55,12 @@ type Plan struct {
 	nsNote string
 	nsTODO bool
 
+	// PodSecurity, when set, is the pod-security.kubernetes.io/enforce
+	// label the SCC findings ask of the install namespace; podSecurityTODO
+	// marks a guess (the SCCs named say no level).
+	PodSecurity     string
+	podSecurityTODO bool
+
 	Watch     []string
 	watchNote string
 	watchTODO bool
@@ -170,6 +176,9 @@ func (p *Plan) Spec() spec.Spec {
 		Version: p.Source.Version, Digest: p.Source.Digest,
 		Namespace: p.Namespace, WatchNamespaces: p.Watch, ExcludeFiles: p.ExcludeFiles,
 	}
+	if p.PodSecurity != "" {
+		s.NamespaceLabels = map[string]string{podSecurityEnforce: p.PodSecurity}
+	}
 	if len(p.OtherTools) > 0 {
 		s.ExtraManifests = &spec.ExtraManifests{Exclude: p.otherToolGlobs()}
 	}
@@ -277,6 +286,8 @@ func (p *Plan) AnswerRest(findings []requirements.Finding, owned []string) {
 			case f.Category == requirements.Image:
 				e.Trailing = TODO + " fix the image (see the commented lines above), then drop this entry"
 				p.imageSuggestion(f)
+			case f.PodSecurityLevel() != "" || isSCC(f):
+				e.Trailing = p.answerPodSecurity(f)
 			case f.Severity == requirements.Error:
 				e.Trailing = TODO + " act on the fix above first"
 			}
@@ -289,6 +300,33 @@ func (p *Plan) AnswerRest(findings []requirements.Finding, owned []string) {
 		return cmp.Or(cmp.Compare(categoryIndex(a), categoryIndex(b)), strings.Compare(a.Entries[0].Value, b.Entries[0].Value))
 	})
 	p.Accept = append(p.Accept, groups...)
+}
+
+// podSecurityEnforce is the Pod Security label init writes.
+const podSecurityEnforce = spec.PodSecurityPrefix + "enforce"
+
+// isSCC reports whether f is one of the findings whose fix is a Pod
+// Security label on the install namespace.
+func isSCC(f requirements.Finding) bool {
+	return f.Category == requirements.OpenShift && (f.Subject == "securitycontextconstraints" || f.Subject == "openshift.io/scc")
+}
+
+// answerPodSecurity labels the install namespace as the SCC finding f
+// asks (the loosest level of such findings; privileged, marked TODO, when
+// one does not say), and returns the accept entry's comment.
+func (p *Plan) answerPodSecurity(f requirements.Finding) string {
+	level := f.PodSecurityLevel()
+	if level == "" {
+		level, p.podSecurityTODO = "privileged", true
+	}
+	if p.PodSecurity == "" || podSecurityRank(level) > podSecurityRank(p.PodSecurity) {
+		p.PodSecurity = level
+	}
+	return "the label " + podSecurityEnforce + " under namespaceLabels answers it"
+}
+
+func podSecurityRank(level string) int {
+	return slices.Index([]string{"restricted", "baseline", "privileged"}, level)
 }
 
 // shared puts findings under one comment quoting the end their message

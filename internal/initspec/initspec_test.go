@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
@@ -211,7 +212,7 @@ func TestInstallModes(t *testing.T) {
 		for _, m := range c.modes {
 			csv.Spec.InstallModes = append(csv.Spec.InstallModes, v1alpha1.InstallMode{Type: m, Supported: true})
 		}
-		p := &Plan{Namespace: "ns"}
+		p := &Plan{Namespace: "ns", Source: Source{Bundle: "./bundle"}}
 		p.installMode(csv)
 		if !slices.Equal(p.Watch, c.watch) || p.watchTODO != c.todo {
 			t.Errorf("%v: watch %q todo %v, want %q %v", c.modes, p.Watch, p.watchTODO, c.watch, c.todo)
@@ -456,6 +457,39 @@ func TestBuildWarnsOutsideRepository(t *testing.T) {
 		}
 		if !slices.Equal(res.Warnings, c.want) {
 			t.Errorf("%s: warnings %q, want %q", c.name, res.Warnings, c.want)
+		}
+	}
+}
+
+// TestPodSecurityLabel: the SCC findings are answered by the Pod Security
+// label they ask for on the install namespace, beside their accept entry;
+// a level the SCCs do not say is privileged, marked TODO.
+func TestPodSecurityLabel(t *testing.T) {
+	role := func(sccs string) string {
+		return "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: a}\nrules:\n- apiGroups: [security.openshift.io]\n  resources: [securitycontextconstraints]\n  resourceNames: [" + sccs + "]\n  verbs: [use]\n"
+	}
+	for _, c := range []struct{ sccs, line string }{
+		{"anyuid", "    pod-security.kubernetes.io/enforce: baseline\n"},
+		{"my-custom-scc", "    pod-security.kubernetes.io/enforce: privileged  # TODO: privileged lets the pods do anything; set baseline or restricted if they need less (the SCCs they name say no level)\n"},
+	} {
+		nodes, err := (&kio.ByteReader{Reader: strings.NewReader(role(c.sccs)), OmitReaderAnnotations: true}).Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &bundle.Bundle{CSV: &v1alpha1.ClusterServiceVersion{}}
+		p := &Plan{Namespace: "ns", Source: Source{Bundle: "./bundle"}}
+		p.AnswerRest(requirements.Report(requirements.Input{Bundle: b, Objects: nodes}), nil)
+		text := string(p.Text("x"))
+		for _, want := range []string{
+			"  namespaceLabels:  # the Pod Security level the SecurityContextConstraints finding below asks for\n" + c.line,
+			"  - openshift:securitycontextconstraints  # the label pod-security.kubernetes.io/enforce under namespaceLabels answers it\n",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: no %q in:\n%s", c.sccs, want, text)
+			}
+		}
+		if s := p.Spec(); s.Validate() != nil || len(s.NamespaceLabels) != 1 {
+			t.Errorf("%s: spec %v: %v", c.sccs, s.NamespaceLabels, s.Validate())
 		}
 	}
 }

@@ -48,6 +48,14 @@ func (p *Plan) Text(csv string) []byte {
 		w.line("  digest: " + quoted(s.Digest) + "  # the pin (docs/spec.md, Pinning)")
 	}
 	w.trailing("  namespace: "+scalar(p.Namespace), p.nsNote)
+	if p.PodSecurity != "" {
+		w.line("  namespaceLabels:  # the Pod Security level the SecurityContextConstraints finding below asks for")
+		note := ""
+		if p.podSecurityTODO {
+			note = TODO + " privileged lets the pods do anything; set baseline or restricted if they need less (the SCCs they name say no level)"
+		}
+		w.trailing("    "+podSecurityEnforce+": "+p.PodSecurity, note)
+	}
 	if len(p.Watch) > 0 {
 		w.trailing("  watchNamespaces: "+flow(p.Watch), p.watchNote)
 	} else if p.watchNote != "" {

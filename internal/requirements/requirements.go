@@ -79,7 +79,15 @@ type Finding struct {
 	// the key of a finding it stands for (api:security.openshift.io for
 	// openshift:securitycontextconstraints), so entries of either form work.
 	alias string
+	// level is the Pod Security level an SCC finding asks for (PodSecurityLevel).
+	level string
 }
+
+// PodSecurityLevel is the pod-security.kubernetes.io/enforce level that an
+// openshift:securitycontextconstraints or openshift:openshift.io/scc
+// finding asks the install namespace for, from the SCCs it names; "" when
+// they do not say (a custom SCC, a rule on every SCC) or for other findings.
+func (f Finding) PodSecurityLevel() string { return f.level }
 
 // Key is "category:subject", what spec.accept entries match.
 func (f Finding) Key() string { return string(f.Category) + ":" + f.Subject }
@@ -163,10 +171,11 @@ func merge(in []Finding) []Finding {
 		}
 		sources[i] = append(sources[i], f.Source)
 		alias := cmp.Or(out[i].alias, f.alias)
+		level := looserLevel(out[i].level, f.level)
 		if prefer(f, out[i]) {
 			out[i] = f
 		}
-		out[i].alias = alias
+		out[i].alias, out[i].level = alias, level
 	}
 	for i := range out {
 		s := slices.Compact(slices.Sorted(slices.Values(sources[i])))

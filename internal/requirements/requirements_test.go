@@ -440,3 +440,38 @@ func TestUnmatchedAccept(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestPodSecurityLevel: an SCC finding says the Pod Security level the SCCs
+// it names need (the loosest, across every role and annotation merged into
+// it), or none when one is custom or a rule covers every SCC.
+func TestPodSecurityLevel(t *testing.T) {
+	role := func(name string, sccs ...string) string {
+		names := ""
+		if len(sccs) > 0 {
+			names = "\n  resourceNames: [" + strings.Join(sccs, ", ") + "]"
+		}
+		return "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: " + name + "}\nrules:\n- apiGroups: [security.openshift.io]\n  resources: [securitycontextconstraints]" + names + "\n  verbs: [use]\n"
+	}
+	for _, c := range []struct {
+		name, objs, subject, level, fix string
+	}{
+		{"privileged", role("a", "privileged"), "securitycontextconstraints", "privileged",
+			`label the install namespace pod-security.kubernetes.io/enforce: privileged (spec.namespaceLabels; the level of the SCC privileged), then accept "openshift:securitycontextconstraints" (spec.accept)`},
+		{"anyuid and restricted", role("a", "restricted-v2", "anyuid"), "securitycontextconstraints", "baseline", ""},
+		{"loosest of two roles", role("a", "restricted") + "---\n" + role("b", "hostnetwork"), "securitycontextconstraints", "privileged", ""},
+		{"a custom SCC", role("a", "kubevirt-handler", "privileged"), "securitycontextconstraints", "",
+			`label the install namespace with the pod-security.kubernetes.io/enforce level its pods need (spec.namespaceLabels; privileged allows everything an SCC can), then accept "openshift:securitycontextconstraints" (spec.accept)`},
+		{"every SCC", role("a"), "securitycontextconstraints", "", ""},
+		{"annotation", "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {openshift.io/scc: nonroot-v2}}\n", "openshift.io/scc", "baseline", ""},
+	} {
+		var got *Finding
+		for _, f := range Report(Input{Bundle: emptyBundle(), Objects: objects(t, c.objs)}) {
+			if f.Key() == "openshift:"+c.subject {
+				got = &f
+			}
+		}
+		if got == nil || got.PodSecurityLevel() != c.level || c.fix != "" && got.Fix != c.fix {
+			t.Errorf("%s: got %+v, want level %q and fix %q", c.name, got, c.level, c.fix)
+		}
+	}
+}

@@ -97,6 +97,11 @@ type Spec struct {
 	Namespace string `json:"namespace,omitempty"`
 	// CreateNamespace adds the Namespace object (default true).
 	CreateNamespace *bool `json:"createNamespace,omitempty"`
+	// NamespaceLabels and NamespaceAnnotations are set on the install
+	// Namespace the render holds (pod-security.kubernetes.io/enforce for an
+	// operator whose pods need privileges).
+	NamespaceLabels      map[string]string `json:"namespaceLabels,omitempty"`
+	NamespaceAnnotations map[string]string `json:"namespaceAnnotations,omitempty"`
 	// WatchNamespaces are the namespaces the operator watches. Empty means all
 	// namespaces if the CSV supports AllNamespaces, else the install namespace if
 	// it supports OwnNamespace.
@@ -710,6 +715,7 @@ func (s *Spec) Validate() error {
 	} else if msg := dns1123Label(s.Namespace); msg != "" {
 		add("spec.namespace %s: %s", echo.Quote(s.Namespace), msg)
 	}
+	errs = append(errs, checkNamespaceMetadata(s.NamespaceLabels, s.NamespaceAnnotations)...)
 	for i, ns := range s.WatchNamespaces {
 		if ns == "" {
 			continue // "" means all namespaces, as in OLM

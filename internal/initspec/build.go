@@ -104,6 +104,7 @@ func Build(ctx context.Context, r *render.Renderer, req Request) (*Result, error
 	if err != nil {
 		return nil, err
 	}
+	plan.ExcludeConsole(res.Requirements)
 	plan.AnswerInstalls(res.Requirements)
 	found := len(res.Requirements)
 	if res, err = report(); err != nil {

@@ -55,6 +55,11 @@ type Plan struct {
 	nsNote string
 	nsTODO bool
 
+	// Exclude drops the OpenShift console's objects (ExcludeConsole);
+	// excludeNote says which.
+	Exclude     []string
+	excludeNote string
+
 	// PodSecurity, when set, is the pod-security.kubernetes.io/enforce
 	// label the SCC findings ask of the install namespace; podSecurityTODO
 	// marks a guess (the SCCs named say no level).
@@ -174,7 +179,7 @@ func (p *Plan) Spec() spec.Spec {
 	s := spec.Spec{
 		Bundle: p.Source.Bundle, Catalog: p.Source.Catalog, Package: p.Source.Package, Channel: p.Source.Channel,
 		Version: p.Source.Version, Digest: p.Source.Digest,
-		Namespace: p.Namespace, WatchNamespaces: p.Watch, ExcludeFiles: p.ExcludeFiles,
+		Namespace: p.Namespace, WatchNamespaces: p.Watch, ExcludeFiles: p.ExcludeFiles, Exclude: p.Exclude,
 	}
 	if p.PodSecurity != "" {
 		s.NamespaceLabels = map[string]string{podSecurityEnforce: p.PodSecurity}
@@ -289,7 +294,7 @@ func (p *Plan) AnswerRest(findings []requirements.Finding, owned []string) {
 			case f.PodSecurityLevel() != "" || isSCC(f):
 				e.Trailing = p.answerPodSecurity(f)
 			case f.Severity == requirements.Error:
-				e.Trailing = TODO + " act on the fix above first"
+				e.Trailing = TODO + " " + firstAction(f.Fix)
 			}
 			groups = append(groups, Group{Entries: []Entry{e}})
 		}
@@ -300,6 +305,43 @@ func (p *Plan) AnswerRest(findings []requirements.Finding, owned []string) {
 		return cmp.Or(cmp.Compare(categoryIndex(a), categoryIndex(b)), strings.Compare(a.Entries[0].Value, b.Entries[0].Value))
 	})
 	p.Accept = append(p.Accept, groups...)
+}
+
+// firstAction is the one thing left to do for an error finding init
+// accepts: its fix up to where it turns to accepting it, or to another
+// branch ("…, then accept", "; otherwise accept", "; or …", "; on
+// OpenShift …"), with what an action names after "first" dropped.
+func firstAction(fix string) string {
+	cut := len(fix)
+	for _, sep := range []string{", then accept", "; otherwise accept", ", or accept", "; or ", "; on OpenShift"} {
+		if i := strings.Index(fix, sep); i >= 0 && i < cut {
+			cut = i
+		}
+	}
+	action := strings.TrimSpace(fix[:cut])
+	if action == "" || len(action) > 160 {
+		return "act on the fix above first"
+	}
+	return echo.Text(action)
+}
+
+// consoleGroup is the OpenShift console's API group: its objects (quick
+// starts, YAML samples, CLI downloads, plugins) only show in that console.
+const consoleGroup = "console.openshift.io"
+
+// ExcludeConsole is the first answer to a report: when the render holds
+// objects of the OpenShift console's API (an error finding: nothing serves
+// it elsewhere), they are dropped with spec.exclude, which no cluster
+// without that console misses.
+func (p *Plan) ExcludeConsole(findings []requirements.Finding) {
+	for _, f := range requirements.Pending(findings) {
+		group, _, _ := strings.Cut(f.Subject, "/")
+		if f.Category == requirements.API && f.Severity == requirements.Error && group == consoleGroup {
+			p.Exclude = []string{consoleGroup + "/*"}
+			p.excludeNote = "the OpenShift console's objects (" + firstSource(f.Source) + "): nothing shows them without that console"
+			return
+		}
+	}
 }
 
 // podSecurityEnforce is the Pod Security label init writes.

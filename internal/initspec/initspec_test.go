@@ -126,7 +126,7 @@ func TestBuildSeesExtraManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(res.Text), "  - api:route.openshift.io  # TODO: act on the fix above first") {
+	if !strings.Contains(string(res.Text), "  - api:route.openshift.io  # TODO: if the operator cannot run without it, add a stand-in CRD as an extra manifest\n") {
 		t.Errorf("the Route's API is not answered:\n%s", res.Text)
 	}
 	os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte("kind: [\n"), 0o644)
@@ -490,6 +490,38 @@ func TestPodSecurityLabel(t *testing.T) {
 		}
 		if s := p.Spec(); s.Validate() != nil || len(s.NamespaceLabels) != 1 {
 			t.Errorf("%s: spec %v: %v", c.sccs, s.NamespaceLabels, s.Validate())
+		}
+	}
+}
+
+// TestConsoleObjectsExcluded: objects of the OpenShift console's API in the
+// render (an error: nothing serves it elsewhere) are dropped with
+// spec.exclude, under a comment naming them, not accepted.
+func TestConsoleObjectsExcluded(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "sample.yaml"), []byte("apiVersion: console.openshift.io/v1\nkind: ConsoleYAMLSample\nmetadata: {name: s}\nspec: {title: t}\n"), 0o644)
+	res, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, Dir: dir, Namespace: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(res.Text)
+	want := "  # the OpenShift console's objects (ConsoleYAMLSample/s): nothing shows them without that console\n  exclude: [\"console.openshift.io/*\"]\n"
+	if !strings.Contains(text, want) || strings.Contains(text, "- api:console.openshift.io") {
+		t.Errorf("want %q and no accept entry for the console's API in:\n%s", want, text)
+	}
+}
+
+// TestFirstAction: the TODO of an accepted error is the fix's first branch.
+func TestFirstAction(t *testing.T) {
+	for fix, want := range map[string]string{
+		`if the operator cannot run without it, add a stand-in CRD as an extra manifest; otherwise accept "api:x" (spec.accept); on OpenShift, declare it in spec.clusterAPIs`: "if the operator cannot run without it, add a stand-in CRD as an extra manifest",
+		`install it first (its own Application), then accept "dependency:x"`:                                                                                                   "install it first (its own Application)",
+		`install prometheus-operator first and declare it in spec.clusterAPIs (monitoring.coreos.com/v1), or accept "api:monitoring.coreos.com"`:                               "install prometheus-operator first and declare it in spec.clusterAPIs (monitoring.coreos.com/v1)",
+		`, then accept "x"`:            "act on the fix above first",
+		strings.Repeat("do this ", 30): "act on the fix above first",
+	} {
+		if got := firstAction(fix); got != want {
+			t.Errorf("firstAction(%q) = %q, want %q", fix, got, want)
 		}
 	}
 }

@@ -61,6 +61,10 @@ func (p *Plan) Text(csv string) []byte {
 	} else if p.watchNote != "" {
 		w.comment("  ", "watchNamespaces: "+p.watchNote)
 	}
+	if len(p.Exclude) > 0 {
+		w.comment("  ", p.excludeNote)
+		w.line("  exclude: " + flow(p.Exclude))
+	}
 	if len(p.ExcludeFiles) > 0 {
 		w.line("  excludeFiles: " + flow(p.ExcludeFiles) + "  # skipped unread (--exclude-file): the bundle does not load with them")
 	}

@@ -525,3 +525,19 @@ func TestFirstAction(t *testing.T) {
 		}
 	}
 }
+
+// TestPreReleaseNote: a catalog's newest version chosen with no range is
+// said to be a pre-release when it is one (OLM v1 takes it), with the range
+// that leaves pre-releases out.
+func TestPreReleaseNote(t *testing.T) {
+	for _, c := range []struct{ version, rng, want string }{
+		{"0.3.0-rc.1", "", `  version: "0.3.0-rc.1"  # the newest version, a pre-release: OLM v1 chooses pre-releases when no range is given; --version ">=0.0.0" (any release) leaves them out` + "\n"},
+		{"0.2.0+build-1", "", `  version: "0.2.0+build-1"  # the newest version; a bump`},
+		{"0.3.0-rc.1", ">=0.3.0-0", `  version: "0.3.0-rc.1"  # chosen from the range >=0.3.0-0;`},
+	} {
+		p := &Plan{Name: "g", Namespace: "ns", Source: Source{Catalog: "./catalog", Package: "g", Version: c.version, Range: c.rng}}
+		if text := string(p.Text("x")); !strings.Contains(text, c.want) {
+			t.Errorf("%s (range %q): no %q in:\n%s", c.version, c.rng, c.want, text)
+		}
+	}
+}

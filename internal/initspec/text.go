@@ -34,6 +34,10 @@ func (p *Plan) Text(csv string) []byte {
 			w.line("  channel: " + scalar(s.Channel))
 		}
 		note := "the newest version; a bump changes this line and digest (olm-cmp resolve --write)"
+		// A pre-release starts at a "-" before any build metadata (+).
+		if v, _, _ := strings.Cut(s.Version, "+"); strings.Contains(v, "-") {
+			note = "the newest version, a pre-release: OLM v1 chooses pre-releases when no range is given; --version \">=0.0.0\" (any release) leaves them out"
+		}
 		if s.Range != "" {
 			note = "chosen from the range " + echo.Text(s.Range) + "; a bump changes this line and digest (olm-cmp resolve --write)"
 		}

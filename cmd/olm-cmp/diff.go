@@ -239,7 +239,7 @@ func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, g
 	if err != nil {
 		return nil, fmt.Errorf("rendering TO: %w", err)
 	}
-	printNotes(cmd.ErrOrStderr(), toRes, false, "") // findings under their own severity, as render prints them
+	printNotes(cmd.ErrOrStderr(), toRes, false, true, "") // findings under their own severity, as render prints them
 	var fromManifests []string
 	var fromRequirements []requirements.Finding
 	fromSide := diff.Side{Source: fmt.Sprintf("(no %s at %s)", spec.FileName, gitBase)}

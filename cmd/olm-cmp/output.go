@@ -31,6 +31,8 @@ type renderOutput struct {
 	format string
 	dir    string
 	quiet  bool
+	// verbose prints every RBAC-only api finding instead of one line.
+	verbose bool
 }
 
 func (o *renderOutput) register(fs interface {
@@ -41,6 +43,7 @@ func (o *renderOutput) register(fs interface {
 	fs.StringVarP(&o.format, "output", "o", outputYAML, "yaml (a multi-document stream) or json (one v1 List object holding every object, the JSON the plugin sends)")
 	fs.StringVar(&o.dir, "output-dir", "", "write one file per object into this directory instead of stdout, named <wave>-<kind>-<name>.yaml (or .json with -o json); the directory is replaced as a whole, and only if olm-cmp wrote it (or it is empty)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "summarise requirement findings in one line per category (olm-cmp inspect DIR lists them) and leave out the informational lines")
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "print each API group only the operator's RBAC rules name on its own line, with its fix (by default one line names them all)")
 }
 
 // check refuses a flag value before anything is rendered (a registry pull
@@ -332,13 +335,18 @@ func safeName(s string) string {
 // printNotes prints the warnings and requirement findings of res on w, one
 // line each under its severity (render.Result.Notes). quiet replaces the
 // findings with one line per category, naming the command that lists them
-// (olm-cmp inspect followed by inspectArgs).
-func printNotes(w io.Writer, res *render.Result, quiet bool, inspectArgs string) {
+// (olm-cmp inspect followed by inspectArgs); otherwise, unless verbose, the
+// RBAC-only api findings are one line (render.FoldRBACOnly).
+func printNotes(w io.Writer, res *render.Result, quiet, verbose bool, inspectArgs string) {
 	type tally struct {
 		n, errors int
 	}
 	byCat := map[requirements.Category]*tally{}
-	for _, n := range res.Notes() {
+	notes := res.Notes()
+	if !quiet && !verbose {
+		notes = render.FoldRBACOnly(notes, "-v prints each with its fix")
+	}
+	for _, n := range notes {
 		if n.Finding == nil || !quiet {
 			fmt.Fprintf(w, "%s: %s\n", n.Severity, echo.Text(n.Text))
 			continue

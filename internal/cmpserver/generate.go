@@ -47,7 +47,7 @@ func Generate(ctx context.Context, r *render.Renderer, dir string, environ []str
 	}
 	// A requirement finding under its own severity, as render and inspect
 	// print it; bundle content escaped: nothing may act on a terminal.
-	for _, n := range res.Notes() {
+	for _, n := range render.FoldRBACOnly(res.Notes(), "olm-cmp inspect prints each with its fix") {
 		fmt.Fprintf(stderr, "%s: %s\n", n.Severity, echo.Text(n.Text))
 	}
 	_, err = stdout.Write(res.YAML())

@@ -172,7 +172,7 @@ func (v apiView) finding(u apiUse, needed bool) Finding {
 	if needed {
 		sev = Error
 	}
-	return Finding{Category: API, Subject: subject, Source: u.source, Severity: sev, Message: msg, Fix: fix}
+	return Finding{Category: API, Subject: subject, Source: u.source, Severity: sev, Message: msg, Fix: fix, rbacOnly: !needed}
 }
 
 // apiUses lists the APIs of the render: RBAC rules of its Roles and

@@ -81,7 +81,14 @@ type Finding struct {
 	alias string
 	// level is the Pod Security level an SCC finding asks for (PodSecurityLevel).
 	level string
+	// rbacOnly marks an api finding on a group only RBAC rules name (RBACOnly).
+	rbacOnly bool
 }
+
+// RBACOnly reports whether f is an api finding on a group that only the
+// operator's RBAC rules name (no object of the render, no required CRD):
+// usual for operators, which use such APIs where they are served.
+func (f Finding) RBACOnly() bool { return f.rbacOnly }
 
 // PodSecurityLevel is the pod-security.kubernetes.io/enforce level that an
 // openshift:securitycontextconstraints or openshift:openshift.io/scc

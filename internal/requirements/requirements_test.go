@@ -2,6 +2,7 @@ package requirements
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -473,5 +474,17 @@ func TestPodSecurityLevel(t *testing.T) {
 		if got == nil || got.PodSecurityLevel() != c.level || c.fix != "" && got.Fix != c.fix {
 			t.Errorf("%s: got %+v, want level %q and fix %q", c.name, got, c.level, c.fix)
 		}
+	}
+}
+
+// TestRBACOnly: an api finding says whether only RBAC rules name its group.
+func TestRBACOnly(t *testing.T) {
+	objs := objects(t, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r}\nrules:\n- apiGroups: [a.example.com, b.example.com]\n  resources: ['*']\n  verbs: [get]\n---\napiVersion: b.example.com/v1\nkind: B\nmetadata: {name: b}\n")
+	got := map[string]bool{}
+	for _, f := range Report(Input{Bundle: emptyBundle(), Objects: objs}) {
+		got[f.Key()] = f.RBACOnly()
+	}
+	if want := map[string]bool{"api:a.example.com": true, "api:b.example.com": false}; !maps.Equal(got, want) {
+		t.Errorf("RBACOnly %v, want %v", got, want)
 	}
 }

@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/initspec"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/upgrade"
@@ -89,7 +87,7 @@ replaced without --force; init writes nothing else, and writes atomically.`,
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d lines; requirement findings answered: %d; entries marked TODO: %d (grep -n '# TODO:' %s); it renders with olm-cmp render --strict %s\n",
 				file, total, res.Findings, todo, file, req.Dir)
 			if len(res.LeftOut) > 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "left out of the extra manifests, as other tools' files (spec.extraManifests.exclude; remove an entry to render that file): %s\n", leftOut(res.LeftOut))
+				fmt.Fprintf(cmd.OutOrStdout(), "left out of the extra manifests, as other tools' files (spec.extraManifests.exclude; remove an entry to render that file): %s\n", initspec.OtherToolsNote(res.LeftOut))
 			}
 			return nil
 		},
@@ -105,15 +103,6 @@ replaced without --force; init writes nothing else, and writes atomically.`,
 	f.StringArrayVar(&req.ExcludeFiles, "exclude-file", nil, "bundle file to skip unread (spec.excludeFiles), repeatable: manifests/broken.yaml, as a load error names it")
 	rf.register(f)
 	return cmd
-}
-
-// leftOut names the files init left out and what each is.
-func leftOut(fs []render.OtherToolFile) string {
-	parts := make([]string, len(fs))
-	for i, f := range fs {
-		parts[i] = echo.Text(f.File) + " (" + echo.Text(f.Why) + ")"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // gitRepository is the top directory of the Git repository holding dir, as

@@ -73,7 +73,7 @@ func (p *Plan) Text(csv string) []byte {
 		w.line("  excludeFiles: " + flow(p.ExcludeFiles) + "  # skipped unread (--exclude-file): the bundle does not load with them")
 	}
 	if len(p.OtherTools) > 0 {
-		w.comment("  ", "the files beside this one that belong to other tools, not the cluster: "+otherToolsNote(p.OtherTools))
+		w.comment("  ", "the files beside this one that belong to other tools, not the cluster: "+OtherToolsNote(p.OtherTools))
 		w.line("  extraManifests:")
 		w.line("    exclude: " + flow(p.otherToolGlobs()))
 	}
@@ -204,8 +204,9 @@ func Lines(text []byte) (total, todo int) {
 	return total, todo
 }
 
-// otherToolsNote says what each left-out file is.
-func otherToolsNote(fs []render.OtherToolFile) string {
+// OtherToolsNote says what each left-out file is: "a.yaml (an Argo CD
+// Application), b.yaml (a kustomization)".
+func OtherToolsNote(fs []render.OtherToolFile) string {
 	parts := make([]string, len(fs))
 	for i, f := range fs {
 		parts[i] = echo.Text(f.File) + " (" + echo.Text(f.Why) + ")"

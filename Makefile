@@ -7,7 +7,7 @@ LDFLAGS    := -s -w -X main.version=$(VERSION)
 BIN        := bin/olm-cmp
 PKGS       := ./...
 
-.PHONY: all build install image demo test test-unit test-argocd lint vet fmt bench generate e2e clean
+.PHONY: all build install image demo demo-registry test test-unit test-argocd lint vet fmt bench generate e2e clean
 
 all: build
 
@@ -36,6 +36,11 @@ image:
 ## demo: render the demo operator shipped in examples/demo (no registry, cluster or ../shared)
 demo:
 	$(GO) run ./cmd/olm-cmp render --quiet examples/demo
+
+## demo-registry: the demo catalog and its four bundle versions on DEMO_REGISTRY (plain HTTP) until Ctrl-C, so versions, resolve, upgrade and init --catalog run offline (README)
+DEMO_REGISTRY ?= localhost:5000
+demo-registry:
+	$(GO) run ./hack/demoregistry -addr $(DEMO_REGISTRY)
 
 ## test: lint + unit/integration tests + the Argo CD client suites (v2.14.21 and v3.6.1)
 test: lint test-unit test-argocd

@@ -65,7 +65,7 @@ func TestPluginDocApplication(t *testing.T) {
 		break
 	}
 	var plugin struct {
-		Metadata struct{ Name string } `json:"metadata"`
+		Metadata struct{ Name string }    `json:"metadata"`
 		Spec     struct{ Version string } `json:"spec"`
 	}
 	if err := yaml.Unmarshal([]byte(readText(t, "../plugin.yaml")), &plugin); err != nil {

@@ -351,6 +351,20 @@ func runtimeCases(t *testing.T) []badCase {
 		upgradeCase("crd-version-without-schema", greeterCRD(2, 1, 0, true), "error: schema: CRD greeters.greeter.example.com version v2: greeter-operator.v0.2.0 ships this version without a schema (spec.versions[1].schema.openAPIV3Schema)"),
 	)
 
+	// The upgrade edge under OLM v1's default upgradeConstraintPolicy,
+	// CatalogProvided: 0.2.0 replaces 0.1.0, never 0.0.1, so the upgrade
+	// from 0.0.1 is refused, in one line that names both, the way forward
+	// and SelfCertified.
+	cases = append(cases, badCase{name: "upgrade/no-edge-catalog-provided",
+		want: `$DIR/olm-cmp.yaml: line 7: spec.upgradeFrom "v0.0.1": no upgrade edge from greeter-operator.v0.0.1 to greeter-operator.v0.2.0: greeter-operator.v0.2.0 replaces greeter-operator.v0.1.0, skips (none) and has olm.skipRange (none), none of which includes greeter-operator.v0.0.1 (0.0.1); OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: render a version whose CSV replaces or skips greeter-operator.v0.0.1, or has an olm.skipRange holding 0.0.1, first, or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself`,
+		setup: func(t *testing.T, dir string) []string {
+			host, _ := bundletest.NewRegistry(t)
+			bundletest.PushDemoVersion(t, host, filepath.Join(dir, "bundle"), "0.0.1", "greeter-operator.v0.0.0")
+			bundletest.PushDemoVersion(t, host, filepath.Join(dir, "bundle"), "0.2.0", "greeter-operator.v0.1.0")
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), fmt.Appendf(nil, "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  bundle: %s/demo/greeter-bundle:v0.2.0\n  namespace: greeter-system\n  upgradeFrom: v0.0.1\n", host))
+			return []string{"--insecure-registry", host}
+		}})
+
 	// spec.acknowledge under strict: an entry that names no finding of the
 	// upgrade is an error (a stale one must not pass a later finding).
 	cases = append(cases, badCase{name: "upgrade/acknowledge-matches-nothing-strict",

@@ -356,7 +356,7 @@ func runtimeCases(t *testing.T) []badCase {
 	// from 0.0.1 is refused, in one line that names both, the way forward
 	// and SelfCertified.
 	cases = append(cases, badCase{name: "upgrade/no-edge-catalog-provided",
-		want: `$DIR/olm-cmp.yaml: line 7: spec.upgradeFrom "v0.0.1": no upgrade edge from greeter-operator.v0.0.1 to greeter-operator.v0.2.0: greeter-operator.v0.2.0 replaces greeter-operator.v0.1.0, skips (none) and has olm.skipRange (none), none of which includes greeter-operator.v0.0.1 (0.0.1); OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: render a version whose CSV replaces or skips greeter-operator.v0.0.1, or has an olm.skipRange holding 0.0.1, first, or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself`,
+		want: `$DIR/olm-cmp.yaml: line 7: spec.upgradeFrom "v0.0.1": no upgrade edge from greeter-operator.v0.0.1 to greeter-operator.v0.2.0: greeter-operator.v0.2.0 replaces greeter-operator.v0.1.0, skips (none) and has olm.skipRange (none), none of which includes greeter-operator.v0.0.1 (0.0.1); OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: first render a version whose CSV replaces or skips greeter-operator.v0.0.1 or has an olm.skipRange holding 0.0.1, or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself`,
 		setup: func(t *testing.T, dir string) []string {
 			host, _ := bundletest.NewRegistry(t)
 			bundletest.PushDemoVersion(t, host, filepath.Join(dir, "bundle"), "0.0.1", "greeter-operator.v0.0.0")

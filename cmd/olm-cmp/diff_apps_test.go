@@ -67,7 +67,9 @@ func TestDiffGitBaseAppsFrom(t *testing.T) {
 	// A spec flag changes TO over the application's parameter. Going down
 	// a version is refused under OLM v1's default upgradeConstraintPolicy.
 	if r := diffJSON(t, diffUnsafe, dir, dir, "--apps-from", manifest, "--version", "v0.10.2", "--insecure-registry", host); r.From.Version != "0.11.0" || r.To.Version != "0.10.2" ||
-		!slices.ContainsFunc(r.Safety, func(f safety.Finding) bool { return f.Rule == "upgradeEdge" && f.Severity == safety.Error }) {
+		!slices.ContainsFunc(r.Safety, func(f safety.Finding) bool {
+			return f.Rule == "upgradeEdge" && f.Severity == safety.Error && strings.Contains(f.Message, "OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: render 0.11.0 or a newer version")
+		}) {
 		t.Errorf("--version with --apps-from: %+v -> %+v, want 0.11.0 -> 0.10.2 and an upgradeEdge error; safety %+v", r.From, r.To, r.Safety)
 	}
 }

@@ -57,7 +57,7 @@ func TestUpgradeFromImage(t *testing.T) {
 			"\nerror: type: CRD greeters.greeter.example.com version v1alpha1 path .spec.replicas: ",
 		}},
 		// OLM v1's default, CatalogProvided: one line, the fixes named.
-		{name: "no edge", from: "0.1.0", to: "0.2.1", wantErr: []string{`spec.upgradeFrom "v0.1.0": ` + noEdge + "; OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: render a version whose CSV replaces or skips greeter-operator.v0.1.0, or has an olm.skipRange holding 0.1.0, first, or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself"}},
+		{name: "no edge", from: "0.1.0", to: "0.2.1", wantErr: []string{`spec.upgradeFrom "v0.1.0": ` + noEdge + "; OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: first render a version whose CSV replaces or skips greeter-operator.v0.1.0 or has an olm.skipRange holding 0.1.0, or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself"}},
 		{name: "no edge, CatalogProvided written out", from: "0.1.0", to: "0.2.1", policy: spec.UpgradeCatalogProvided, wantErr: []string{`spec.upgradeFrom "v0.1.0": ` + noEdge + "; OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: "}},
 		{name: "no edge, SelfCertified", from: "0.1.0", to: "0.2.1", policy: spec.UpgradeSelfCertified,
 			wantWarning: "the upgrade from greeter-operator.v0.1.0 to greeter-operator.v0.2.1: upgradeEdge: " + noEdge + "; allowed as spec.upgradeConstraintPolicy is SelfCertified (you have checked this upgrade yourself; OLM v1 installs it then too)"},
@@ -139,17 +139,17 @@ func TestUpgradeFromCatalog(t *testing.T) {
 		// FROM loads from any channel, but the edge is judged in TO's
 		// channel: fast lists no 0.1.0.
 		{name: "FROM in another channel", from: "0.1.0", rng: "0.2.0", channel: "fast",
-			wantErr: `spec.upgradeFrom "0.1.0": no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v0.2.0: no path through replaces, skips or skipRange in channel fast of the catalog's package greeter-operator` + refused + "render a version the catalog upgrades 0.1.0 to first (it lists none in channel fast), or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself"},
+			wantErr: `spec.upgradeFrom "0.1.0": no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v0.2.0: no path through replaces, skips or skipRange in channel fast of the catalog's package greeter-operator` + refused + "first render a version the catalog upgrades 0.1.0 to (it lists none in channel fast), or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself"},
 		// fast goes 0.2.0 -> 1.0.0, stable never reaches 1.0.0; 0.1.0's
 		// successor is 0.2.0 (stable).
 		{name: "no path in one channel", from: "0.1.0", rng: "1.0.0",
-			wantErr: `spec.upgradeFrom "0.1.0": no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v1.0.0: no path through replaces, skips or skipRange in any channel of the catalog's package greeter-operator` + refused + "render a version the catalog upgrades 0.1.0 to first (0.2.0), or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself"},
+			wantErr: `spec.upgradeFrom "0.1.0": no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v1.0.0: no path through replaces, skips or skipRange in any channel of the catalog's package greeter-operator` + refused + "first render a version the catalog upgrades 0.1.0 to (0.2.0), or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself"},
 		{name: "no path in one channel, SelfCertified", from: "0.1.0", rng: "1.0.0", policy: spec.UpgradeSelfCertified,
 			wantWarning: "the upgrade from greeter-operator.v0.1.0 to greeter-operator.v1.0.0: upgradeEdge: no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v1.0.0: no path through replaces, skips or skipRange in any channel of the catalog's package greeter-operator" + selfCertified},
 		// Acknowledging the finding passes it too, as every safety
 		// finding: shown with its reason.
 		{name: "no path in one channel, acknowledged", from: "0.1.0", rng: "1.0.0",
-			wantWarning: "the upgrade from greeter-operator.v0.1.0 to greeter-operator.v1.0.0: error: upgradeEdge: no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v1.0.0: no path through replaces, skips or skipRange in any channel of the catalog's package greeter-operator" + refused + "render a version the catalog upgrades 0.1.0 to first (0.2.0), or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself (acknowledged: tested on staging)"},
+			wantWarning: "the upgrade from greeter-operator.v0.1.0 to greeter-operator.v1.0.0: error: upgradeEdge: no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v1.0.0: no path through replaces, skips or skipRange in any channel of the catalog's package greeter-operator" + refused + "first render a version the catalog upgrades 0.1.0 to (0.2.0), or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself (acknowledged: tested on staging)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := e.request(t, "./catalog", tc.rng, tc.channel)

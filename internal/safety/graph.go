@@ -35,7 +35,7 @@ func checkEdge(ctx context.Context, from, to *bundle.Bundle, o Options) ([]Findi
 	}
 	if why := csvEdge(from, to); why != "" {
 		return edgeFinding(o, fmt.Sprintf("no upgrade edge from %s to %s: %s", from.CSV.Name, to.CSV.Name, why),
-			fmt.Sprintf("render a version whose CSV replaces or skips %s, or has an %s holding %s, first", from.CSV.Name, skipRangeAnnotation, fv)), nil
+			fmt.Sprintf("first render a version whose CSV replaces or skips %s or has an %s holding %s", from.CSV.Name, skipRangeAnnotation, fv)), nil
 	}
 	return nil, nil
 }
@@ -114,7 +114,7 @@ func catalogEdge(ctx context.Context, from, to *bundle.Bundle, o Options) ([]Fin
 		next = append(next, succ...)
 	}
 	return edgeFinding(o, fmt.Sprintf("no upgrade edge from %s to %s: no path through replaces, skips or skipRange in %s of the catalog's package %s", froms[0], tos[0], where, pkg),
-		fmt.Sprintf("render a version the catalog upgrades %s to first (%s)", fv, versionList(g, next, where))), nil
+		fmt.Sprintf("first render a version the catalog upgrades %s to (%s)", fv, versionList(g, next, where))), nil
 }
 
 // versionList names the versions of the bundles names, highest first, at

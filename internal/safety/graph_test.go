@@ -20,7 +20,7 @@ func TestUpgradeEdgeFromCSVs(t *testing.T) {
 		return b
 	}
 	const (
-		refused = "; OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: render a version whose CSV replaces or skips widget.v1.0.0, or has an olm.skipRange holding 1.0.0, first, or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself"
+		refused = "; OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: first render a version whose CSV replaces or skips widget.v1.0.0 or has an olm.skipRange holding 1.0.0, or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself"
 		allowed = "; allowed as spec.upgradeConstraintPolicy is SelfCertified (you have checked this upgrade yourself; OLM v1 installs it then too)"
 	)
 	for _, tc := range []struct {
@@ -105,11 +105,11 @@ func TestUpgradeEdgeOLMv1TestData(t *testing.T) {
 		{name: "catalog: 1.0.0 -> 1.2.0 through 1.0.1, SelfCertified", from: v100, to: v120, o: Options{Catalog: cat, Package: "test", SelfCertified: true}},
 		// 1.0.0's one successor is 1.0.1 (beta); the fix names it.
 		{name: "catalog: 1.0.0 -> 1.0.2 has no edge", from: v100, to: v102, o: Options{Catalog: cat, Package: "test"}, want: Error,
-			says: "no upgrade edge from test-operator.1.0.0 to test-operator.1.0.2: no path through replaces, skips or skipRange in any channel of the catalog's package test; OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: render a version the catalog upgrades 1.0.0 to first (1.0.1), or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself"},
+			says: "no upgrade edge from test-operator.1.0.0 to test-operator.1.0.2: no path through replaces, skips or skipRange in any channel of the catalog's package test; OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: first render a version the catalog upgrades 1.0.0 to (1.0.1), or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself"},
 		{name: "catalog: 1.0.2 -> 1.2.0 has no edge, SelfCertified", from: v102, to: v120, o: Options{Catalog: cat, Package: "test", SelfCertified: true}, want: Warning,
 			says: "no upgrade edge from test-operator.1.0.2 to test-operator.1.2.0: no path through replaces, skips or skipRange in any channel of the catalog's package test; allowed as spec.upgradeConstraintPolicy is SelfCertified"},
 		{name: "catalog: 1.0.0 -> 1.2.0 not in channel alpha", from: v100, to: v120, o: Options{Catalog: cat, Package: "test", Channel: "alpha"}, want: Error,
-			says: "in channel alpha of the catalog's package test; OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: render a version the catalog upgrades 1.0.0 to first (it lists none in channel alpha)"},
+			says: "in channel alpha of the catalog's package test; OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: first render a version the catalog upgrades 1.0.0 to (it lists none in channel alpha)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := checkEdge(context.Background(), tc.from, tc.to, tc.o)

@@ -375,11 +375,11 @@ func TestOriginNamesTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	origin := func(n *yaml.RNode) string {
+	origin := func(n *yaml.RNode) Origin {
 		if n.GetName() == "a" {
-			return "the extra manifest cm.yaml"
+			return Origin{Where: "the extra manifest cm.yaml"}
 		}
-		return ""
+		return Origin{}
 	}
 	_, err = Objects(origin).Filter(nodes)
 	want := "ConfigMap a (in the extra manifest cm.yaml): wrongfield: unknown field: the API type has no such field, so the server would drop it or refuse the object: fix the extra manifest cm.yaml, or change it with a patch (spec.patches; a JSON 6902 `op: remove` drops a field)\n" +

@@ -219,6 +219,9 @@ type manifestFile struct {
 	name string // bundle-relative path, e.g. manifests/foo.yaml
 	data []byte
 	docs []*yaml.Node // top-level document contents, one per YAML/JSON document
+	// repeats is the warning about keys the file repeats with their value
+	// (dropRepeatedKeys), "" when none.
+	repeats string
 }
 
 // readManifests reads manifests/, sorted by name as OLM's WalkDir does.
@@ -287,6 +290,11 @@ func parseManifests(files []*manifestFile, cache *ParseCache) error {
 	for _, f := range order {
 		g.Go(func() error {
 			docs, err := cache.parse(f.data)
+			if err == nil {
+				// Before anything reads a key (classify reads apiVersion
+				// and kind); here, the files' walks run in parallel.
+				f.repeats, err = dropRepeatedKeys(f.name, docs)
+			}
 			if err != nil {
 				mu.Lock()
 				errs[f] = &FileError{File: f.name, Err: err}
@@ -385,13 +393,8 @@ func classify(b *Bundle, files []*manifestFile) error {
 	var v1beta1 []v1beta1CRD
 	aliasNodes := 0 // added by expanding aliases, over the whole bundle
 	for _, f := range files {
-		// Before anything reads a key: flatten reads apiVersion and kind.
-		warning, err := dropRepeatedKeys(f.name, f.docs)
-		if err != nil {
-			return &FileError{File: f.name, Err: err}
-		}
-		if warning != "" {
-			b.Warnings = append(b.Warnings, warning)
+		if f.repeats != "" {
+			b.Warnings = append(b.Warnings, f.repeats)
 		}
 		var objs []located
 		for i, doc := range f.docs {

@@ -69,10 +69,18 @@ func DropRepeatedKeys(n *yaml.Node) ([]RepeatedKey, error) {
 var errCompareBudget = errors.New("keys repeated with values too large to compare (over the YAML node limit): not a manifest a bundle should hold")
 
 type dropper struct {
-	path   []string // segments of the path to the node being walked
+	// path leads to the node being walked: a mapping's key, or a list's
+	// index. Written out only for a repeat (pathTo): most files have none.
+	path   []step
 	found  []RepeatedKey
 	budget int            // nodes the comparisons may still visit
 	index  map[string]int // key → position, reused for each large mapping
+}
+
+// step is one step of a path: key, or else index.
+type step struct {
+	key   *yaml.Node
+	index int
 }
 
 func (d *dropper) walk(n *yaml.Node) error {
@@ -85,7 +93,7 @@ func (d *dropper) walk(n *yaml.Node) error {
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			d.path = append(d.path, "["+strconv.Itoa(i)+"]")
+			d.path = append(d.path, step{index: i})
 			err := d.walk(c)
 			d.path = d.path[:len(d.path)-1]
 			if err != nil {
@@ -96,7 +104,7 @@ func (d *dropper) walk(n *yaml.Node) error {
 		// Values first: a repeat inside a repeated value is resolved before
 		// the two values are compared.
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			d.path = append(d.path, segment(n.Content[i]))
+			d.path = append(d.path, step{key: n.Content[i]})
 			err := d.walk(n.Content[i+1])
 			d.path = d.path[:len(d.path)-1]
 			if err != nil {
@@ -282,11 +290,16 @@ func segment(k *yaml.Node) string {
 // pathTo is the path of key k of the mapping being walked.
 func (d *dropper) pathTo(k *yaml.Node) string {
 	var b strings.Builder
-	for _, s := range append(d.path, segment(k)) {
-		if b.Len() > 0 && !strings.HasPrefix(s, "[") {
+	for _, st := range append(d.path[:len(d.path):len(d.path)], step{key: k}) {
+		if st.key == nil {
+			b.WriteString("[" + strconv.Itoa(st.index) + "]")
+			continue
+		}
+		seg := segment(st.key)
+		if b.Len() > 0 && !strings.HasPrefix(seg, "[") {
 			b.WriteByte('.')
 		}
-		b.WriteString(s)
+		b.WriteString(seg)
 	}
 	return b.String()
 }

@@ -12,15 +12,8 @@ import (
 // files written into it (paths relative to the application directory).
 func quirkRequest(t *testing.T, files map[string]string) Request {
 	t.Helper()
-	dir := t.TempDir()
-	copyTree(t, demoDir, dir)
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	req := demoRequest(t)
-	req.SourceDir = dir
+	req.SourceDir = extraDir(t, files)
 	return req
 }
 

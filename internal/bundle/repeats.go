@@ -24,19 +24,12 @@ import (
 // silently, and the render is refused: nobody can tell which one the
 // vendor meant, and the user cannot fix the vendor's file.
 func dropRepeatedKeys(file string, docs []*yaml.Node) (string, error) {
-	var found []yamlsafe.RepeatedKey
-	for _, d := range docs {
-		if d == nil {
-			continue
-		}
-		r, err := yamlsafe.DropRepeatedKeys(d)
-		if ce := (*yamlsafe.ConflictError)(nil); errors.As(err, &ce) {
-			return "", fmt.Errorf("%w: OLM v1 would install the last one without a word, and which one the vendor meant cannot be told", err)
-		}
-		if err != nil {
-			return "", err
-		}
-		found = append(found, r...)
+	found, err := yamlsafe.DropRepeatedKeys(docs...)
+	if ce := (*yamlsafe.ConflictError)(nil); errors.As(err, &ce) {
+		return "", fmt.Errorf("%w: OLM v1 would install the last one without a word, and which one the vendor meant cannot be told", err)
+	}
+	if err != nil {
+		return "", err
 	}
 	if len(found) == 0 {
 		return "", nil

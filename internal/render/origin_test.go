@@ -158,3 +158,34 @@ func TestKeyRepeatedWithItsValueRenders(t *testing.T) {
 		}
 	}
 }
+
+// The three vendor bundles of issue 26 (community-operators-prod), when
+// ../shared/bundles holds them: nlp-server renders with its warning, the
+// other two are refused naming their file and spec.exclude/excludeFiles.
+func TestVendorQuirksOfSharedBundles(t *testing.T) {
+	requireShared(t)
+	for _, c := range []struct{ dir, ns, want string }{
+		// upstream: operators/nlp-server/0.8.6, and so on
+		{"nlp-server-0.8.6", "nlp-server", "manifests/nlp-server-role-binding.yaml: line 12: apiVersion is set twice to the same value (first on line 1): rendered once, as OLM v1 installs it (the values are equal: the object is the same either way)"},
+		{"ack-secretsmanager-controller-1.4.1", "ack-secretsmanager-controller", `Secret ack-secretsmanager-controller/example (in the bundle file manifests/example_secretsmanager.services.k8s.aws_v1alpha1_secret.yaml): spec.name: Required value: the bundle ships it so: leave it out with spec.exclude: ["secretsmanager.services.k8s.aws/Secret/example"] (or its whole file with spec.excludeFiles: [manifests/example_secretsmanager.services.k8s.aws_v1alpha1_secret.yaml]), or correct it with spec.patches`},
+		{"ecr-secret-operator-0.6.0", "ecr-secret-operator", `Secret ecr-secret-operator/ecr-secret (in the bundle file manifests/ecr-secret_ecr.mobb.redhat.com_v1alpha1_secret.yaml): spec.aws_iam_secret: unknown field: the CRD's schema does not define it, so the API server would prune it; spec.region: Required value: the bundle ships it so: leave it out with spec.exclude: ["ecr.mobb.redhat.com/Secret/ecr-secret"] (or its whole file with spec.excludeFiles: [manifests/ecr-secret_ecr.mobb.redhat.com_v1alpha1_secret.yaml]), or correct it with spec.patches`},
+	} {
+		t.Run(c.dir, func(t *testing.T) {
+			dir := filepath.Join(sharedDir, "bundles", c.dir)
+			if _, err := os.Stat(dir); err != nil {
+				t.Skipf("%s is not in ../shared/bundles (it comes from community-operators-prod, operators/<name>/<version>): %v", c.dir, err)
+			}
+			res, err := (&Renderer{}).Render(context.Background(), dirRequest(t, dir, c.ns))
+			got := ""
+			switch {
+			case err != nil:
+				got = err.Error()
+			case len(res.Warnings) > 0:
+				got = res.Warnings[0]
+			}
+			if got != c.want {
+				t.Errorf("got  %s\nwant %s", got, c.want)
+			}
+		})
+	}
+}

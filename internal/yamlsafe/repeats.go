@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
@@ -27,39 +28,57 @@ type ConflictError struct {
 	// Values are the two values, quoted, when both are scalars; empty
 	// otherwise (a mapping or a list is not repeated in a message).
 	Values [2]string
+	// Unquoted is the line of the one unquoted when the two scalars are
+	// the same text, once quoted and once not (0 otherwise): `yes` is a
+	// boolean to YAML 1.1 readers, `1` a number to every reader.
+	Unquoted int
 }
 
 func (e *ConflictError) Error() string {
+	if e.Unquoted != 0 {
+		quoted := e.First
+		if quoted == e.Unquoted {
+			quoted = e.Line
+		}
+		return fmt.Sprintf("line %d: %s is set twice with different values (%s on line %d, and unquoted on line %d, where a YAML reader may take it for a boolean, a number or null)", e.Line, e.Path, e.Values[0], quoted, e.Unquoted)
+	}
 	if e.Values[0] != "" {
 		return fmt.Sprintf("line %d: %s is set twice with different values (%s on line %d, %s on line %d)", e.Line, e.Path, e.Values[0], e.First, e.Values[1], e.Line)
 	}
 	return fmt.Sprintf("line %d: %s is set twice with different values (lines %d and %d)", e.Line, e.Path, e.First, e.Line)
 }
 
-// DropRepeatedKeys removes, in the tree under n, every mapping key written
+// DropRepeatedKeys removes, in the trees under docs, every mapping key written
 // again with the same value as its first occurrence, and returns each one
 // it removed in document order; a key written again with another value is
-// a *ConflictError, and n is then left part-way.
+// a *ConflictError, and the documents are then left part-way.
 //
 // The values are compared as the YAML values they stand for, not as text:
-// quoting and block styles do not matter, any spelling of null equals any
-// other, true/True/TRUE are one boolean; numbers and other scalars must be
-// written alike (0x10 and 16 differ: YAML 1.1 and 1.2 readers do not agree
-// on every spelling, and a repeat is accepted only when every reader reads
-// one value). Mappings are equal when they hold the same keys with equal
+// quoting and block styles do not matter (but a plain `yes` is a boolean
+// to YAML 1.1 readers, OLM v1's among them, and differs from "yes"), any
+// spelling of null equals any other, true/True/TRUE are one boolean;
+// numbers and other scalars must be written alike (0x10 and 16 differ: YAML
+// 1.1 and 1.2 readers do not agree on every spelling, and a repeat is
+// accepted only when both read one value). Mappings are equal when they hold the same keys with equal
 // values, in any order; lists when their items are equal in order. Aliases
 // are followed. Repeats nested inside a value are resolved first, bottom
 // up, so two copies of a mapping that differ only by a key repeated with
 // its value inside one of them are equal.
 //
 // Keys are told apart by their text, as kyaml and the JSON the API server
-// reads tell them apart; keys that are not scalars are left alone. n must
-// have passed Check (no alias cycles, bounded size); the comparisons are
-// bounded too, by the nodes DefaultLimits allows.
-func DropRepeatedKeys(n *yaml.Node) ([]RepeatedKey, error) {
+// reads tell them apart; keys that are not scalars are left alone. The
+// documents must have passed Check (no alias cycles, bounded size); the
+// comparisons are bounded too, by the nodes DefaultLimits allows in one
+// document, for all of docs (one file's; nil ones are skipped) together.
+func DropRepeatedKeys(docs ...*yaml.Node) ([]RepeatedKey, error) {
 	d := dropper{budget: DefaultLimits.MaxNodes, index: map[string]int{}}
-	if err := d.walk(n); err != nil {
-		return nil, err
+	for _, n := range docs {
+		if n == nil {
+			continue
+		}
+		if err := d.walk(n); err != nil {
+			return nil, err
+		}
 	}
 	return d.found, nil
 }
@@ -153,6 +172,12 @@ func (d *dropper) mapping(n *yaml.Node) error {
 			e := &ConflictError{Path: d.pathTo(k), First: fk.Line, Line: k.Line}
 			if a, b := resolve(fv), resolve(v); a.Kind == yaml.ScalarNode && b.Kind == yaml.ScalarNode {
 				e.Values = [2]string{echo.Quote(a.Value), echo.Quote(b.Value)}
+				if a.Value == b.Value && plain(a) != plain(b) {
+					e.Unquoted = k.Line
+					if plain(a) {
+						e.Unquoted = fk.Line
+					}
+				}
 			}
 			return e
 		}
@@ -240,7 +265,10 @@ func (d *dropper) same(a, b *yaml.Node) (bool, error) {
 	return false, nil
 }
 
-// sameScalar compares two scalars by what they resolve to.
+// sameScalar compares two scalars by what they resolve to, in YAML 1.2
+// (kyaml's reader, olm-cmp's) and in YAML 1.1 (sigs.k8s.io/yaml's, OLM
+// v1's): `yes` and "yes" are one string to the first, a boolean and a
+// string to the second.
 func sameScalar(a, b *yaml.Node) bool {
 	ta, tb := a.ShortTag(), b.ShortTag()
 	if ta != tb {
@@ -251,8 +279,27 @@ func sameScalar(a, b *yaml.Node) bool {
 		return true
 	case "!!bool":
 		return strings.EqualFold(a.Value, b.Value)
+	case "!!str":
+		if a.Value != b.Value {
+			return false
+		}
+		if plain(a) != plain(b) {
+			return stringIn11(a.Value)
+		}
+		return true
 	}
 	return a.Value == b.Value
+}
+
+// plain reports whether n is written as a plain scalar, without a tag:
+// the only form whose type a reader infers.
+func plain(n *yaml.Node) bool { return n.Style&^yaml.FlowStyle == 0 }
+
+// stringIn11 reports whether a plain scalar written v is a string to
+// sigs.k8s.io/yaml's YAML 1.1 reader.
+func stringIn11(v string) bool {
+	j, err := sigsyaml.YAMLToJSON([]byte(v))
+	return err == nil && len(j) > 0 && j[0] == '"'
 }
 
 // resolve follows aliases (Check has refused cycles and dangling ones).

@@ -34,6 +34,7 @@ func TestDropRepeatedKeysKeepsOneOfEqualValues(t *testing.T) {
 		{"a block scalar equals its quoted form", "a: |\n  x\na: \"x\\n\"\n", []RepeatedKey{{"a", 1, 3}}, "a: |\n  x\n"},
 		{"null in any spelling", "a: ~\na: null\na:\n", []RepeatedKey{{"a", 1, 2}, {"a", 1, 3}}, "a: ~\n"},
 		{"one boolean", "a: true\na: True\n", []RepeatedKey{{"a", 1, 2}}, "a: true\n"},
+		{"a plain string every reader reads as one", "a: \"on-call\"\na: on-call\n", []RepeatedKey{{"a", 1, 2}}, "a: \"on-call\"\n"},
 		{"mappings in any order", "m: {a: 1, b: [x, y]}\nm:\n  b: [x, y]\n  a: 1\n", []RepeatedKey{{"m", 1, 2}}, "m: {a: 1, b: [x, y]}\n"},
 		{
 			name:  "inner repeats first",
@@ -69,8 +70,11 @@ func TestDropRepeatedKeysKeepsOneOfEqualValues(t *testing.T) {
 func TestDropRepeatedKeysRefusesOtherValues(t *testing.T) {
 	for _, c := range []struct{ name, doc, want string }{
 		{"another scalar", "apiVersion: v1\nkind: X\napiVersion: apps/v1\n", `line 3: apiVersion is set twice with different values ("v1" on line 1, "apps/v1" on line 3)`},
-		{"a string is not a number", "a: 1\na: \"1\"\n", `line 2: a is set twice with different values ("1" on line 1, "1" on line 2)`},
+		{"a string is not a number", "a: 1\na: \"1\"\n", `line 2: a is set twice with different values ("1" on line 2, and unquoted on line 1, where a YAML reader may take it for a boolean, a number or null)`},
 		{"numbers as written", "a: 0x10\na: 16\n", `("0x10" on line 1, "16" on line 2)`},
+		// YAML 1.1 (OLM v1's sigs.k8s.io/yaml) reads a plain yes as true.
+		{"a YAML 1.1 boolean", "a: \"yes\"\na: yes\n", `("yes" on line 1, and unquoted on line 2, where`},
+		{"a YAML 1.1 number", "a: 1_000\na: '1_000'\n", `("1_000" on line 2, and unquoted on line 1, where`},
 		{"a list in another order", "l: [1, 2]\nl: [2, 1]\n", "line 2: l is set twice with different values (lines 1 and 2)"},
 		{"a mapping with one more key", "m: {a: 1}\nm: {a: 1, b: 2}\n", "line 2: m is set twice with different values (lines 1 and 2)"},
 		{"nested", "subjects:\n- kind: ServiceAccount\n  name: a\n  name: b\n", `line 4: subjects[0].name is set twice`},

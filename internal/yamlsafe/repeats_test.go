@@ -130,3 +130,62 @@ func TestDropRepeatedKeysBoundsComparisons(t *testing.T) {
 		t.Fatalf("within the budget: %v, %v", err, d.found)
 	}
 }
+
+// Whatever parses, DropRepeatedKeys neither panics nor leaves a mapping
+// with a key twice when it succeeds; a conflict names two lines.
+func FuzzDropRepeatedKeys(f *testing.F) {
+	for _, s := range []string{
+		"a: 1\na: 1\n",
+		"a: &x {k: 1, k: 1}\nb: *x\nb: {k: 1}\n",
+		"<<: {a: 1}\n<<: {a: 1}\na: 2\n",
+		"? [a]\n: 1\n? [a]\n: 1\n",
+		"*x: 1\n",
+		"[{a: 1, a: 2}]",
+		"a: yes\na: \"yes\"\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		docs, err := Parse([]byte(s))
+		if err != nil {
+			return
+		}
+		_, err = DropRepeatedKeys(docs...)
+		var ce *ConflictError
+		if errors.As(err, &ce) {
+			if ce.First == 0 || ce.Line == 0 {
+				t.Fatalf("a conflict without its lines: %v", err)
+			}
+			return
+		}
+		if err != nil {
+			return
+		}
+		for _, d := range docs {
+			if d != nil {
+				noRepeats(t, d, map[*yaml.Node]bool{})
+			}
+		}
+	})
+}
+
+func noRepeats(t *testing.T, n *yaml.Node, seen map[*yaml.Node]bool) {
+	if seen[n] {
+		return
+	}
+	seen[n] = true
+	if n.Kind == yaml.MappingNode {
+		keys := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k, ok := keyText(n.Content[i]); ok {
+				if keys[k] {
+					t.Fatalf("line %d: %q is still repeated", n.Content[i].Line, k)
+				}
+				keys[k] = true
+			}
+		}
+	}
+	for _, c := range n.Content {
+		noRepeats(t, c, seen)
+	}
+}

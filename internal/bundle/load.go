@@ -289,19 +289,16 @@ func parseManifests(files []*manifestFile, cache *ParseCache) error {
 	var mu sync.Mutex
 	for _, f := range order {
 		g.Go(func() error {
-			docs, err := cache.parse(f.data)
-			if err == nil {
-				// Before anything reads a key (classify reads apiVersion
-				// and kind); here, the files' walks run in parallel.
-				f.repeats, err = dropRepeatedKeys(f.name, docs)
-			}
+			// Repeated keys are dropped here, before anything reads a key
+			// (classify reads apiVersion and kind).
+			docs, repeats, err := cache.parse(f.data)
 			if err != nil {
 				mu.Lock()
 				errs[f] = &FileError{File: f.name, Err: err}
 				mu.Unlock()
 				return nil
 			}
-			f.docs = docs
+			f.docs, f.repeats = docs, repeatsWarning(f.name, repeats)
 			return nil
 		})
 	}

@@ -25,22 +25,27 @@ import (
 // vendor meant, and the user cannot fix the vendor's file.
 func dropRepeatedKeys(file string, docs []*yaml.Node) (string, error) {
 	found, err := yamlsafe.DropRepeatedKeys(docs...)
-	if ce := (*yamlsafe.ConflictError)(nil); errors.As(err, &ce) {
-		return "", fmt.Errorf("%w: OLM v1 would install the last one without a word, and which one the vendor meant cannot be told", err)
-	}
 	if err != nil {
-		return "", err
-	}
-	if len(found) == 0 {
-		return "", nil
+		return "", repeatError(err)
 	}
 	return repeatsWarning(file, found), nil
 }
 
+// repeatError says why a key repeated with another value is refused.
+func repeatError(err error) error {
+	if ce := (*yamlsafe.ConflictError)(nil); errors.As(err, &ce) {
+		return fmt.Errorf("%w: OLM v1 would install the last one without a word, and which one the vendor meant cannot be told", err)
+	}
+	return err
+}
+
 // repeatsWarning is one line for a file's repeated keys: the first in
-// full, a few more by path and line.
+// full, a few more by path and line; "" for none.
 func repeatsWarning(file string, found []yamlsafe.RepeatedKey) string {
 	const listed = 3
+	if len(found) == 0 {
+		return ""
+	}
 	r := found[0]
 	msg := fmt.Sprintf("%s: line %d: %s is set twice to the same value (first on line %d)", file, r.Line, r.Path, r.First)
 	if more := found[1:]; len(more) > 0 {

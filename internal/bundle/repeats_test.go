@@ -150,3 +150,34 @@ func BenchmarkDropRepeatedKeysSail(b *testing.B) {
 		}
 	}
 }
+
+// The two optional files of metadata/: properties.yaml is read as
+// annotations.yaml is; dependencies.yaml, which OLM v1 never reads to
+// render, is then unreadable (the requirements report says so), not fatal.
+func TestRepeatedKeysInPropertiesAndDependencies(t *testing.T) {
+	good, err := readFiles(os.DirFS("testdata/repeated-keys"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := fstest.MapFS{}
+	for name, data := range good.all {
+		fsys[name] = &fstest.MapFile{Data: data}
+	}
+	fsys[PropertiesFile] = &fstest.MapFile{Data: []byte("properties:\n- type: olm.maxOpenShiftVersion\n  value: \"4.16\"\n  value: \"4.16\"\n")}
+	fsys[DependenciesFile] = &fstest.MapFile{Data: []byte("dependencies:\n- type: olm.package\n  value: {packageName: a, version: '>=1.0.0'}\n  type: olm.gvk\n")}
+	b, err := LoadFS(fsys, Origin{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "metadata/properties.yaml: line 4: properties[0].value is set twice to the same value (first on line 3)"
+	if !slices.ContainsFunc(b.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+		t.Errorf("warnings %q lack %q", b.Warnings, want)
+	}
+	if len(b.Properties) != 1 || string(b.Properties[0].Value) != `"4.16"` {
+		t.Errorf("properties: %s", jsonOf(t, b.Properties))
+	}
+	wantDeps := `line 4: dependencies[0].type is set twice with different values ("olm.package" on line 2, "olm.gvk" on line 4)`
+	if !strings.HasPrefix(b.DependenciesUnreadable, wantDeps) || b.Dependencies != nil {
+		t.Errorf("dependencies unreadable: %q, want %q…", b.DependenciesUnreadable, wantDeps)
+	}
+}

@@ -54,6 +54,10 @@ type pipeline struct {
 	// examples are the objects spec.examples added (keyed by sameObject),
 	// for checkUnique's error.
 	exampleObjs map[string]bool
+	// bundleFiles names the manifests/ files each object the bundle ships
+	// as written came from (keyed by sameObject), for validate's lines
+	// (origin.go); built on first use.
+	bundleFiles map[string][]string
 	// signatures are the trust policy's verdicts (Resolved.Signatures).
 	signatures []Signature
 }
@@ -62,7 +66,8 @@ func newPipeline(req Request, b *bundle.Bundle) (*pipeline, error) {
 	if b == nil || b.CSV == nil {
 		return nil, fmt.Errorf("bundle has no ClusterServiceVersion")
 	}
-	return &pipeline{req: req, b: b}, nil
+	// What the load accepted but the user should hear about comes first.
+	return &pipeline{req: req, b: b, warnings: slices.Clone(b.Warnings)}, nil
 }
 
 func (p *pipeline) warn(msg string) { p.warnings = append(p.warnings, msg) }
@@ -91,7 +96,7 @@ func (p *pipeline) steps() []step {
 		steps = append(steps, step{f.Name, f.Filter.Filter})
 	}
 	return append(steps,
-		step{"validate", validate.Objects(p.extraManifestOf).Filter},
+		step{"validate", validate.Objects(p.originOf).Filter},
 		step{"unique", func(objs []*yaml.RNode) ([]*yaml.RNode, error) { return objs, p.checkUnique(objs) }},
 		step{"serialize", p.serialize},
 	)
@@ -370,16 +375,6 @@ func readManifestFile(path string) ([]*yaml.RNode, error) {
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
-
-// extraManifestOf names the extra manifest n came from ("the extra
-// manifest cm.yaml"), or "" for an object of the bundle or of spec.examples.
-func (p *pipeline) extraManifestOf(n *yaml.RNode) string {
-	files := p.extraFiles[sameObject(n)]
-	if len(files) != 1 || p.exampleObjs[sameObject(n)] {
-		return ""
-	}
-	return "the extra manifest " + files[0]
-}
 
 // checkUnique refuses a render holding one object twice (an extra manifest
 // repeating a bundle object or an example): Argo CD would apply one of the two

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -617,4 +618,79 @@ func snapshot(t *testing.T, dir string) string {
 		return nil
 	})
 	return b.String()
+}
+
+// TestBadInputOutputDir is the corpus for render --output-dir: objects a
+// repository may hold that once made the directory differ from stdout. Each
+// case renders to stdout, then into a directory, and must give one file per
+// object (no object written over another), each within the file-name bound,
+// holding together exactly the objects of stdout.
+func TestBadInputOutputDir(t *testing.T) {
+	crd := func(group, plural, kind, listKind string) string {
+		return fmt.Sprintf("---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: %s.%s}\nspec:\n  group: %s\n  names: {kind: %s, listKind: %s, plural: %s, singular: %s}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n",
+			plural, group, group, kind, listKind, plural, plural)
+	}
+	cr := func(group, kind, name, ns string) string {
+		s := fmt.Sprintf("---\napiVersion: %s/v1\nkind: %s\nmetadata:\n  name: %s\n", group, kind, name)
+		if ns != "" {
+			s += "  namespace: " + ns + "\n"
+		}
+		return s
+	}
+	longKind := "K" + strings.Repeat("k", 62)
+	for _, c := range []struct {
+		name, extra string
+	}{
+		// Widget w of two API groups in one namespace are numbered; the
+		// number 1 was a third object's own name, written over.
+		{"numbered-name-is-another-objects", crd("a.example.com", "widgets", "Widget", "WidgetList") + crd("b.example.com", "widgets", "Widget", "WidgetList") +
+			cr("a.example.com", "Widget", "w-greeter-system-1", "") + cr("a.example.com", "Widget", "w", "") + cr("b.example.com", "Widget", "w", "")},
+		// 63-character kind, 200-character name, two 63-character
+		// namespaces: "file name too long", the render refused.
+		{"name-too-long-for-a-filesystem", crd("c.example.com", strings.ToLower(longKind), longKind, "Ks") +
+			cr("c.example.com", longKind, strings.Repeat("n", 200), strings.Repeat("a", 63)) + cr("c.example.com", longKind, strings.Repeat("n", 200), strings.Repeat("b", 63))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "app")
+			badinput.CopyDir(t, "../../examples/demo", dir)
+			if err := os.WriteFile(filepath.Join(dir, "hostile.yaml"), []byte(c.extra), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			stream, _, err := run(t, "render", dir)
+			if err != nil {
+				t.Fatalf("stdout render: %v", err)
+			}
+			want := yamlObjects(t, stream)
+			out := filepath.Join(t.TempDir(), "out")
+			if _, _, err := run(t, "render", dir, "--output-dir", out); err != nil {
+				t.Fatalf("--output-dir: %v", err)
+			}
+			entries, err := os.ReadDir(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			files := 0
+			for _, e := range entries {
+				if e.Name() == outputDirMarker {
+					continue
+				}
+				files++
+				if len(e.Name()) > maxFileName {
+					t.Errorf("%d-byte file name: %s", len(e.Name()), e.Name())
+				}
+				data, err := os.ReadFile(filepath.Join(out, e.Name()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, yamlObjects(t, string(data))...)
+			}
+			if files != len(want) {
+				t.Errorf("%d files for %d objects", files, len(want))
+			}
+			if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
+				t.Errorf("the files hold other objects than stdout:\n%q\n%q", got, want)
+			}
+		})
+	}
 }

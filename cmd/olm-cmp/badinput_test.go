@@ -694,3 +694,60 @@ func TestBadInputOutputDir(t *testing.T) {
 		})
 	}
 }
+
+// TestBadInputUpgrade is the corpus for upgrade and diff --apps-from: a
+// repository's Git config and Argo CD manifests written in ways git and
+// Kubernetes read one way and a line-by-line reader another. Each case
+// gives the exit status and a line of the output it must hold, and no
+// file may change unless the case writes.
+func TestBadInputUpgrade(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	bundletest.PushDemoVersion(t, host, "../../examples/demo/bundle", "0.1.0", "x")
+	bundletest.PushDemoVersion(t, host, "../../examples/demo/bundle", "0.2.0", "greeter-operator.v0.1.0")
+	spec := "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata:\n  name: greeter\nspec:\n  bundle: " + host + "/demo/greeter-bundle\n  version: v0.2.0\n  namespace: greeter-system\n"
+	app := func(source string) string {
+		return "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: g}\nspec:\n" + source
+	}
+	source := func(version string) string {
+		return "  source:\n    repoURL: https://github.com/org/gitops.git\n    path: g\n    plugin:\n      parameters:\n      - name: version\n        string: " + version + "\n"
+	}
+	dupWant := `Application g (app.yaml:1) may render g, but its key "spec.source" appears twice (lines 5 and 12): Kubernetes refuses such a manifest and other readers keep the last one, so upgrade cannot tell which one Argo CD reads: remove one of them`
+	for _, c := range []struct {
+		name, gitConfig, app string
+		args                 []string
+		status               int
+		want                 string
+	}{
+		// The Application is this repository's (git reads the remote's URL
+		// without the comment; from two quoted pieces): its v0.1.0 is what
+		// renders today, not olm-cmp.yaml's v0.2.0.
+		{"git-config-comment-after-url", "[remote \"origin\"]\n\turl = https://github.com/org/gitops.git ; the main remote\n", app(source("v0.1.0")), []string{"upgrade"}, 2, "  current     v0.1.0\n  where       Application g (app.yaml:1), parameter version\n"},
+		{"git-config-url-continued", "[remote \"origin\"]\n\turl = \"https://github.com/\"\\\n\"org/gitops.git\"\n", app(source("v0.1.0")), []string{"upgrade"}, 2, "  current     v0.1.0\n  where       Application g (app.yaml:1), parameter version\n"},
+		// source: twice: the last block is the one Kubernetes' readers
+		// keep; upgrade --write edited the first.
+		{"application-source-twice-write", "", app(source("v0.1.0") + source("v0.2.0")), []string{"upgrade", "--write"}, 1, dupWant},
+		{"application-source-twice-diff", "", app(source("v0.1.0") + source("v0.2.0")), []string{"diff", "g", "g", "--apps-from", "app.yaml"}, diffRenderError, dupWant},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			os.MkdirAll(filepath.Join(root, ".git"), 0o755)
+			os.MkdirAll(filepath.Join(root, "g"), 0o755)
+			writeFile(t, filepath.Join(root, ".git", "config"), []byte(c.gitConfig))
+			writeFile(t, filepath.Join(root, "g", "olm-cmp.yaml"), []byte(spec))
+			writeFile(t, filepath.Join(root, "app.yaml"), []byte(c.app))
+			before := snapshot(t, root)
+			t.Chdir(root)
+			args := c.args
+			if args[0] == "upgrade" {
+				args = append(args, "g")
+			}
+			out, stderr, code := runStatus(t, append(args, "--insecure-registry", host)...)
+			if code != c.status || !strings.Contains(out+stderr, c.want) {
+				t.Errorf("status %d, want %d and %q:\n%s%s", code, c.status, c.want, out, stderr)
+			}
+			if after := snapshot(t, root); after != before {
+				t.Errorf("files changed:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
+}

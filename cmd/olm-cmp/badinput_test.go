@@ -246,6 +246,20 @@ func runtimeCases(t *testing.T) []badCase {
 			}
 			return nil
 		}, want: `$DIR/olm-cmp.yaml: line 8: spec.bundle "./bundle": reading manifests/passwd.yaml: a symbolic link that leads outside the bundle directory: copy the file into the bundle instead`},
+		// Beside olm-cmp.yaml, a FIFO or a link to /dev/zero named like a
+		// manifest was passed over without a word; it is never opened.
+		{name: "runtime/fifo-beside-spec", setup: func(t *testing.T, dir string) []string {
+			if err := syscall.Mkfifo(filepath.Join(dir, "x.yaml"), 0o644); err != nil {
+				t.Skip("no FIFOs here:", err)
+			}
+			return nil
+		}, want: "extra manifest x.yaml: a named pipe (FIFO), not a regular file: olm-cmp reads extra manifests from regular files only (it never opens anything else): put the file itself beside olm-cmp.yaml, or leave it out with spec.extraManifests: {exclude: [x.yaml]}"},
+		{name: "runtime/link-to-dev-zero-beside-spec", setup: func(t *testing.T, dir string) []string {
+			if err := os.Symlink("/dev/zero", filepath.Join(dir, "x.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			return nil
+		}, want: "extra manifest x.yaml: a symbolic link, not a regular file: olm-cmp reads extra manifests from regular files only (it never opens anything else): put the file itself beside olm-cmp.yaml, or leave it out with spec.extraManifests: {exclude: [x.yaml]}"},
 		{name: "runtime/fifo-in-bundle", setup: func(t *testing.T, dir string) []string {
 			if err := syscall.Mkfifo(filepath.Join(dir, "bundle", "manifests", "pipe.yaml"), 0o644); err != nil {
 				t.Skip("no FIFOs here:", err)

@@ -19,12 +19,12 @@ import (
 const maxGitConfigBytes = 1 << 20
 
 // Remotes are the URLs of the Git remotes of the work tree at root
-// (remote.NAME.url in its config; none from a config over 1 MiB: a
-// remote cut short would name another repository), read from the config file itself and
-// the files its [include] sections name (as git reads them), so that no git
-// program is needed and no other repository's config (a parent's, the
-// user's) is consulted. None when root has no .git entry or
-// its config cannot be read.
+// (remote.NAME.url in its config, rewritten by url.BASE.insteadOf; none
+// from a config over 1 MiB: a remote cut short would name another
+// repository), read as git reads the config file itself and the files its
+// [include] sections name (configRemotes), so that no git program is
+// needed and no other repository's config (a parent's, the user's) is
+// consulted. None when root has no .git entry or its config cannot be read.
 func Remotes(root string) []string {
 	dir := filepath.Join(root, ".git")
 	fi, err := os.Lstat(dir)

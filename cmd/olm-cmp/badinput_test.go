@@ -656,9 +656,10 @@ func TestBadInputOutputDir(t *testing.T) {
 		name, extra string
 	}{
 		// Widget w of two API groups in one namespace are numbered; the
-		// number 1 was a third object's own name, written over.
+		// number 1 was a third object's own name, written over (21 files
+		// for 22 objects).
 		{"numbered-name-is-another-objects", crd("a.example.com", "widgets", "Widget", "WidgetList") + crd("b.example.com", "widgets", "Widget", "WidgetList") +
-			cr("a.example.com", "Widget", "w-greeter-system-1", "") + cr("a.example.com", "Widget", "w", "") + cr("b.example.com", "Widget", "w", "")},
+			cr("a.example.com", "Widget", "w-greeter-system-1", "greeter-system") + cr("a.example.com", "Widget", "w", "greeter-system") + cr("b.example.com", "Widget", "w", "greeter-system")},
 		// 63-character kind, 200-character name, two 63-character
 		// namespaces: "file name too long", the render refused.
 		{"name-too-long-for-a-filesystem", crd("c.example.com", strings.ToLower(longKind), longKind, "Ks") +

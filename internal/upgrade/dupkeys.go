@@ -23,6 +23,7 @@ type dupKeyDoc struct {
 	key         string // "spec.source"
 	first, then int    // the lines of the key's two places
 	paths       []*regexp.Regexp
+	repoURLs    []string // every repoURL it names
 }
 
 func (d dupKeyDoc) error(dir string) error {
@@ -71,10 +72,21 @@ func duplicateKey(n *yaml.Node, at string) (key string, line, first int, ok bool
 	return "", 0, 0, false
 }
 
+// otherRepo reports whether every repoURL d names is known to be another
+// repository's: then it renders none of this one's directories.
+func (d dupKeyDoc) otherRepo(ix *Index) bool {
+	for _, u := range d.repoURLs {
+		if same, known := ix.sameRepo(u); same || !known {
+			return false
+		}
+	}
+	return len(d.repoURLs) > 0
+}
+
 // sourcePaths are the directories any "path" key of n may name (each
-// block's, the shadowed ones too; templates matching anything).
-func sourcePaths(n *yaml.Node) []*regexp.Regexp {
-	var out []*regexp.Regexp
+// block's, the shadowed ones too; templates matching anything), and the
+// values of its repoURL keys.
+func sourcePaths(n *yaml.Node) (out []*regexp.Regexp, repoURLs []string) {
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
 		if n == nil || n.Kind == yaml.AliasNode {
@@ -82,6 +94,9 @@ func sourcePaths(n *yaml.Node) []*regexp.Regexp {
 		}
 		if n.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(n.Content); i += 2 {
+				if v := n.Content[i+1]; n.Content[i].Value == "repoURL" && v.Kind == yaml.ScalarNode {
+					repoURLs = append(repoURLs, v.Value)
+				}
 				if v := n.Content[i+1]; n.Content[i].Value == "path" && v.Kind == yaml.ScalarNode && v.Value != "" {
 					p := v.Value
 					if !templateAny.MatchString(p) {
@@ -98,5 +113,5 @@ func sourcePaths(n *yaml.Node) []*regexp.Regexp {
 		}
 	}
 	walk(n)
-	return out
+	return out, repoURLs
 }

@@ -36,11 +36,13 @@ func TestDuplicateKeyRefused(t *testing.T) {
 			}
 		})
 	}
-	// A duplicate key in an Application of another directory says nothing
-	// about this one.
+	// A duplicate key in an Application of another directory, or of
+	// another repository, says nothing about this one.
 	e := newEnv(t, []string{"0.1.0", "x"}, []string{"0.2.0", "greeter-operator.v0.1.0"})
 	e.file(t, "g/olm-cmp.yaml", hostileSpec(e.repo())+"  version: v0.1.0\n")
 	e.file(t, "other.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: o}\nspec:\n  source: {path: other}\n  source: {path: other2}\n")
+	e.file(t, ".git/config", "[remote \"origin\"]\n\turl = https://github.com/org/gitops\n")
+	e.file(t, "theirs.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: t}\nspec:\n  source: {repoURL: 'https://github.com/org/else', path: g}\n  source: {repoURL: 'https://github.com/org/else', path: g}\n")
 	if r := one(t, e.run(t, OLMv1, false, "g")); r.Status == Failed || strings.Contains(r.Reason, "twice") {
 		t.Errorf("another directory's manifest: %+v", r)
 	}

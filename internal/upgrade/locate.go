@@ -253,7 +253,9 @@ func (ix *Index) add(file string, data []byte) {
 		kind := value(field(doc, "kind"))
 		if kind == "Application" || kind == "ApplicationSet" {
 			if key, then, first, dup := duplicateKey(doc, ""); dup {
-				ix.dups = append(ix.dups, dupKeyDoc{what: kind + " " + name, file: file, line: doc.Line, key: key, first: first, then: then, paths: sourcePaths(doc)})
+				d := dupKeyDoc{what: kind + " " + name, file: file, line: doc.Line, key: key, first: first, then: then}
+				d.paths, d.repoURLs = sourcePaths(doc)
+				ix.dups = append(ix.dups, d)
 				continue
 			}
 		}
@@ -654,6 +656,9 @@ func (ix *Index) Of(dir string) (apps, elsewhere []*App, err error) {
 	}
 	rel = path.Clean(filepath.ToSlash(rel))
 	for _, d := range ix.dups {
+		if d.otherRepo(ix) {
+			continue
+		}
 		for _, re := range d.paths {
 			if re.MatchString(rel) {
 				return nil, nil, d.error(rel)

@@ -227,7 +227,7 @@ func TestObjectFileNames(t *testing.T) {
 		"01-clusterrole-system_weird_name.yaml",
 		"03-thing-same-x.example.com.yaml",
 		"03-thing-same-y.example.com.yaml",
-		"02-configmap-" + strings.Repeat("l", maxNamePart) + ".yaml",
+		fitName("02-configmap-"+strings.Repeat("l", 300), maxFileName-len(".yaml")) + ".yaml",
 		"02-configmap-_.yaml",
 	}
 	if !slices.Equal(got, want) {
@@ -237,7 +237,59 @@ func TestObjectFileNames(t *testing.T) {
 		t.Error("file names are not deterministic")
 	}
 	for _, n := range got {
-		if len(n) > 255 {
+		if len(n) > maxFileName {
+			t.Errorf("%d bytes: %s", len(n), n)
+		}
+	}
+}
+
+// TestObjectFileNamesNumberedClash: two objects whose qualified names are
+// equal (one kind of two API groups, one name, one namespace) are
+// numbered, and the number never lands on a third object's own name: that
+// object was written over (16 files for 17 objects, exit 0).
+func TestObjectFileNamesNumberedClash(t *testing.T) {
+	obj := func(apiVersion, kind, ns, name string) string {
+		js, _ := json.Marshal(map[string]any{"apiVersion": apiVersion, "kind": kind,
+			"metadata": map[string]any{"name": name, "namespace": ns}})
+		return string(js)
+	}
+	res := &render.Result{JSON: []string{
+		obj("a.example.com/v1", "Widget", "ns1", "w-ns1-1"),
+		obj("a.example.com/v1", "Widget", "ns1", "w"),
+		obj("b.example.com/v1", "Widget", "ns1", "w"),
+		obj("c.example.com/v1", "Widget", "ns1", "w"),
+		obj("a.example.com/v1", "Widget", "ns1", "w-ns1-3"),
+	}}
+	res.Manifests = make([]string, len(res.JSON))
+	got := objectFileNames(res, "yaml")
+	want := []string{"00-widget-w-ns1-1.yaml", "00-widget-w-ns1-2.yaml", "00-widget-w-ns1-4.yaml", "00-widget-w-ns1-5.yaml", "00-widget-w-ns1-3.yaml"}
+	if !slices.Equal(got, want) {
+		t.Errorf("file names:\n got %q\nwant %q", got, want)
+	}
+	if n := len(slices.Compact(slices.Sorted(slices.Values(got)))); n != len(got) {
+		t.Errorf("%d names for %d objects: %q", n, len(got), got)
+	}
+}
+
+// TestObjectFileNamesFitEveryFilesystem: a 63-character kind, a
+// 200-character name and two 63-character namespaces made a 286-byte name
+// ("file name too long"), and the render was refused. Names over the bound
+// keep their start and a hash of the whole: distinct, within the bound.
+func TestObjectFileNamesFitEveryFilesystem(t *testing.T) {
+	kind := "K" + strings.Repeat("k", 62)
+	name := strings.Repeat("n", 200)
+	var objs []string
+	for _, ns := range []string{strings.Repeat("a", 63), strings.Repeat("b", 63)} {
+		js, _ := json.Marshal(map[string]any{"apiVersion": "x.example.com/v1", "kind": kind, "metadata": map[string]any{"name": name, "namespace": ns}})
+		objs = append(objs, string(js))
+	}
+	res := &render.Result{JSON: objs, Manifests: make([]string, len(objs))}
+	got := objectFileNames(res, "json")
+	if got[0] == got[1] {
+		t.Fatalf("one name for two objects: %s", got[0])
+	}
+	for _, n := range got {
+		if len(n) > maxFileName || !strings.HasPrefix(n, "00-"+strings.ToLower(kind)+"-nnn") || !strings.HasSuffix(n, ".json") {
 			t.Errorf("%d bytes: %s", len(n), n)
 		}
 	}

@@ -43,6 +43,9 @@ func (p *pipeline) readExtraManifests() ([]*yaml.RNode, error) {
 		// would end the error line CI prints and forge the next.
 		n := echo.Text(file)
 		nodes, err := readManifestFile(filepath.Join(dir, file))
+		if errors.Is(err, errNotRegular) {
+			return nil, fmt.Errorf("extra manifest %s: %v: olm-cmp reads extra manifests from regular files only (it never opens anything else): put the file itself beside %s, or leave it out with spec.extraManifests: {exclude: [%s]}", n, err, spec.FileName, n)
+		}
 		if errors.Is(err, errNotObject) {
 			return nil, fmt.Errorf("extra manifest %s: %v: if it is not meant as a manifest (another tool's file), leave it out with spec.extraManifests: {exclude: [%s]}", n, err, n)
 		}

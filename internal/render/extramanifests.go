@@ -58,6 +58,10 @@ func (p *pipeline) readExtraManifests() ([]*yaml.RNode, error) {
 					n, o.GetKind(), o.GetName(), key, spec.FileName, n)
 			}
 			p.recordExtra(o, n)
+			if why := otherToolObject(o); strings.HasPrefix(why, "an Argo CD ") {
+				p.warn(fmt.Sprintf("extra manifest %s holds %s (%s): the Application rendering this directory will create it; if it is this operator's own Application, leave the file out with spec.extraManifests: {exclude: [%s]}",
+					n, why, echo.Text(o.GetName()), n))
+			}
 		}
 		out = append(out, nodes...)
 	}
@@ -216,11 +220,19 @@ func otherToolWhy(dir, name string) string {
 		return ""
 	}
 	for _, o := range nodes {
-		group, _, _ := strings.Cut(o.GetApiVersion(), "/")
-		for _, k := range otherToolKinds {
-			if group == k.group && (k.kind == "" || o.GetKind() == k.kind) {
-				return k.why
-			}
+		if why := otherToolObject(o); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// otherToolObject says which other tool's object o is ("" for none).
+func otherToolObject(o *yaml.RNode) string {
+	group, _, _ := strings.Cut(o.GetApiVersion(), "/")
+	for _, k := range otherToolKinds {
+		if group == k.group && (k.kind == "" || o.GetKind() == k.kind) {
+			return k.why
 		}
 	}
 	return ""

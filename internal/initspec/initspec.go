@@ -186,7 +186,7 @@ func (p *Plan) Spec() spec.Spec {
 func (p *Plan) AnswerInstalls(findings []requirements.Finding) {
 	var g Group
 	for _, f := range requirements.Pending(findings) {
-		if f.Severity != requirements.Error || !(f.Category == requirements.API || f.Category == requirements.Certificates) {
+		if f.Severity != requirements.Required || !(f.Category == requirements.API || f.Category == requirements.Certificates) {
 			continue
 		}
 		group, _, _ := strings.Cut(f.Subject, "/")
@@ -255,7 +255,7 @@ func (p *Plan) AnswerRest(findings []requirements.Finding, owned []string) {
 			case f.Category == requirements.Image:
 				e.Trailing = TODO + " fix the image (see the commented lines above), then drop this entry"
 				p.imageSuggestion(f)
-			case f.Severity == requirements.Error:
+			case f.Severity == requirements.Required:
 				e.Trailing = TODO + " act on the fix above first"
 			}
 			groups = append(groups, Group{Entries: []Entry{e}})

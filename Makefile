@@ -63,7 +63,7 @@ vet:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-## bench: render benchmarks (lws-operator, sail-operator, kubevirt; need ../shared), diff against the one render it is made of twice (BenchmarkCLIDiff*, BenchmarkCLIRender*: sail-operator, kubevirt; diff must stay under 2.5x two renders), catalog benchmarks on generated vendor-sized catalogs (OLM_CMP_BENCH_BUNDLES=1000,10000 by default; 50000 is about 650 MB); whole-process figures: hack/growth.sh
+## bench: render benchmarks (lws-operator, sail-operator, kubevirt; need ../shared), diff against the one render it is made of twice (BenchmarkCLIDiff*, BenchmarkCLIRender*: sail-operator, kubevirt; diff must stay under 2.5x two renders; BenchmarkCLIDiffBigCRD: diff of two generated CRDs of 100,000 properties in a child process, its wall, CPU and peak RSS, bounded in docs/operations.md), catalog benchmarks on generated vendor-sized catalogs (OLM_CMP_BENCH_BUNDLES=1000,10000 by default; 50000 is about 650 MB); whole-process figures: hack/growth.sh
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/render/ ./internal/bundle/ ./internal/convert/
 	$(GO) test -run '^$$' -bench 'CLI(Render|Diff)' -benchmem ./cmd/olm-cmp/

@@ -22,7 +22,7 @@ func TestRBACOnlyFindingsFolded(t *testing.T) {
 		t.Fatal(err)
 	}
 	folded := "warning: 3 API groups that only the operator's RBAC rules name (no object of the render, no required CRD; usual for an operator, which uses them where they are served): a.example.com, b.example.com, c.example.com; -v prints each with its fix, spec.accept entries (api:GROUP) answer them\n"
-	if !strings.Contains(stderr, folded) || strings.Contains(stderr, "requirement api:a.example.com") || !strings.Contains(stderr, "error: requirement certificates:cert-manager.io/v1") {
+	if !strings.Contains(stderr, folded) || strings.Contains(stderr, "requirement api:a.example.com") || !strings.Contains(stderr, "required: certificates:cert-manager.io/v1") {
 		t.Errorf("stderr:\n%s\nwant the line\n%s", stderr, folded)
 	}
 	_, stderr, err = run(t, "render", dir, "-v")

@@ -360,13 +360,14 @@ func safeName(s string) string {
 }
 
 // printNotes prints the warnings and requirement findings of res on w, one
-// line each under its severity (render.Result.Notes). quiet replaces the
-// findings with one line per category, naming the command that lists them
-// (olm-cmp inspect followed by inspectArgs); otherwise, unless verbose, the
-// RBAC-only api findings are one line (render.FoldRBACOnly).
+// line each under its severity (render.Note.Printed): never "error", the
+// render succeeded. quiet replaces the findings with one line per category,
+// naming the command that lists them (olm-cmp inspect followed by
+// inspectArgs); otherwise, unless verbose, the RBAC-only api findings are one
+// line (render.FoldRBACOnly).
 func printNotes(w io.Writer, res *render.Result, quiet, verbose bool, inspectArgs string) {
 	type tally struct {
-		n, errors int
+		n, required int
 	}
 	byCat := map[requirements.Category]*tally{}
 	notes := res.Notes()
@@ -375,7 +376,7 @@ func printNotes(w io.Writer, res *render.Result, quiet, verbose bool, inspectArg
 	}
 	for _, n := range notes {
 		if n.Finding == nil || !quiet {
-			fmt.Fprintf(w, "%s: %s\n", n.Severity, echo.Text(n.Text))
+			fmt.Fprintln(w, echo.Text(n.Printed()))
 			continue
 		}
 		t := byCat[n.Finding.Category]
@@ -384,8 +385,8 @@ func printNotes(w io.Writer, res *render.Result, quiet, verbose bool, inspectArg
 			byCat[n.Finding.Category] = t
 		}
 		t.n++
-		if n.Severity == requirements.Error {
-			t.errors++
+		if n.Severity == requirements.Required {
+			t.required++
 		}
 	}
 	for _, c := range requirements.Categories {
@@ -395,14 +396,14 @@ func printNotes(w io.Writer, res *render.Result, quiet, verbose bool, inspectArg
 		}
 		// The line's word is the gravest of its findings'.
 		severity, noun, mixed := requirements.Warning, "requirements", ""
-		if t.errors > 0 {
-			severity = requirements.Error
+		if t.required > 0 {
+			severity = requirements.Required
 		}
 		if t.n == 1 {
 			noun = "requirement"
 		}
-		if t.errors > 0 && t.errors < t.n {
-			mixed = fmt.Sprintf(" (%d errors, %d warnings)", t.errors, t.n-t.errors)
+		if t.required > 0 && t.required < t.n {
+			mixed = fmt.Sprintf(" (%d required, %d warnings)", t.required, t.n-t.required)
 		}
 		fmt.Fprintf(w, "%s: %d %s %s not met%s: olm-cmp inspect %s lists them\n",
 			severity, t.n, c, noun, mixed, echo.Text(inspectArgs))

@@ -400,9 +400,9 @@ handle() {
   local diffmd="$tmp/diff.md" diffst=0
   (cd "$work" && olm-cmp diff "$arg" --git-base "$base_ref" "${diffapps[@]}" -o markdown) >"$diffmd" 2>"$tmp/diff.err" || diffst=$?
   if [ "$diffst" -ge 3 ]; then prefixed "$dir: olm-cmp diff: " <"$tmp/diff.err" >&2; fi
-  # Its error: stderr less the render's findings (warning: and error:
-  # requirement lines, which diff prints for a render that succeeded).
-  local differr; differr=$(grep -v -e '^warning:' -e '^error: requirement ' "$tmp/diff.err" | tail -n 20 | cut -c1-500 || true)
+  # Its error: stderr less the render's findings (warning: and required:
+  # lines, which diff prints for a render that succeeded).
+  local differr; differr=$(grep -v -e '^warning:' -e '^required:' "$tmp/diff.err" | tail -n 20 | cut -c1-500 || true)
   body_write "$dir" "$([ "$blocked" = 1 ] && echo 3 || echo 2)" "$json" "$diffmd" "$diffst" "$differr" "$tmp/body.md" \
     "${diffapps[*]:+ ${diffapps[*]}}"
 

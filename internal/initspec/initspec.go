@@ -222,7 +222,7 @@ var globEscaper = strings.NewReplacer(`*`, `[*]`, `?`, `[?]`, `[`, `[[]`, `\`, `
 func (p *Plan) AnswerInstalls(findings []requirements.Finding) {
 	var g Group
 	for _, f := range requirements.Pending(findings) {
-		if f.Severity != requirements.Error || !(f.Category == requirements.API || f.Category == requirements.Certificates) {
+		if f.Severity != requirements.Required || !(f.Category == requirements.API || f.Category == requirements.Certificates) {
 			continue
 		}
 		group, _, _ := strings.Cut(f.Subject, "/")
@@ -293,7 +293,7 @@ func (p *Plan) AnswerRest(findings []requirements.Finding, owned []string) {
 				p.imageSuggestion(f)
 			case f.PodSecurityLevel() != "" || isSCC(f):
 				e.Trailing = p.answerPodSecurity(f)
-			case f.Severity == requirements.Error:
+			case f.Severity == requirements.Required:
 				e.Trailing = TODO + " " + firstAction(f.Fix)
 			}
 			groups = append(groups, Group{Entries: []Entry{e}})
@@ -336,7 +336,7 @@ const consoleGroup = "console.openshift.io"
 func (p *Plan) ExcludeConsole(findings []requirements.Finding) {
 	for _, f := range requirements.Pending(findings) {
 		group, _, _ := strings.Cut(f.Subject, "/")
-		if f.Category == requirements.API && f.Severity == requirements.Error && group == consoleGroup {
+		if f.Category == requirements.API && f.Severity == requirements.Required && group == consoleGroup {
 			p.Exclude = []string{consoleGroup + "/*"}
 			p.excludeNote = "the OpenShift console's objects (" + firstSource(f.Source) + "): nothing shows them without that console"
 			return

@@ -104,7 +104,7 @@ func TestBuildDemo(t *testing.T) {
 	for _, want := range []string{
 		"  namespace: greeter-operator  # TODO: choose the install namespace",
 		"  # examples: [Greeter]\n",
-		`# error certificates:cert-manager.io/v1 (from CSV webhookdefinitions`,
+		`# required certificates:cert-manager.io/v1 (from CSV webhookdefinitions`,
 		"  - cert-manager.io/v1  # TODO:",
 	} {
 		if !strings.Contains(text, want) {
@@ -247,7 +247,7 @@ func TestGlobs(t *testing.T) {
 	}
 	// An error in the family: no glob, the error stays its own entry.
 	errF := rbacWarning("vm.kubevirt.io", "")
-	errF.Severity, errF.Message = requirements.Error, "the render uses vm.kubevirt.io and does not ship it"
+	errF.Severity, errF.Message = requirements.Required, "the render uses vm.kubevirt.io and does not ship it"
 	p = &Plan{}
 	p.AnswerRest(append(fs[:2:2], errF), []string{"kubevirt.io"})
 	if got := p.Spec().Accept; slices.Contains(got, "api:*.kubevirt.io") || !slices.Contains(got, "api:vm.kubevirt.io") {

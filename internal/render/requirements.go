@@ -41,16 +41,27 @@ func checkRequirements(req Request, b *bundle.Bundle, objs []*yaml.RNode, unmatc
 }
 
 // Note is one line a transport prints about a render that succeeded (the
-// CLI and `generate` on stderr): a warning, or a requirement finding not
-// accepted, under the finding's own severity, the word `inspect` shows it
-// with. Severity words mean the same in every command: error, the operator
-// cannot work as rendered (spec.strict fails on it); warning, it may not.
+// CLI and `generate` on stderr, the plugin's log): a warning, or a
+// requirement finding not accepted, under the finding's own severity, the
+// word `inspect` shows it with. Severity words mean the same in every
+// command: required, the cluster must have it before the operator can work
+// (spec.strict fails on it); warning, it may matter. None says "error": the
+// render succeeded (docs/requirements.md).
 type Note struct {
 	Severity requirements.Severity
 	Text     string
 	// Finding is the requirement finding the note reports; nil for a
 	// warning of another kind.
 	Finding *requirements.Finding
+}
+
+// Printed is the note's line as printed on stderr, led by its severity word
+// (requirements.Finding.Printed for a finding), not yet escaped.
+func (n Note) Printed() string {
+	if n.Finding != nil {
+		return n.Finding.Printed()
+	}
+	return string(n.Severity) + ": " + n.Text
 }
 
 // Notes are r's Warnings as Notes, in the same order: a pending requirement

@@ -170,7 +170,7 @@ func (v apiView) finding(u apiUse, needed bool) Finding {
 	}
 	sev := Warning
 	if needed {
-		sev = Error
+		sev = Required
 	}
 	return Finding{Category: API, Subject: subject, Source: u.source, Severity: sev, Message: msg, Fix: fix, rbacOnly: !needed}
 }

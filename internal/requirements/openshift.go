@@ -44,7 +44,7 @@ func openshiftFindings(in Input) []Finding {
 		ann := n.GetAnnotations()
 		for _, key := range []string{servingCertBeta, servingCertAlpha} {
 			if secret := ann[key]; secret != "" && !ours {
-				add(key, objectName(n)+" annotation", Error,
+				add(key, objectName(n)+" annotation", Required,
 					"OpenShift's service-ca writes the serving certificate Secret this annotation names; nothing else will, so whatever mounts it cannot start",
 					fmt.Sprintf("create the Secret yourself (e.g. a cert-manager Certificate with secretName %s as an extra manifest), then %s", secret, acceptFix(key)))
 			}

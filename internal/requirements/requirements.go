@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
-	"github.com/olm-cmp/olm-cmp/internal/safety"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -44,18 +43,20 @@ const (
 // Categories lists every category, in report order.
 var Categories = []Category{Image, API, OpenShift, Certificates, Dependency, Signature}
 
-// Severity says how sure the operator is to fail without action. It is the
-// safety report's severity: one concept, "error" or "warning", for every
-// report olm-cmp makes.
-type Severity = safety.Severity
+// Severity says how sure the operator is to fail without action. It is not
+// the safety report's severity (safety.Severity): a requirement finding never
+// fails a render (unless spec.strict), so its words must not say the run
+// failed. "required" is what the cluster must have before the operator can
+// work; "warning" what may matter, depending on the cluster.
+type Severity string
 
 const (
-	// Error: the operator (or an object of the render) cannot work as
-	// rendered on the cluster described.
-	Error = safety.Error
+	// Required: the operator (or an object of the render) cannot work as
+	// rendered on the cluster described until the cluster has this.
+	Required Severity = "required"
 	// Warning: likely to fail or to behave differently, depending on the
 	// cluster (node credentials, an API installed outside the render, …).
-	Warning = safety.Warning
+	Warning Severity = "warning"
 )
 
 // Finding is one requirement; its JSON form is the `requirements` list of
@@ -102,6 +103,17 @@ func (f Finding) Key() string { return string(f.Category) + ":" + f.Subject }
 // Line is the one-line form used for render warnings and errors.
 func (f Finding) Line() string {
 	return fmt.Sprintf("requirement %s (from %s): %s; fix: %s", f.Key(), f.Source, f.Message, f.Fix)
+}
+
+// Printed is the line render, generate and diff print on stderr for a
+// finding not accepted, led by its severity word: "required: KEY (from
+// SOURCE): MESSAGE; fix: FIX", where "required" already says it is a
+// requirement, or "warning: requirement KEY …", told from other warnings.
+func (f Finding) Printed() string {
+	if f.Severity == Required {
+		return fmt.Sprintf("%s: %s (from %s): %s; fix: %s", Required, f.Key(), f.Source, f.Message, f.Fix)
+	}
+	return string(f.Severity) + ": " + f.Line()
 }
 
 // Input is what a report is computed from.
@@ -204,7 +216,7 @@ func merge(in []Finding) []Finding {
 // prefer reports whether a's message should replace b's in a merge.
 func prefer(a, b Finding) bool {
 	if a.Severity != b.Severity {
-		return a.Severity == Error
+		return a.Severity == Required
 	}
 	return a.Message < b.Message
 }

@@ -19,4 +19,6 @@ COPY --from=build /out/olm-cmp /usr/local/bin/olm-cmp
 COPY plugin.yaml /home/argocd/cmp-server/config/plugin.yaml
 USER 999:999
 ENV HOME=/tmp
-ENTRYPOINT ["/usr/local/bin/olm-cmp", "serve"]
+# Kubernetes args replace CMD: the deployments give `serve` and its flags.
+ENTRYPOINT ["/usr/local/bin/olm-cmp"]
+CMD ["serve"]

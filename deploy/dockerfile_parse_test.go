@@ -112,8 +112,10 @@ var built struct {
 // TestMain removes the binary built once for the package's tests.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
+	for _, d := range []string{built.dir, ociBuilt.dir} {
+		if d != "" {
+			os.RemoveAll(d)
+		}
 	}
 	os.Exit(code)
 }

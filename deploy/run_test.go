@@ -163,42 +163,10 @@ func mountVolumes(t *testing.T, root string, s sidecar, secrets map[string]map[s
 	}
 }
 
-// imageRoot assembles the image's root filesystem as the Dockerfile's final
-// stage builds it (the binary and plugin.yaml at the paths it copies them
-// to), read-only to the container's user: every directory is root's, 0755.
-func imageRoot(t *testing.T, img *dockerImage) string {
-	t.Helper()
-	root, err := os.MkdirTemp("", "olm-cmp-root")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for dst, src := range img.Files {
-		if img.FromBuild[dst] {
-			src = dockerfileBinary(t)
-		} else {
-			src = filepath.Join("..", src)
-		}
-		b, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(dst)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, dst), b, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
-
 // TestDeployedSidecarServes runs olm-cmp as the kustomize component and the
-// Helm values deploy it: the Dockerfile's binary in a root filesystem laid
-// out as the image's, chrooted, as the user the securityContext names, with
+// Helm values deploy it: chrooted in the root filesystem of the image `make
+// image` builds (TestOCIImageMatchesDockerfile holds it equal to the
+// Dockerfile's), as the user the securityContext names, with
 // the container's args (after the image's entrypoint, as Kubernetes does)
 // and env, and its volumes as the kubelet mounts them. Without the optional
 // registry Secret (an empty directory at /etc/olm-cmp/registry) it must
@@ -211,7 +179,7 @@ func TestDeployedSidecarServes(t *testing.T) {
 		t.Skip("runs the sidecar chrooted as uid 999, as its image does: needs root")
 	}
 	img := parseDockerfile(t)
-	dockerfileBinary(t)
+	ociImage(t)
 	creds := `{"auths":{"registry.example.com":{"auth":"dXNlcjpwYXNz"}}}`
 	for _, dep := range []struct {
 		name string
@@ -220,7 +188,7 @@ func TestDeployedSidecarServes(t *testing.T) {
 		for _, secret := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/secret=%v", dep.name, secret), func(t *testing.T) {
 				s := dep.get(t)
-				root := imageRoot(t, img)
+				root := ociRoot(t)
 				secrets := map[string]map[string]string{}
 				if secret {
 					secrets["olm-cmp-registry"] = map[string]string{".dockerconfigjson": creds}

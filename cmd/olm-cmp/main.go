@@ -206,4 +206,3 @@ func limitMemory() {
 		debug.SetGCPercent(oneShotGCPercent)
 	}
 }
-

@@ -19,7 +19,7 @@ build:
 OCI_LAYOUT ?= bin/oci
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 image:
-	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run ./hack/cmd/ociimage build -out $(OCI_LAYOUT) -version $(VERSION)
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run ./hack/cmd/ociimage build -out $(OCI_LAYOUT) -version $(VERSION) -sbom $(OCI_LAYOUT).cdx.json
 
 ## image-push: push $(OCI_LAYOUT) (make image) to IMAGE=registry/repo:tag, with its SBOM; prints the reference by digest (credentials: the docker/podman keychain)
 image-push:

@@ -86,6 +86,8 @@ type Options struct {
 	CACerts string
 	// Go is the go command (default "go").
 	Go string
+	// SBOMFile, if set, receives the SBOM too (for cosign attest).
+	SBOMFile string
 }
 
 // Result names what a build wrote.
@@ -166,6 +168,11 @@ func Build(dir string, o Options) (*Result, error) {
 	sbomJSON, err := SBOM(o.Version, o.Epoch, infos)
 	if err != nil {
 		return nil, err
+	}
+	if o.SBOMFile != "" {
+		if err := os.WriteFile(o.SBOMFile, sbomJSON, 0o644); err != nil {
+			return nil, err
+		}
 	}
 	sbom, err := sbomReferrer(idx, sbomJSON, o.Epoch)
 	if err != nil {

@@ -3,6 +3,7 @@
 //
 //	go run ./hack/cmd/ociimage build -out bin/oci -version v0.2.0   # SOURCE_DATE_EPOCH from the environment
 //	go run ./hack/cmd/ociimage push -layout bin/oci registry.example.com/olm-cmp:v0.2.0
+//	go run ./hack/cmd/ociimage pin -tag v0.2.0 -digest sha256:…   # deploy/ names the pushed image
 package main
 
 import (
@@ -29,7 +30,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: ociimage build|push [flags]")
+		return fmt.Errorf("usage: ociimage build|push|pin [flags]")
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	switch args[0] {
@@ -37,6 +38,7 @@ func run(args []string) error {
 		out := fs.String("out", "bin/oci", "OCI image layout directory to write (replaced)")
 		platforms := fs.String("platforms", "linux/amd64,linux/arm64", "comma-separated os/arch")
 		version := fs.String("version", "dev", "version stamped into the binary and naming the index")
+		sbomFile := fs.String("sbom", "", "also write the SBOM (CycloneDX JSON) to this file")
 		ca := fs.String("ca-certs", ociimage.DefaultCACerts, "PEM bundle installed at "+ociimage.CACertsPath+" (Debian's ca-certificates)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
@@ -51,7 +53,7 @@ func run(args []string) error {
 		}
 		res, err := ociimage.Build(*out, ociimage.Options{
 			Repo: ".", Platforms: strings.Split(*platforms, ","), Version: *version,
-			Epoch: time.Unix(epoch, 0).UTC(), CACerts: *ca,
+			Epoch: time.Unix(epoch, 0).UTC(), CACerts: *ca, SBOMFile: *sbomFile,
 		})
 		if err != nil {
 			return err
@@ -83,8 +85,24 @@ func run(args []string) error {
 			ref = ref[:i]
 		}
 		fmt.Printf("%s@%s\n", ref, d)
+	case "pin":
+		deploy := fs.String("deploy", "deploy", "the deploy/ directory")
+		tag := fs.String("tag", "", "release tag, e.g. v0.2.0")
+		digest := fs.String("digest", "", "the pushed index's digest, sha256:...")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		p, err := ociimage.ReadPin(*deploy)
+		if err != nil {
+			return err
+		}
+		p.Tag, p.Digest = *tag, *digest
+		if err := ociimage.WritePin(*deploy, p); err != nil {
+			return err
+		}
+		fmt.Println(p.Ref())
 	default:
-		return fmt.Errorf("unknown command %q: use build or push", args[0])
+		return fmt.Errorf("unknown command %q: use build, push or pin", args[0])
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"debug/buildinfo"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"sigs.k8s.io/yaml"
 
 	"github.com/olm-cmp/olm-cmp/hack/ociimage"
@@ -51,16 +49,7 @@ func ociImage(t *testing.T) v1.Image {
 		if ociBuilt.err != nil {
 			return
 		}
-		var lp layout.Path
-		if lp, ociBuilt.err = layout.FromPath(dir); ociBuilt.err != nil {
-			return
-		}
-		root, err := lp.ImageIndex()
-		if err != nil {
-			ociBuilt.err = err
-			return
-		}
-		idx, err := root.ImageIndex(res.Index)
+		idx, err := ociimage.OpenIndex(dir, res.Index)
 		if err != nil {
 			ociBuilt.err = err
 			return
@@ -76,35 +65,11 @@ func ociImage(t *testing.T) v1.Image {
 // layerEntries reads the image's one layer: headers and contents.
 func layerEntries(t *testing.T, img v1.Image) ([]*tar.Header, map[string][]byte) {
 	t.Helper()
-	ls, err := img.Layers()
-	if err != nil || len(ls) != 1 {
-		t.Fatalf("image layers: %d, %v", len(ls), err)
-	}
-	rc, err := ls[0].Uncompressed()
+	hs, data, err := ociimage.ReadLayer(img)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rc.Close()
-	tr := tar.NewReader(rc)
-	var hs []*tar.Header
-	data := map[string][]byte{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return hs, data
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		hs = append(hs, h)
-		if h.Typeflag == tar.TypeReg {
-			b, err := io.ReadAll(tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data["/"+h.Name] = b
-		}
-	}
+	return hs, data
 }
 
 // TestOCIImageMatchesDockerfile: the image make image builds without

@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"sigs.k8s.io/yaml"
 )
 
 // sidecar is the olm-cmp container of a deployment, with what the kubelet
@@ -54,14 +52,7 @@ func kustomizeSidecar(t *testing.T) sidecar {
 // helmSidecar is the container deploy/helm/values.yaml adds, with the
 // chart's own `plugins` emptyDir.
 func helmSidecar(t *testing.T) sidecar {
-	b, err := os.ReadFile("helm/values.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var values map[string]any
-	if err := yaml.Unmarshal(b, &values); err != nil {
-		t.Fatal(err)
-	}
+	values := readHelmValues(t)
 	s := sidecar{configMaps: map[string]map[string]any{}}
 	s.container = byName(t, dig(t, values, "repoServer", "extraContainers"), "olm-cmp")
 	vols, _ := dig(t, values, "repoServer", "volumes").([]any)

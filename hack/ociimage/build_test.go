@@ -1,7 +1,6 @@
 package ociimage
 
 import (
-	"archive/tar"
 	"encoding/json"
 	"io"
 	"log"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
@@ -61,15 +59,7 @@ func TestBuildReproducible(t *testing.T) {
 // checkImage: the layer holds exactly the root filesystem, root-owned, at
 // the epoch, in order; the config is the Dockerfile's.
 func checkImage(t *testing.T, dir string, r *Result) {
-	lp, err := layout.FromPath(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := lp.ImageIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx, err := root.ImageIndex(r.Index)
+	idx, err := OpenIndex(dir, r.Index)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,26 +67,13 @@ func checkImage(t *testing.T, dir string, r *Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	layers, err := img.Layers()
-	if err != nil || len(layers) != 1 {
-		t.Fatalf("layers: %d, %v", len(layers), err)
-	}
-	rc, err := layers[0].Uncompressed()
+	hs, _, err := ReadLayer(img)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rc.Close()
-	tr := tar.NewReader(rc)
 	var names []string
 	modes := map[string]int64{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, h := range hs {
 		if h.Uid != 0 || h.Gid != 0 || !h.ModTime.Equal(testEpoch) || h.Uname != "" || h.Gname != "" {
 			t.Errorf("%s: owner %d:%d (%q:%q), time %s", h.Name, h.Uid, h.Gid, h.Uname, h.Gname, h.ModTime)
 		}

@@ -212,3 +212,37 @@ func TestReleaseNotes(t *testing.T) {
 		t.Errorf("CHANGELOG.md: %v", err)
 	}
 }
+
+// TestCIRunsTheSlowSuites: README's second command is make test, which
+// leaves the Argo CD client suites out (they compile Argo CD: most of an
+// hour cold); CI (.ci/run) runs make test, then those suites and the e2e.
+func TestCIRunsTheSlowSuites(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(readme), "\n")
+	if len(lines) < 4 || !strings.HasPrefix(lines[2], "    make demo ") || !strings.HasPrefix(lines[3], "    make test ") {
+		t.Errorf("README's first commands are not make demo, make test: %q", lines[:4])
+	}
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^test:(.*)$`).FindSubmatch(mk)
+	if m == nil || strings.Contains(string(m[1]), "test-argocd") || !strings.Contains(string(m[1]), "test-unit") {
+		t.Errorf("Makefile test target %q: want lint and test-unit, not test-argocd", m)
+	}
+	ci, err := os.ReadFile(filepath.Join(root, ".ci/run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := -1
+	for _, want := range []string{"\nmake test\n", "\nmake test-argocd\n", "\nmake e2e\n"} {
+		i := strings.Index(string(ci), want)
+		if i < 0 || i < at {
+			t.Errorf(".ci/run does not run %q after the previous suite", strings.TrimSpace(want))
+		}
+		at = i
+	}
+}

@@ -80,8 +80,13 @@ func TestRegistryFlagsEnv(t *testing.T) {
 
 // TestGenerateInsecureRegistryFromEnv: in the classic mode `olm-cmp generate`
 // reaches a plain-HTTP registry with only OLM_CMP_INSECURE_REGISTRIES set on
-// its container, and caches bundles where OLM_CMP_CACHE_DIR says.
+// its container, and caches bundles where OLM_CMP_CACHE_DIR says. Its
+// DOCKER_CONFIG is the classic component's: the mount of the optional
+// Secret olm-cmp-registry, an empty directory while the Secret does not
+// exist, which means anonymous pulls.
 func TestGenerateInsecureRegistryFromEnv(t *testing.T) {
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
 	host, _ := bundletest.NewRegistry(t)
 	bundletest.PushDir(t, host, "olm/tiny-bundle", "v1", "../../internal/cmpserver/testdata/repo/bundles/tiny")
 	app := t.TempDir()

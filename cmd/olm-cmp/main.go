@@ -208,15 +208,3 @@ func limitMemory() {
 		debug.SetGCPercent(oneShotGCPercent)
 	}
 }
-
-func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the olm-cmp version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "olm-cmp %s\n", version)
-			return err
-		},
-	}
-}

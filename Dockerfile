@@ -1,6 +1,8 @@
 # olm-cmp image: a static binary on distroless/static, run as uid 999 (Argo CD's user, so the
 # plugin socket in the shared `plugins` volume is usable by argocd-repo-server).
-#   make image IMAGE=registry.example.com/olm-cmp:dev   (docker build -t IMAGE --build-arg VERSION=... .)
+#   make image-docker IMAGE=registry.example.com/olm-cmp:dev   (docker build -t IMAGE --build-arg VERSION=... .)
+# Without Docker, `make image` builds the same image as an OCI layout (hack/ociimage); deploy/image_test.go
+# holds the two equal (files, user, env, entrypoint, command), so change both together.
 # The build step below is also run verbatim by deploy/dockerfile_test.go (static-binary check).
 
 FROM golang:1.26 AS build
@@ -19,4 +21,6 @@ COPY --from=build /out/olm-cmp /usr/local/bin/olm-cmp
 COPY plugin.yaml /home/argocd/cmp-server/config/plugin.yaml
 USER 999:999
 ENV HOME=/tmp
-ENTRYPOINT ["/usr/local/bin/olm-cmp", "serve"]
+# Kubernetes args replace CMD: the deployments give `serve` and its flags.
+ENTRYPOINT ["/usr/local/bin/olm-cmp"]
+CMD ["serve"]

@@ -7,7 +7,7 @@ LDFLAGS    := -s -w -X main.version=$(VERSION)
 BIN        := bin/olm-cmp
 PKGS       := ./...
 
-.PHONY: all build image demo test test-unit test-argocd lint vet fmt bench generate e2e clean
+.PHONY: all build install image image-push image-docker demo demo-registry test test-unit test-argocd lint vet fmt bench generate e2e clean
 
 all: build
 
@@ -15,22 +15,51 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/olm-cmp
 
-## image: the container image (Dockerfile) as $(IMAGE); push it to a registry your cluster pulls from
+## install: olm-cmp into GOBIN (go env GOBIN, else GOPATH's bin), or PREFIX/bin when PREFIX is set; says when that directory is not on PATH
+PREFIX     ?=
+install:
+	@set -e; \
+	if [ -n "$(PREFIX)" ]; then dir="$(PREFIX)/bin"; mkdir -p "$$dir"; \
+	  CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o "$$dir/olm-cmp" ./cmd/olm-cmp; \
+	else dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir="$$($(GO) env GOPATH | cut -d: -f1)/bin"; \
+	  CGO_ENABLED=0 GOBIN="$$dir" $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/olm-cmp; \
+	fi; \
+	echo "installed $$dir/olm-cmp"; \
+	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "$$dir is not on PATH: export PATH=\"$$dir:\$$PATH\" (or make install PREFIX=DIR for a directory that is)";; esac
+
+## image: the container image as an OCI image layout in $(OCI_LAYOUT), linux/amd64 and linux/arm64, without Docker (hack/ociimage: go-containerregistry; CA certificates from Debian's ca-certificates); reproducible: the same commit gives the same digest
+OCI_LAYOUT ?= bin/oci
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+image:
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run ./hack/cmd/ociimage build -out $(OCI_LAYOUT) -version $(VERSION) -sbom $(OCI_LAYOUT).cdx.json
+
+## image-push: push $(OCI_LAYOUT) (make image) to IMAGE=registry/repo:tag, with its SBOM; prints the reference by digest (credentials: the docker/podman keychain)
+image-push:
+	@if [ "$(origin IMAGE)" = file ]; then echo "make image-push: give IMAGE=registry.example.com/olm-cmp:TAG (the registry your cluster pulls from)" >&2; exit 2; fi
+	$(GO) run ./hack/cmd/ociimage push -layout $(OCI_LAYOUT) $(IMAGE)
+
+## image-docker: the same image from the Dockerfile, with Docker (or CONTAINER=podman), as $(IMAGE)
 IMAGE      ?= olm-cmp:$(VERSION)
 CONTAINER  ?= docker
-image:
+image-docker:
 	$(CONTAINER) build -t $(IMAGE) --build-arg VERSION=$(VERSION) .
 
 ## demo: render the demo operator shipped in examples/demo (no registry, cluster or ../shared)
 demo:
 	$(GO) run ./cmd/olm-cmp render --quiet examples/demo
 
-## test: lint + unit/integration tests + the Argo CD client suites (v2.14.21 and v3.6.1)
-test: lint test-unit test-argocd
+## demo-registry: the demo catalog and its four bundle versions on DEMO_REGISTRY (plain HTTP) until Ctrl-C, so versions, resolve, upgrade and init --catalog run offline (README)
+DEMO_REGISTRY ?= localhost:5000
+demo-registry:
+	$(GO) run ./hack/demoregistry -addr $(DEMO_REGISTRY)
+
+## test: lint + unit and fast integration tests (in-process registry, the sidecar run as deployed); README.md says how long it takes
+test: lint test-unit
 
 test-unit:
 	$(GO) test -count=1 $(PKGS)
 
+## test-argocd: the Argo CD client suites (v2.14.21 and v3.6.1, and the health checks through Argo CD's Lua engine): compiling Argo CD takes ~40 min cold on 2 cores; CI (.ci/run) runs them
 test-argocd:
 	@if [ -x test/argocd/run.sh ]; then test/argocd/run.sh; else echo "test/argocd/run.sh not present"; fi
 
@@ -46,7 +75,7 @@ vet:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-## bench: render benchmarks (lws-operator, sail-operator, kubevirt; need ../shared), diff against the one render it is made of twice (BenchmarkCLIDiff*, BenchmarkCLIRender*: sail-operator, kubevirt; diff must stay under 2.5x two renders), catalog benchmarks on generated vendor-sized catalogs (OLM_CMP_BENCH_BUNDLES=1000,10000 by default; 50000 is about 650 MB); whole-process figures: hack/growth.sh
+## bench: render benchmarks (lws-operator, sail-operator, kubevirt; need ../shared), diff against the one render it is made of twice (BenchmarkCLIDiff*, BenchmarkCLIRender*: sail-operator, kubevirt; diff must stay under 2.5x two renders; BenchmarkCLIDiffBigCRD: diff of two generated CRDs of 100,000 properties in a child process, its wall, CPU and peak RSS, bounded in docs/operations.md), catalog benchmarks on generated vendor-sized catalogs (OLM_CMP_BENCH_BUNDLES=1000,10000 by default; 50000 is about 650 MB); whole-process figures: hack/growth.sh
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/render/ ./internal/bundle/ ./internal/convert/
 	$(GO) test -run '^$$' -bench 'CLI(Render|Diff)' -benchmem ./cmd/olm-cmp/

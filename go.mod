@@ -3,6 +3,7 @@ module github.com/olm-cmp/olm-cmp
 go 1.26.3
 
 require (
+	github.com/CycloneDX/cyclonedx-go v0.9.2
 	github.com/Masterminds/semver/v3 v3.4.0
 	github.com/ProtonMail/go-crypto v1.5.2
 	github.com/blang/semver/v4 v4.0.0

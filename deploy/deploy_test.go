@@ -265,14 +265,7 @@ func TestKustomizeClassic(t *testing.T) {
 
 // TestHelmValues: the chart values add the same sidecar and volumes as the kustomize component.
 func TestHelmValues(t *testing.T) {
-	b, err := os.ReadFile("helm/values.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var values map[string]any
-	if err := yaml.Unmarshal(b, &values); err != nil {
-		t.Fatal(err)
-	}
+	values := readHelmValues(t)
 	hc := byName(t, dig(t, values, "repoServer", "extraContainers"), "olm-cmp")
 	if hc == nil {
 		t.Fatal("repoServer.extraContainers has no olm-cmp")
@@ -299,6 +292,20 @@ func TestHelmValues(t *testing.T) {
 			t.Errorf("Helm values mount %s but repoServer.volumes does not define it", name)
 		}
 	}
+}
+
+// readHelmValues is deploy/helm/values.yaml, decoded.
+func readHelmValues(t *testing.T) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile("helm/values.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values map[string]any
+	if err := yaml.Unmarshal(b, &values); err != nil {
+		t.Fatal(err)
+	}
+	return values
 }
 
 // normalize round-trips through YAML so numbers compare equal regardless of decoder.

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/olm-cmp/olm-cmp/internal/trust"
 )
 
@@ -66,14 +64,7 @@ func TestTrustMounted(t *testing.T) {
 	if cmData == nil {
 		t.Fatal("the kustomize example has no ConfigMap olm-cmp-trust")
 	}
-	b, err := os.ReadFile("helm/values.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var values map[string]any
-	if err := yaml.Unmarshal(b, &values); err != nil {
-		t.Fatal(err)
-	}
+	values := readHelmValues(t)
 	var helmData map[string]any
 	for _, o := range values["extraObjects"].([]any) {
 		om := o.(map[string]any)

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -245,6 +246,20 @@ func runtimeCases(t *testing.T) []badCase {
 			}
 			return nil
 		}, want: `$DIR/olm-cmp.yaml: line 8: spec.bundle "./bundle": reading manifests/passwd.yaml: a symbolic link that leads outside the bundle directory: copy the file into the bundle instead`},
+		// Beside olm-cmp.yaml, a FIFO or a link to /dev/zero named like a
+		// manifest was passed over without a word; it is never opened.
+		{name: "runtime/fifo-beside-spec", setup: func(t *testing.T, dir string) []string {
+			if err := syscall.Mkfifo(filepath.Join(dir, "x.yaml"), 0o644); err != nil {
+				t.Skip("no FIFOs here:", err)
+			}
+			return nil
+		}, want: "extra manifest x.yaml: a named pipe (FIFO), not a regular file: olm-cmp reads extra manifests from regular files only (it never opens anything else): put the file itself beside olm-cmp.yaml, or leave it out with spec.extraManifests: {exclude: [x.yaml]}"},
+		{name: "runtime/link-to-dev-zero-beside-spec", setup: func(t *testing.T, dir string) []string {
+			if err := os.Symlink("/dev/zero", filepath.Join(dir, "x.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			return nil
+		}, want: "extra manifest x.yaml: a symbolic link, not a regular file: olm-cmp reads extra manifests from regular files only (it never opens anything else): put the file itself beside olm-cmp.yaml, or leave it out with spec.extraManifests: {exclude: [x.yaml]}"},
 		{name: "runtime/fifo-in-bundle", setup: func(t *testing.T, dir string) []string {
 			if err := syscall.Mkfifo(filepath.Join(dir, "bundle", "manifests", "pipe.yaml"), 0o644); err != nil {
 				t.Skip("no FIFOs here:", err)
@@ -350,6 +365,20 @@ func runtimeCases(t *testing.T) []badCase {
 		upgradeCase("crd-enum-200000-values", greeterCRD(1, 1, 200000, false), "error: limits: CRD greeters.greeter.example.com: greeter-operator.v0.2.0 ships it with an enum of 200000 values at .spec.mode in version v1alpha1; the upgrade-safety check accepts at most 1000"),
 		upgradeCase("crd-version-without-schema", greeterCRD(2, 1, 0, true), "error: schema: CRD greeters.greeter.example.com version v2: greeter-operator.v0.2.0 ships this version without a schema (spec.versions[1].schema.openAPIV3Schema)"),
 	)
+
+	// The upgrade edge under OLM v1's default upgradeConstraintPolicy,
+	// CatalogProvided: 0.2.0 replaces 0.1.0, never 0.0.1, so the upgrade
+	// from 0.0.1 is refused, in one line that names both, the way forward
+	// and SelfCertified.
+	cases = append(cases, badCase{name: "upgrade/no-edge-catalog-provided",
+		want: `$DIR/olm-cmp.yaml: line 7: spec.upgradeFrom "v0.0.1": no upgrade edge from greeter-operator.v0.0.1 to greeter-operator.v0.2.0: greeter-operator.v0.2.0 replaces greeter-operator.v0.1.0, skips (none) and has olm.skipRange (none), none of which includes greeter-operator.v0.0.1 (0.0.1); OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: first render a version whose CSV replaces or skips greeter-operator.v0.0.1 or has an olm.skipRange holding 0.0.1, or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself`,
+		setup: func(t *testing.T, dir string) []string {
+			host, _ := bundletest.NewRegistry(t)
+			bundletest.PushDemoVersion(t, host, filepath.Join(dir, "bundle"), "0.0.1", "greeter-operator.v0.0.0")
+			bundletest.PushDemoVersion(t, host, filepath.Join(dir, "bundle"), "0.2.0", "greeter-operator.v0.1.0")
+			write(t, filepath.Join(dir, "olm-cmp.yaml"), fmt.Appendf(nil, "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  bundle: %s/demo/greeter-bundle:v0.2.0\n  namespace: greeter-system\n  upgradeFrom: v0.0.1\n", host))
+			return []string{"--insecure-registry", host}
+		}})
 
 	// spec.acknowledge under strict: an entry that names no finding of the
 	// upgrade is an error (a stale one must not pass a later finding).
@@ -617,4 +646,137 @@ func snapshot(t *testing.T, dir string) string {
 		return nil
 	})
 	return b.String()
+}
+
+// TestBadInputOutputDir is the corpus for render --output-dir: objects a
+// repository may hold that once made the directory differ from stdout. Each
+// case renders to stdout, then into a directory, and must give one file per
+// object (no object written over another), each within the file-name bound,
+// holding together exactly the objects of stdout.
+func TestBadInputOutputDir(t *testing.T) {
+	crd := func(group, plural, kind, listKind string) string {
+		return fmt.Sprintf("---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: %s.%s}\nspec:\n  group: %s\n  names: {kind: %s, listKind: %s, plural: %s, singular: %s}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n",
+			plural, group, group, kind, listKind, plural, plural)
+	}
+	cr := func(group, kind, name, ns string) string {
+		s := fmt.Sprintf("---\napiVersion: %s/v1\nkind: %s\nmetadata:\n  name: %s\n", group, kind, name)
+		if ns != "" {
+			s += "  namespace: " + ns + "\n"
+		}
+		return s
+	}
+	longKind := "K" + strings.Repeat("k", 62)
+	for _, c := range []struct {
+		name, extra string
+	}{
+		// Widget w of two API groups in one namespace are numbered; the
+		// number 1 was a third object's own name, written over (21 files
+		// for 22 objects).
+		{"numbered-name-is-another-objects", crd("a.example.com", "widgets", "Widget", "WidgetList") + crd("b.example.com", "widgets", "Widget", "WidgetList") +
+			cr("a.example.com", "Widget", "w-greeter-system-1", "greeter-system") + cr("a.example.com", "Widget", "w", "greeter-system") + cr("b.example.com", "Widget", "w", "greeter-system")},
+		// 63-character kind, 200-character name, two 63-character
+		// namespaces: "file name too long", the render refused.
+		{"name-too-long-for-a-filesystem", crd("c.example.com", strings.ToLower(longKind), longKind, "Ks") +
+			cr("c.example.com", longKind, strings.Repeat("n", 200), strings.Repeat("a", 63)) + cr("c.example.com", longKind, strings.Repeat("n", 200), strings.Repeat("b", 63))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "app")
+			badinput.CopyDir(t, "../../examples/demo", dir)
+			if err := os.WriteFile(filepath.Join(dir, "hostile.yaml"), []byte(c.extra), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			stream, _, err := run(t, "render", dir)
+			if err != nil {
+				t.Fatalf("stdout render: %v", err)
+			}
+			want := yamlObjects(t, stream)
+			out := filepath.Join(t.TempDir(), "out")
+			if _, _, err := run(t, "render", dir, "--output-dir", out); err != nil {
+				t.Fatalf("--output-dir: %v", err)
+			}
+			entries, err := os.ReadDir(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			files := 0
+			for _, e := range entries {
+				if e.Name() == outputDirMarker {
+					continue
+				}
+				files++
+				if len(e.Name()) > maxFileName {
+					t.Errorf("%d-byte file name: %s", len(e.Name()), e.Name())
+				}
+				data, err := os.ReadFile(filepath.Join(out, e.Name()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, yamlObjects(t, string(data))...)
+			}
+			if files != len(want) {
+				t.Errorf("%d files for %d objects", files, len(want))
+			}
+			if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
+				t.Errorf("the files hold other objects than stdout:\n%q\n%q", got, want)
+			}
+		})
+	}
+}
+
+// TestBadInputUpgrade is the corpus for upgrade and diff --apps-from: a
+// repository's Git config and Argo CD manifests written in ways git and
+// Kubernetes read one way and a line-by-line reader another. Each case
+// gives the exit status and a line of the output it must hold, and no
+// file may change unless the case writes.
+func TestBadInputUpgrade(t *testing.T) {
+	host, _ := bundletest.NewRegistry(t)
+	bundletest.PushDemoVersion(t, host, "../../examples/demo/bundle", "0.1.0", "x")
+	bundletest.PushDemoVersion(t, host, "../../examples/demo/bundle", "0.2.0", "greeter-operator.v0.1.0")
+	spec := "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata:\n  name: greeter\nspec:\n  bundle: " + host + "/demo/greeter-bundle\n  version: v0.2.0\n  namespace: greeter-system\n"
+	app := func(source string) string {
+		return "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: g}\nspec:\n" + source
+	}
+	source := func(version string) string {
+		return "  source:\n    repoURL: https://github.com/org/gitops.git\n    path: g\n    plugin:\n      parameters:\n      - name: version\n        string: " + version + "\n"
+	}
+	dupWant := `Application g (app.yaml:1) may render g, but its key "spec.source" appears twice (lines 5 and 12): Kubernetes refuses such a manifest and other readers keep the last one, so upgrade cannot tell which one Argo CD reads: remove one of them`
+	for _, c := range []struct {
+		name, gitConfig, app string
+		args                 []string
+		status               int
+		want                 string
+	}{
+		// The Application is this repository's (git reads the remote's URL
+		// without the comment; from two quoted pieces): its v0.1.0 is what
+		// renders today, not olm-cmp.yaml's v0.2.0.
+		{"git-config-comment-after-url", "[remote \"origin\"]\n\turl = https://github.com/org/gitops.git ; the main remote\n", app(source("v0.1.0")), []string{"upgrade"}, 2, "  current     v0.1.0\n  where       Application g (app.yaml:1), parameter version\n"},
+		{"git-config-url-continued", "[remote \"origin\"]\n\turl = \"https://github.com/\"\\\n\"org/gitops.git\"\n", app(source("v0.1.0")), []string{"upgrade"}, 2, "  current     v0.1.0\n  where       Application g (app.yaml:1), parameter version\n"},
+		// source: twice: the last block is the one Kubernetes' readers
+		// keep; upgrade --write edited the first.
+		{"application-source-twice-write", "", app(source("v0.1.0") + source("v0.2.0")), []string{"upgrade", "--write"}, 1, dupWant},
+		{"application-source-twice-diff", "", app(source("v0.1.0") + source("v0.2.0")), []string{"diff", "g", "g", "--apps-from", "app.yaml"}, diffRenderError, dupWant},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			os.MkdirAll(filepath.Join(root, ".git"), 0o755)
+			os.MkdirAll(filepath.Join(root, "g"), 0o755)
+			writeFile(t, filepath.Join(root, ".git", "config"), []byte(c.gitConfig))
+			writeFile(t, filepath.Join(root, "g", "olm-cmp.yaml"), []byte(spec))
+			writeFile(t, filepath.Join(root, "app.yaml"), []byte(c.app))
+			before := snapshot(t, root)
+			t.Chdir(root)
+			args := c.args
+			if args[0] == "upgrade" {
+				args = append(args, "g")
+			}
+			out, stderr, code := runStatus(t, append(args, "--insecure-registry", host)...)
+			if code != c.status || !strings.Contains(out+stderr, c.want) {
+				t.Errorf("status %d, want %d and %q:\n%s%s", code, c.status, c.want, out, stderr)
+			}
+			if after := snapshot(t, root); after != before {
+				t.Errorf("files changed:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
 }

@@ -2,12 +2,15 @@ package main
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/olm-cmp/olm-cmp/internal/badinput"
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
 	"github.com/olm-cmp/olm-cmp/internal/registry"
@@ -111,5 +114,56 @@ func TestRegistryLimitsEnv(t *testing.T) {
 	t.Setenv(EnvRegistryTimeout, "soon")
 	if _, err := parse(t); err == nil || !strings.Contains(err.Error(), EnvRegistryTimeout) {
 		t.Errorf("bad %s: %v", EnvRegistryTimeout, err)
+	}
+}
+
+// bigCRDPair is two source directories, FROM and TO, each the demo bundle
+// under a default spec, whose Greeter CRD has props string properties in
+// FROM and the same as integers in TO (JSON: 100,000 properties are 2.7
+// MB): a bump of a vendor-sized hostile CRD.
+func bigCRDPair(t testing.TB, props int) (from, to string) {
+	t.Helper()
+	crd := greeterCRD(1, props, 0, false)
+	for i, c := range []string{crd, strings.ReplaceAll(crd, `"type":"string"`, `"type":"integer"`)} {
+		dir := filepath.Join(t.TempDir(), []string{"from", "to"}[i])
+		badinput.CopyDir(t, "../../examples/demo/bundle", filepath.Join(dir, "bundle"))
+		spec := "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter-operator}\nspec:\n  bundle: ./bundle\n  namespace: greeter-system\n"
+		if err := os.WriteFile(filepath.Join(dir, "olm-cmp.yaml"), []byte(spec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "bundle", "manifests", "greeter.example.com_greeters.yaml"), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		from, to = to, dir
+	}
+	return from, to
+}
+
+// TestDiffTimeoutBigCRD: diff of two 2.7 MB CRDs of 100,000 properties
+// (issue 26: --timeout 10s ran 18 s) stops at --timeout wherever it is:
+// loading a bundle, rendering, the safety check or the comparison, each of
+// which checks the deadline at a fine grain (internal/diff's countdown tests
+// say where, exactly). Its error names the limit, nothing is written on
+// stdout, and it returns well within the bound the other deadline tests use.
+func TestDiffTimeoutBigCRD(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes two CRDs of 2.7 MB")
+	}
+	from, to := bigCRDPair(t, 100000)
+	for _, limit := range []string{"300ms", "1s"} {
+		t.Run(limit, func(t *testing.T) {
+			start := time.Now()
+			out, stderr, code := runStatus(t, "diff", from, to, "--timeout", limit)
+			if elapsed := time.Since(start); elapsed > 10*time.Second {
+				t.Errorf("took %s", elapsed)
+			}
+			t.Log(strings.TrimSpace(stderr))
+			if code != diffRenderError || out != "" {
+				t.Fatalf("status %d, %d bytes on stdout; want %d and none", code, len(out), diffRenderError)
+			}
+			if want := "olm-cmp diff did not finish within --timeout " + limit + " (raise it with --timeout, or 0 for no limit)\n"; !strings.HasPrefix(stderr, "error: ") || !strings.HasSuffix(stderr, want) {
+				t.Errorf("stderr %q, want an error ending %q", stderr, want)
+			}
+		})
 	}
 }

@@ -84,6 +84,11 @@ Exit status: 0 no changes, 1 changes, 2 safety findings at --fail-on or worse,
 			if err != nil {
 				return err
 			}
+			// Written whole or not at all: a deadline that passed while the
+			// report was built stops it here, never while it is written.
+			if err := cmd.Context().Err(); err != nil {
+				return fmt.Errorf("comparing the renders: %w", err)
+			}
 			if err := writeReport(cmd, report, df.output); err != nil {
 				return err
 			}
@@ -239,7 +244,10 @@ func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, g
 	if err != nil {
 		return nil, fmt.Errorf("rendering TO: %w", err)
 	}
-	printNotes(cmd.ErrOrStderr(), toRes, false, "") // findings under their own severity, as render prints them
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("rendering TO: %w", err)
+	}
+	printNotes(cmd.ErrOrStderr(), toRes, false, true, "") // findings under their own severity, as render prints them
 	var fromManifests []string
 	var fromRequirements []requirements.Finding
 	fromSide := diff.Side{Source: fmt.Sprintf("(no %s at %s)", spec.FileName, gitBase)}
@@ -275,12 +283,35 @@ func renderSide(ctx context.Context, r *render.Renderer, req render.Request) (re
 	if err != nil {
 		return render.Resolved{}, nil, nil, err
 	}
-	b, err := r.Load(ctx, rv)
+	b, err := load(ctx, r, rv)
 	if err != nil {
 		return render.Resolved{}, nil, nil, err
 	}
 	res, err := r.RenderLoaded(ctx, rv, b)
 	return rv, b, res, err
+}
+
+// load is r.Load, returning ctx's error as soon as ctx ends. The loader
+// parses every file of the bundle, and a parse cannot be interrupted: a
+// CRD of 3 MB takes one to two seconds of CPU once the other side's bundle
+// fills the heap. diff is one-shot: on that error the process exits, and
+// the parse still under way goes with it.
+func load(ctx context.Context, r *render.Renderer, rv render.Resolved) (*bundle.Bundle, error) {
+	type loaded struct {
+		b   *bundle.Bundle
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		b, err := r.Load(ctx, rv)
+		done <- loaded{b, err}
+	}()
+	select {
+	case l := <-done:
+		return l.b, l.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 // side identifies a render: an image by digest, a directory with its

@@ -3,8 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/olm-cmp/olm-cmp/internal/safety"
 )
 
 // TestDiffGitBaseAppsFrom: an application whose version is an Argo CD
@@ -61,8 +64,12 @@ func TestDiffGitBaseAppsFrom(t *testing.T) {
 	if r := diffJSON(t, diffNoChanges, dir, dir, "--apps-from", manifest, "--insecure-registry", host); r.From.Version != "0.11.0" || r.To.Version != "0.11.0" {
 		t.Errorf("FROM_DIR TO_DIR with --apps-from: %+v -> %+v", r.From, r.To)
 	}
-	// A spec flag changes TO over the application's parameter.
-	if r := diffJSON(t, diffChanges, dir, dir, "--apps-from", manifest, "--version", "v0.10.2", "--insecure-registry", host); r.From.Version != "0.11.0" || r.To.Version != "0.10.2" {
-		t.Errorf("--version with --apps-from: %+v -> %+v, want 0.11.0 -> 0.10.2", r.From, r.To)
+	// A spec flag changes TO over the application's parameter. Going down
+	// a version is refused under OLM v1's default upgradeConstraintPolicy.
+	if r := diffJSON(t, diffUnsafe, dir, dir, "--apps-from", manifest, "--version", "v0.10.2", "--insecure-registry", host); r.From.Version != "0.11.0" || r.To.Version != "0.10.2" ||
+		!slices.ContainsFunc(r.Safety, func(f safety.Finding) bool {
+			return f.Rule == "upgradeEdge" && f.Severity == safety.Error && strings.Contains(f.Message, "OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: render 0.11.0 or a newer version")
+		}) {
+		t.Errorf("--version with --apps-from: %+v -> %+v, want 0.11.0 -> 0.10.2 and an upgradeEdge error; safety %+v", r.From, r.To, r.Safety)
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -67,4 +69,51 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkCLIDiffBigCRD is issue 26's hostile bump: two CRDs of 100,000
+// properties (2.7 MB of JSON each), every property's type changed (the CRD
+// is beyond the safety check's limits, a finding says so: exit status 2).
+// Each iteration runs `olm-cmp diff FROM TO` in a child process (this test
+// binary, TestDiffBigCRDChild) and reports its wall and CPU time and its
+// peak RSS, the figure docs/operations.md bounds. Issue 26 measured 18.3 s
+// and 515 MB.
+func BenchmarkCLIDiffBigCRD(b *testing.B) {
+	from, to := bigCRDPair(b, 100000)
+	var wall, cpu time.Duration
+	var rss int64
+	for b.Loop() {
+		child := exec.Command(os.Args[0], "-test.run=^TestDiffBigCRDChild$", "-test.count=1")
+		child.Env = append(os.Environ(), envDiffChild+"="+from+"\n"+to)
+		start := time.Now()
+		out, err := child.CombinedOutput()
+		wall += time.Since(start)
+		if err != nil || !bytes.Contains(out, []byte("PASS")) {
+			b.Fatalf("the child failed: %v\n%s", err, out)
+		}
+		ru := child.ProcessState.SysUsage().(*syscall.Rusage)
+		cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		rss = max(rss, ru.Maxrss) // KiB on Linux
+	}
+	b.ReportMetric(wall.Seconds()/float64(b.N), "wall-s/op")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(rss)/1024, "peak-RSS-MiB")
+}
+
+// envDiffChild passes BenchmarkCLIDiffBigCRD's directories to its child.
+const envDiffChild = "OLM_CMP_BENCH_DIFF_CHILD"
+
+// TestDiffBigCRDChild is BenchmarkCLIDiffBigCRD's child process: one diff,
+// as main runs it (the one-shot memory limit included), of the directories
+// the benchmark passes; it skips when run otherwise.
+func TestDiffBigCRDChild(t *testing.T) {
+	dirs := os.Getenv(envDiffChild)
+	if dirs == "" {
+		t.Skip("the child process of BenchmarkCLIDiffBigCRD")
+	}
+	from, to, _ := strings.Cut(dirs, "\n")
+	out, stderr, code := runStatus(t, "diff", from, to)
+	if code != diffUnsafe || !strings.Contains(out, "ships it with 100003 schema properties") || !strings.Contains(out, "v1alpha1: schema changed") {
+		t.Fatalf("status %d (want %d), stdout %.600s\nstderr %s", code, diffUnsafe, out, stderr)
+	}
 }

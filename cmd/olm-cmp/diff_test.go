@@ -204,9 +204,10 @@ func TestDiffGitBase(t *testing.T) {
 	}
 	csvPath := filepath.Join(bumped, "manifests", "greeter-operator.clusterserviceversion.yaml")
 	csv, _ := os.ReadFile(csvPath)
-	text := strings.NewReplacer("v0.2.0", "v0.3.0", "version: 0.2.0", "version: 0.3.0",
+	// A real bump: the new CSV replaces the old one (OLM v1's upgrade edge).
+	text := strings.NewReplacer("replaces: greeter-operator.v0.1.0", "replaces: greeter-operator.v0.2.0", "v0.2.0", "v0.3.0", "version: 0.2.0", "version: 0.3.0",
 		`verbs: ["get", "list", "watch", "update", "patch"]`, `verbs: ["get", "list", "watch", "update", "patch", "delete"]`).Replace(string(csv))
-	if text == string(csv) || !strings.Contains(text, `"patch", "delete"]`) {
+	if text == string(csv) || !strings.Contains(text, `"patch", "delete"]`) || !strings.Contains(text, "replaces: greeter-operator.v0.2.0") {
 		t.Fatal("the demo CSV changed: update this test's edits")
 	}
 	os.WriteFile(csvPath, []byte(text), 0o644)

@@ -2,11 +2,14 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/olm-cmp/olm-cmp/internal/initspec"
 	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/upgrade"
 )
 
 func newInitCmd() *cobra.Command {
@@ -34,7 +37,9 @@ image or ./directory) chooses for --package, --channel and --version (a range):
     certificates), accept for the rest, grouped by message, with a glob for
     the RBAC-only groups of the bundle's own API family (api:*.kubevirt.io).
 The spec is rendered with --strict before it is written (the other YAML files
-of DIR are its extra manifests): if that fails, nothing is written. Lines
+of DIR are its extra manifests, other tools' files left out): if that fails,
+nothing is written. A bundle or catalog directory outside DIR's Git repository
+is warned about: the plugin refuses it. Lines
 marked TODO: are what init could not decide. An existing olm-cmp.yaml is never
 replaced without --force; init writes nothing else, and writes atomically.`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -64,6 +69,7 @@ replaced without --force; init writes nothing else, and writes atomically.`,
 					req.Catalog = "./" + req.Catalog // a directory that exists, as the shell completed it
 				}
 			}
+			req.RepoRoot = gitRepository(req.Dir)
 			r, err := rf.renderer()
 			if err != nil {
 				return err
@@ -80,6 +86,9 @@ replaced without --force; init writes nothing else, and writes atomically.`,
 			total, todo := initspec.Lines(res.Text)
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d lines; requirement findings answered: %d; entries marked TODO: %d (grep -n '# TODO:' %s); it renders with olm-cmp render --strict %s\n",
 				file, total, res.Findings, todo, file, req.Dir)
+			if len(res.LeftOut) > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "left out of the extra manifests, as other tools' files (spec.extraManifests.exclude; remove an entry to render that file): %s\n", initspec.OtherToolsNote(res.LeftOut))
+			}
 			return nil
 		},
 	}
@@ -94,4 +103,17 @@ replaced without --force; init writes nothing else, and writes atomically.`,
 	f.StringArrayVar(&req.ExcludeFiles, "exclude-file", nil, "bundle file to skip unread (spec.excludeFiles), repeatable: manifests/broken.yaml, as a load error names it")
 	rf.register(f)
 	return cmd
+}
+
+// gitRepository is the top directory of the Git repository holding dir, as
+// upgrade finds it, or "" when dir is in none.
+func gitRepository(dir string) string {
+	root, err := upgrade.RepoRoot(dir)
+	if err != nil {
+		return ""
+	}
+	if _, err := os.Lstat(filepath.Join(root, ".git")); err != nil {
+		return ""
+	}
+	return root
 }

@@ -167,3 +167,43 @@ func TestInitExcludeFile(t *testing.T) {
 		t.Errorf("spec lacks excludeFiles:\n%s", text)
 	}
 }
+
+// TestInitSaysWhatItLeftOut: init names the files of other tools it left
+// out of the extra manifests, in one line after the one saying what it wrote.
+func TestInitSaysWhatItLeftOut(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "application.yaml"), []byte("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: demo}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("resources: [application.yaml]\n"), 0o644)
+	out, stderr, err := run(t, "init", "-d", dir, "../../examples/demo/bundle", "-n", "demo")
+	if err != nil {
+		t.Fatalf("init: %v (stderr %q)", err, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	want := "left out of the extra manifests, as other tools' files (spec.extraManifests.exclude; remove an entry to render that file): application.yaml (an Argo CD Application), kustomization.yaml (a kustomization)"
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "wrote ") || lines[1] != want || stderr != "" {
+		t.Errorf("init said %q, stderr %q; want its second line %q", out, stderr, want)
+	}
+}
+
+// TestInitWarnsOutsideRepository: in a Git repository (a .git directory,
+// or the .git file of a worktree), a bundle directory outside it gets one
+// warning line on stderr; the spec is still written.
+func TestInitWarnsOutsideRepository(t *testing.T) {
+	for _, asFile := range []bool{false, true} {
+		repo := t.TempDir()
+		if asFile {
+			os.WriteFile(filepath.Join(repo, ".git"), []byte("gitdir: /elsewhere\n"), 0o644)
+		} else {
+			os.Mkdir(filepath.Join(repo, ".git"), 0o755)
+		}
+		out, stderr, err := run(t, "init", "-d", repo, "../../examples/demo/bundle", "-n", "demo")
+		if err != nil || !strings.HasPrefix(out, "wrote ") {
+			t.Fatalf("init: %v, %q", err, out)
+		}
+		rel, _ := filepath.Rel(repo, mustAbs(t, "../../examples/demo/bundle"))
+		want := `warning: spec.bundle "` + rel + `": the bundle directory must be inside the repository (the Git repository of ` + repo + ` is ` + repo + `): olm-cmp render takes it, Argo CD's plugin will refuse it; copy the directory into the repository, or name the bundle's image instead` + "\n"
+		if stderr != want {
+			t.Errorf(".git a file %v: stderr %q, want %q", asFile, stderr, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -41,6 +42,12 @@ type registryFlags struct {
 	trustPolicy     string
 	// envErr is a variable that does not parse, reported by loader.
 	envErr error
+
+	// note reports a setting that is used in a degraded way (a registry
+	// config file that is not there), once per process; serve sets its
+	// logger, others write a line to stderr.
+	note     func(msg string)
+	noteOnce sync.Once
 
 	fs       *pflag.FlagSet
 	resolved bool
@@ -99,6 +106,15 @@ func (f *registryFlags) resolve() {
 	}
 }
 
+func (f *registryFlags) notef(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if f.note != nil {
+		f.note(msg)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "olm-cmp: note: %s\n", msg)
+}
+
 // explicitCacheDir reports whether the user chose the cache directory (flag
 // or environment), rather than getting the default.
 func (f *registryFlags) explicitCacheDir() bool {
@@ -123,8 +139,15 @@ func (f *registryFlags) loader() (*bundle.ImageLoader, error) {
 		return nil, fmt.Errorf("--registry-timeout %s: must be positive", f.registryTimeout)
 	}
 	if f.registryConfig != "" {
-		if _, err := os.Stat(f.registryConfig); err != nil {
-			return nil, fmt.Errorf("%s: %w", f.registryConfigFrom, err)
+		present, err := registry.CheckRegistryConfig(f.registryConfig)
+		if err != nil {
+			return nil, fmt.Errorf("%s %w", f.registryConfigFrom, err)
+		}
+		if !present {
+			f.noteOnce.Do(func() {
+				f.notef("%s %s does not exist: pulling without registry credentials until it does (it is read on every pull)",
+					f.registryConfigFrom, f.registryConfig)
+			})
 		}
 	}
 	return &bundle.ImageLoader{

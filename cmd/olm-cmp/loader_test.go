@@ -53,19 +53,40 @@ func TestRegistryFlagsEnv(t *testing.T) {
 		t.Errorf("flags must win: %+v", l)
 	}
 
-	// A missing credentials file names where it was set.
+	// A missing credentials file (an optional Secret not created) means no
+	// credentials, said once; something there that is no file names where
+	// it was set.
 	t.Setenv(EnvRegistryConfig, "/no/such/config.json")
 	var f registryFlags
+	var notes []string
+	f.note = func(msg string) { notes = append(notes, msg) }
 	f.register(pflag.NewFlagSet("x", pflag.ContinueOnError))
-	if _, err := f.loader(); err == nil || !strings.Contains(err.Error(), EnvRegistryConfig) {
-		t.Errorf("bad %s: %v", EnvRegistryConfig, err)
+	for range 2 {
+		if l, err := f.loader(); err != nil || l.RegistryConfig != "/no/such/config.json" {
+			t.Errorf("missing %s: %v", EnvRegistryConfig, err)
+		}
+	}
+	want := EnvRegistryConfig + " /no/such/config.json does not exist: pulling without registry credentials until it does (it is read on every pull)"
+	if len(notes) != 1 || notes[0] != want {
+		t.Errorf("notes %q, want once %q", notes, want)
+	}
+	t.Setenv(EnvRegistryConfig, t.TempDir())
+	f = registryFlags{}
+	f.register(pflag.NewFlagSet("x", pflag.ContinueOnError))
+	if _, err := f.loader(); err == nil || !strings.HasPrefix(err.Error(), EnvRegistryConfig+" ") || !strings.Contains(err.Error(), "not a regular file: give a docker config.json") {
+		t.Errorf("directory as %s: %v", EnvRegistryConfig, err)
 	}
 }
 
 // TestGenerateInsecureRegistryFromEnv: in the classic mode `olm-cmp generate`
 // reaches a plain-HTTP registry with only OLM_CMP_INSECURE_REGISTRIES set on
-// its container, and caches bundles where OLM_CMP_CACHE_DIR says.
+// its container, and caches bundles where OLM_CMP_CACHE_DIR says. Its
+// DOCKER_CONFIG is the classic component's: the mount of the optional
+// Secret olm-cmp-registry, an empty directory while the Secret does not
+// exist, which means anonymous pulls.
 func TestGenerateInsecureRegistryFromEnv(t *testing.T) {
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
 	host, _ := bundletest.NewRegistry(t)
 	bundletest.PushDir(t, host, "olm/tiny-bundle", "v1", "../../internal/cmpserver/testdata/repo/bundles/tiny")
 	app := t.TempDir()

@@ -29,7 +29,9 @@ func main() {
 // execute runs root with every command's RunE guarded by recoverPanics.
 func execute(root *cobra.Command) (*cobra.Command, error) {
 	guard(root)
-	return root.ExecuteC()
+	withSuggestions(root)
+	cmd, err := root.ExecuteC()
+	return cmd, suggestCommand(root, cmd, err)
 }
 
 // guard wraps the RunE of c and of every command under it in recoverPanics.
@@ -204,17 +206,5 @@ func limitMemory() {
 	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(oneShotGCPercent)
-	}
-}
-
-func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the olm-cmp version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "olm-cmp %s\n", version)
-			return err
-		},
 	}
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +33,8 @@ type renderOutput struct {
 	format string
 	dir    string
 	quiet  bool
+	// verbose prints every RBAC-only api finding instead of one line.
+	verbose bool
 }
 
 func (o *renderOutput) register(fs interface {
@@ -39,8 +43,9 @@ func (o *renderOutput) register(fs interface {
 	BoolVarP(p *bool, name, shorthand string, value bool, usage string)
 }) {
 	fs.StringVarP(&o.format, "output", "o", outputYAML, "yaml (a multi-document stream) or json (one v1 List object holding every object, the JSON the plugin sends)")
-	fs.StringVar(&o.dir, "output-dir", "", "write one file per object into this directory instead of stdout, named <wave>-<kind>-<name>.yaml (or .json with -o json); the directory is replaced as a whole, and only if olm-cmp wrote it (or it is empty)")
+	fs.StringVar(&o.dir, "output-dir", "", "write one file per object into this directory instead of stdout, named <wave>-<kind>-<name>.yaml (or .json with -o json; at most 200 bytes, a longer name cut and ended with a hash); the directory is replaced as a whole, and only if olm-cmp wrote it (or it is empty)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "summarise requirement findings in one line per category (olm-cmp inspect DIR lists them) and leave out the informational lines")
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "print each API group only the operator's RBAC rules name on its own line, with its fix (by default one line names them all)")
 }
 
 // check refuses a flag value before anything is rendered (a registry pull
@@ -240,10 +245,16 @@ type objectMeta struct {
 	} `json:"metadata"`
 }
 
-// maxNamePart bounds the object-name part of a file name, leaving room for
-// the wave, kind, qualifiers and extension under the 255 bytes every
-// filesystem allows.
-const maxNamePart = 150
+// maxFileName bounds a file name in bytes, extension included: every
+// filesystem takes 255 (ext4, XFS, btrfs, APFS; NTFS 255 UTF-16 units, and
+// the names are ASCII), and 200 leaves room for what tools add beside a
+// file (an editor's .swp, a backup's ~ or .orig, a sync tool's prefix).
+const maxFileName = 200
+
+// hashLen is how many hex digits of a name's SHA-256 a shortened name ends
+// with: 48 bits, so two objects of one render whose long names share their
+// first 180 bytes still get two names (and the numbering below makes sure).
+const hashLen = 12
 
 // objectFileNames names the file of each object of res: <wave>-<kind>-<name>
 // and the extension of format, lower case, where <wave> is the rank of the
@@ -251,8 +262,11 @@ const maxNamePart = 150
 // the files in apply order. Characters other than a-z, 0-9, '.', '-' and '_'
 // become '_', so every filesystem takes the name (and a case-insensitive one
 // cannot merge two). Objects whose names would still clash get their
-// namespace (or API group) added, then a number, in apply order:
-// deterministic for the same render.
+// namespace (or API group) added. A name over maxFileName bytes keeps its
+// start and ends with a hash of the whole. Names still equal (same name
+// twice) get a number, in apply order, the lowest that no other object's
+// name holds: the names are distinct by construction, and deterministic for
+// the same render.
 func objectFileNames(res *render.Result, format string) []string {
 	metas := make([]objectMeta, len(res.JSON))
 	waves := make([]int, len(res.JSON))
@@ -268,15 +282,7 @@ func objectFileNames(res *render.Result, format string) []string {
 	base := make([]string, len(metas))
 	for i, m := range metas {
 		rank, _ := slices.BinarySearch(distinct, waves[i])
-		name := safeName(m.Metadata.Name)
-		if len(name) > maxNamePart {
-			name = name[:maxNamePart]
-		}
-		kind := safeName(m.Kind)
-		if len(kind) > 63 {
-			kind = kind[:63]
-		}
-		base[i] = fmt.Sprintf("%0*d-%s-%s", width, rank, kind, name)
+		base[i] = fmt.Sprintf("%0*d-%s-%s", width, rank, safeName(m.Kind), safeName(m.Metadata.Name))
 	}
 	// Qualify the names that clash: the namespace, else the API group.
 	clash := counts(base)
@@ -286,24 +292,48 @@ func objectFileNames(res *render.Result, format string) []string {
 			if q == "" {
 				q, _, _ = strings.Cut(m.APIVersion, "/")
 			}
-			if len(q) > 63 {
-				q = q[:63]
-			}
 			base[i] += "-" + safeName(q)
 		}
 	}
-	// Still clashing (same name twice): number them in apply order.
+	limit := maxFileName - len(ext)
+	for i := range base {
+		base[i] = fitName(base[i], limit)
+	}
+	// Still clashing (same name twice): number them in apply order, each
+	// the lowest number whose name no object has taken, so a numbered name
+	// never lands on another object's own.
 	clash = counts(base)
-	seen := map[string]int{}
+	taken := make(map[string]bool, len(base))
+	for _, b := range base {
+		if clash[b] == 1 {
+			taken[b] = true
+		}
+	}
 	out := make([]string, len(base))
 	for i, b := range base {
 		if clash[b] > 1 {
-			seen[b]++
-			b += "-" + strconv.Itoa(seen[b])
+			for n := 1; ; n++ {
+				c := fitName(b+"-"+strconv.Itoa(n), limit)
+				if !taken[c] {
+					b = c
+					break
+				}
+			}
+			taken[b] = true
 		}
 		out[i] = b + ext
 	}
 	return out
+}
+
+// fitName is name when it fits in limit bytes, else its start and a hash
+// of the whole name, limit bytes long. name is ASCII (safeName's).
+func fitName(name string, limit int) string {
+	if len(name) <= limit {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return name[:limit-hashLen-1] + "-" + hex.EncodeToString(sum[:])[:hashLen]
 }
 
 func counts(names []string) map[string]int {
@@ -330,17 +360,23 @@ func safeName(s string) string {
 }
 
 // printNotes prints the warnings and requirement findings of res on w, one
-// line each under its severity (render.Result.Notes). quiet replaces the
-// findings with one line per category, naming the command that lists them
-// (olm-cmp inspect followed by inspectArgs).
-func printNotes(w io.Writer, res *render.Result, quiet bool, inspectArgs string) {
+// line each under its severity (render.Note.Printed): never "error", the
+// render succeeded. quiet replaces the findings with one line per category,
+// naming the command that lists them (olm-cmp inspect followed by
+// inspectArgs); otherwise, unless verbose, the RBAC-only api findings are one
+// line (render.FoldRBACOnly).
+func printNotes(w io.Writer, res *render.Result, quiet, verbose bool, inspectArgs string) {
 	type tally struct {
-		n, errors int
+		n, required int
 	}
 	byCat := map[requirements.Category]*tally{}
-	for _, n := range res.Notes() {
+	notes := res.Notes()
+	if !quiet && !verbose {
+		notes = render.FoldRBACOnly(notes, "-v prints each with its fix")
+	}
+	for _, n := range notes {
 		if n.Finding == nil || !quiet {
-			fmt.Fprintf(w, "%s: %s\n", n.Severity, echo.Text(n.Text))
+			fmt.Fprintln(w, echo.Text(n.Printed()))
 			continue
 		}
 		t := byCat[n.Finding.Category]
@@ -349,8 +385,8 @@ func printNotes(w io.Writer, res *render.Result, quiet bool, inspectArgs string)
 			byCat[n.Finding.Category] = t
 		}
 		t.n++
-		if n.Severity == requirements.Error {
-			t.errors++
+		if n.Severity == requirements.Required {
+			t.required++
 		}
 	}
 	for _, c := range requirements.Categories {
@@ -360,14 +396,14 @@ func printNotes(w io.Writer, res *render.Result, quiet bool, inspectArgs string)
 		}
 		// The line's word is the gravest of its findings'.
 		severity, noun, mixed := requirements.Warning, "requirements", ""
-		if t.errors > 0 {
-			severity = requirements.Error
+		if t.required > 0 {
+			severity = requirements.Required
 		}
 		if t.n == 1 {
 			noun = "requirement"
 		}
-		if t.errors > 0 && t.errors < t.n {
-			mixed = fmt.Sprintf(" (%d errors, %d warnings)", t.errors, t.n-t.errors)
+		if t.required > 0 && t.required < t.n {
+			mixed = fmt.Sprintf(" (%d required, %d warnings)", t.required, t.n-t.required)
 		}
 		fmt.Fprintf(w, "%s: %d %s %s not met%s: olm-cmp inspect %s lists them\n",
 			severity, t.n, c, noun, mixed, echo.Text(inspectArgs))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -227,7 +228,7 @@ func TestObjectFileNames(t *testing.T) {
 		"01-clusterrole-system_weird_name.yaml",
 		"03-thing-same-x.example.com.yaml",
 		"03-thing-same-y.example.com.yaml",
-		"02-configmap-" + strings.Repeat("l", maxNamePart) + ".yaml",
+		fitName("02-configmap-"+strings.Repeat("l", 300), maxFileName-len(".yaml")) + ".yaml",
 		"02-configmap-_.yaml",
 	}
 	if !slices.Equal(got, want) {
@@ -237,14 +238,67 @@ func TestObjectFileNames(t *testing.T) {
 		t.Error("file names are not deterministic")
 	}
 	for _, n := range got {
-		if len(n) > 255 {
+		if len(n) > maxFileName {
+			t.Errorf("%d bytes: %s", len(n), n)
+		}
+	}
+}
+
+// TestObjectFileNamesNumberedClash: two objects whose qualified names are
+// equal (one kind of two API groups, one name, one namespace) are
+// numbered, and the number never lands on a third object's own name: that
+// object was written over (16 files for 17 objects, exit 0).
+func TestObjectFileNamesNumberedClash(t *testing.T) {
+	obj := func(apiVersion, kind, ns, name string) string {
+		js, _ := json.Marshal(map[string]any{"apiVersion": apiVersion, "kind": kind,
+			"metadata": map[string]any{"name": name, "namespace": ns}})
+		return string(js)
+	}
+	res := &render.Result{JSON: []string{
+		obj("a.example.com/v1", "Widget", "ns1", "w-ns1-1"),
+		obj("a.example.com/v1", "Widget", "ns1", "w"),
+		obj("b.example.com/v1", "Widget", "ns1", "w"),
+		obj("c.example.com/v1", "Widget", "ns1", "w"),
+		obj("a.example.com/v1", "Widget", "ns1", "w-ns1-3"),
+	}}
+	res.Manifests = make([]string, len(res.JSON))
+	got := objectFileNames(res, "yaml")
+	want := []string{"00-widget-w-ns1-1.yaml", "00-widget-w-ns1-2.yaml", "00-widget-w-ns1-4.yaml", "00-widget-w-ns1-5.yaml", "00-widget-w-ns1-3.yaml"}
+	if !slices.Equal(got, want) {
+		t.Errorf("file names:\n got %q\nwant %q", got, want)
+	}
+	if n := len(slices.Compact(slices.Sorted(slices.Values(got)))); n != len(got) {
+		t.Errorf("%d names for %d objects: %q", n, len(got), got)
+	}
+}
+
+// TestObjectFileNamesFitEveryFilesystem: a 63-character kind, a
+// 200-character name and two 63-character namespaces made a 286-byte name
+// ("file name too long"), and the render was refused. Names over the bound
+// keep their start and a hash of the whole: distinct, within the bound.
+func TestObjectFileNamesFitEveryFilesystem(t *testing.T) {
+	kind := "K" + strings.Repeat("k", 62)
+	name := strings.Repeat("n", 200)
+	var objs []string
+	for _, ns := range []string{strings.Repeat("a", 63), strings.Repeat("b", 63)} {
+		js, _ := json.Marshal(map[string]any{"apiVersion": "x.example.com/v1", "kind": kind, "metadata": map[string]any{"name": name, "namespace": ns}})
+		objs = append(objs, string(js))
+	}
+	res := &render.Result{JSON: objs, Manifests: make([]string, len(objs))}
+	got := objectFileNames(res, "json")
+	if got[0] == got[1] {
+		t.Fatalf("one name for two objects: %s", got[0])
+	}
+	for _, n := range got {
+		if len(n) > maxFileName || !strings.HasPrefix(n, "00-"+strings.ToLower(kind)+"-nnn") || !strings.HasSuffix(n, ".json") {
 			t.Errorf("%d bytes: %s", len(n), n)
 		}
 	}
 }
 
 // --quiet: the requirement findings become one line per category, under
-// the word inspect uses; other warnings stay.
+// the word inspect uses; other warnings stay. `make demo` runs exactly this
+// render: its one line is the one below.
 func TestRenderQuiet(t *testing.T) {
 	_, loud, err := run(t, "render", "../../examples/demo")
 	if err != nil {
@@ -254,17 +308,17 @@ func TestRenderQuiet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(loud, "error: requirement certificates:cert-manager.io/v1 (from ") {
+	if !strings.Contains(loud, "required: certificates:cert-manager.io/v1 (from ") {
 		t.Errorf("render without --quiet lacks the finding: %s", loud)
 	}
-	want := "error: 1 certificates requirement not met: olm-cmp inspect ../../examples/demo lists them\n"
+	want := "required: 1 certificates requirement not met: olm-cmp inspect ../../examples/demo lists them\n"
 	if quiet != want {
 		t.Errorf("--quiet stderr:\n got %q\nwant %q", quiet, want)
 	}
 }
 
 // The severity word of a requirement finding is the same in render,
-// generate and inspect: the cert-manager finding of the demo is an error in
+// generate and inspect: the cert-manager finding of the demo is required in
 // all three; a warning-severity finding a warning.
 func TestSeverityWordsAgree(t *testing.T) {
 	app := demoCopy(t)
@@ -291,6 +345,9 @@ func TestSeverityWordsAgree(t *testing.T) {
 			t.Fatalf("inspect does not list %s:\n%s", key, inspectOut)
 		}
 		line := m[1] + ": requirement " + key + " (from "
+		if m[1] == "required" {
+			line = "required: " + key + " (from "
+		}
 		if !strings.Contains(renderErr, line) {
 			t.Errorf("render does not call %s %q:\n%s", key, m[1], renderErr)
 		}
@@ -360,7 +417,7 @@ func TestRenderJSONKeptYAMLAndQuietWithoutSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "error: 1 certificates requirement not met: olm-cmp inspect " + bundleDir + " lists them\n"; stderr != want {
+	if want := "required: 1 certificates requirement not met: olm-cmp inspect " + bundleDir + " lists them\n"; stderr != want {
 		t.Errorf("stderr %q, want %q", stderr, want)
 	}
 }
@@ -400,4 +457,94 @@ func empty0(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// A run that succeeds prints no line that starts with "error" (in any
+// case, after indentation or a diff's +/- mark): a user who sees `error:`
+// on a success learns to ignore it. The demo has a requirement finding
+// (cert-manager) and a warning-free render; each successful path is run:
+// render (as `make demo` runs it, and loud, -o json), generate, inspect
+// (text and JSON, of the spec and of the bundle directory), diff (text,
+// markdown, JSON; status 1, changes). The findings' word is "required".
+func TestSuccessSaysNoError(t *testing.T) {
+	app := demoCopy(t)
+	bumped := filepath.Join(t.TempDir(), "bumped")
+	badinput.CopyDir(t, filepath.Join(app, "bundle"), bumped)
+	csvPath := filepath.Join(bumped, "manifests", "greeter-operator.clusterserviceversion.yaml")
+	csv, _ := os.ReadFile(csvPath)
+	os.WriteFile(csvPath, bytes.ReplaceAll(csv, []byte("greeter-operator:v0.2.0"), []byte("greeter-operator:v0.2.1")), 0o644)
+	// A finding the bump adds, for diff's requirements section: an
+	// extra manifest of an API the cluster does not serve.
+	withMonitor := demoCopy(t)
+	os.WriteFile(filepath.Join(withMonitor, "monitor.yaml"), []byte("apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: greeter}\nspec: {endpoints: [{port: metrics}], selector: {}}\n"), 0o644)
+
+	cases := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"make demo", []string{"render", "--quiet", "../../examples/demo"}, 0},
+		{"render", []string{"render", app}, 0},
+		{"render -o json", []string{"render", app, "-o", "json"}, 0},
+		{"render --output-dir", []string{"render", app, "--output-dir", filepath.Join(t.TempDir(), "out")}, 0},
+		{"render a bundle directory", []string{"render", "--bundle", filepath.Join(app, "bundle"), "-n", "x"}, 0},
+		{"inspect", []string{"inspect", app}, 0},
+		{"inspect -o json", []string{"inspect", app, "-o", "json"}, 0},
+		{"inspect a bundle directory", []string{"inspect", filepath.Join(app, "bundle")}, 0},
+		{"diff", []string{"diff", app, "--to-bundle", bumped}, diffChanges},
+		{"diff -o markdown", []string{"diff", app, "--to-bundle", bumped, "-o", "markdown"}, diffChanges},
+		{"diff -o json", []string{"diff", app, "--to-bundle", bumped, "-o", "json"}, diffChanges},
+		{"diff adding a requirement", []string{"diff", app, withMonitor}, diffChanges},
+		{"diff adding a requirement -o json", []string{"diff", app, withMonitor, "-o", "json"}, diffChanges},
+	}
+	required := false
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, stderr, code := runStatus(t, tc.args...)
+			if code != tc.code {
+				t.Fatalf("status %d, want %d:\n%s", code, tc.code, stderr)
+			}
+			for name, text := range map[string]string{"stdout": out, "stderr": stderr} {
+				if line := errorLine(text); line != "" {
+					t.Errorf("%s has a line that starts with error: %q", name, line)
+				}
+			}
+			required = required || strings.Contains(out+stderr, "required")
+		})
+	}
+	if !required {
+		t.Error("no path said required: the demo's cert-manager finding is gone, and the test checks nothing")
+	}
+
+	// generate: Argo CD's cmp-server runs it in the application directory.
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { os.Chdir(wd) })
+	if err := os.Chdir(app); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runStatus(t, "generate")
+	if code != 0 || out == "" {
+		t.Fatalf("generate: status %d, %d bytes:\n%s", code, len(out), stderr)
+	}
+	if line := errorLine(stderr); line != "" || !strings.Contains(stderr, "required: certificates:cert-manager.io/v1 (from ") {
+		t.Errorf("generate stderr: %q", stderr)
+	}
+
+	// Under strict, the same finding fails the run: then error is right.
+	_, stderr, code = runStatus(t, "render", app, "--strict")
+	if code != 1 || !strings.HasPrefix(stderr, "error: strict: 1 requirement(s) not met") {
+		t.Errorf("render --strict: status %d, stderr %q", code, stderr)
+	}
+}
+
+// errorLine is the first line of text that starts with "error" in any case,
+// after indentation, a diff mark (+, -, ~, |) or a JSON quote; "" if none.
+func errorLine(text string) string {
+	for _, line := range strings.Split(text, "\n") {
+		l := strings.ToLower(strings.TrimLeft(line, " \t+-~|\"*#"))
+		if strings.HasPrefix(l, "error") {
+			return line
+		}
+	}
+	return ""
 }

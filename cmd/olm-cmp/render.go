@@ -363,7 +363,7 @@ per finding category instead; olm-cmp inspect DIR lists the findings.`,
 			}
 			stderr := cmd.ErrOrStderr()
 			locateWarnings(req, res)
-			printNotes(stderr, res, out.quiet, inspectArgs(req, firstArg(args)))
+			printNotes(stderr, res, out.quiet, out.verbose, inspectArgs(req, firstArg(args)))
 			if out.quiet {
 				return nil
 			}

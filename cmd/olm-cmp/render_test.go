@@ -192,7 +192,7 @@ func TestInspectRequirements(t *testing.T) {
 	}
 	found := false
 	for _, f := range s.Requirements {
-		found = found || f.Key() == "certificates:cert-manager.io/v1" && f.Severity == "error" && f.Fix != ""
+		found = found || f.Key() == "certificates:cert-manager.io/v1" && f.Severity == "required" && f.Fix != ""
 	}
 	if !found {
 		t.Errorf("json requirements lack certificates:cert-manager.io/v1: %+v", s.Requirements)

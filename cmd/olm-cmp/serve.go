@@ -141,6 +141,7 @@ docs/operations.md; the plugin: docs/plugin.md.`,
 			if err != nil {
 				return err
 			}
+			lf.note = func(msg string) { log.Info(msg) }
 			loader, err := pluginLoader(&lf)
 			if err != nil {
 				return err

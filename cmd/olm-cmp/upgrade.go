@@ -36,7 +36,7 @@ would choose:
   an image bundle   the repository's newer semver tags whose CSV replaces or skips
                     the running one or has an olm.skipRange holding its version.
 The move is judged by olm-cmp diff's safety check (CRD upgrade safety, the
-upgrade edge). With --write, the version is changed where the repository keeps
+upgrade edge under the spec's upgradeConstraintPolicy, which the report names). With --write, the version is changed where the repository keeps
 it: olm-cmp.yaml (spec.version or the tag of spec.bundle), or the version
 parameter (or plugin env) of the Argo CD Application or ApplicationSet list
 element in the same repository whose path is the directory; the digest pin
@@ -152,7 +152,7 @@ func printUpgrade(w io.Writer, rep *upgrade.Report, wrote bool) {
 			line("chosen", a.Chosen+" ("+a.Digest+")")
 		}
 		if a.Safety != nil {
-			line("safety", a.Safety.Verdict)
+			line("safety", a.Safety.Verdict+" (upgradeConstraintPolicy "+a.Safety.UpgradeConstraintPolicy+")")
 			for _, f := range a.Safety.Findings {
 				fmt.Fprintf(w, "  %-11s %s\n", "", echo.Text(f.String()))
 			}

@@ -42,6 +42,7 @@ func TestUpgradeExitStatuses(t *testing.T) {
 	root := upgradeRepo(t, map[string]string{
 		"latest":  "  bundle: " + safe + "/demo/greeter-bundle\n  version: v0.2.0\n",
 		"safe":    "  bundle: " + safe + "/demo/greeter-bundle\n  version: v0.1.0\n",
+		"self":    "  bundle: " + safe + "/demo/greeter-bundle\n  version: v0.1.0\n  upgradeConstraintPolicy: SelfCertified\n",
 		"unsafe":  "  bundle: " + unsafe + "/demo/greeter-bundle\n  version: v0.1.0\n",
 		"broken":  "  bundle: " + safe + "/demo/greeter-bundle\n  version: v9.9.9\n",
 		"invalid": "  bundle: ./nowhere\n  version: v1\n",
@@ -55,7 +56,10 @@ func TestUpgradeExitStatuses(t *testing.T) {
 	}{
 		{[]string{dir("latest")}, 0, "  status      none\n  reason      v0.2.0 is the newest semver tag of " + safe + "/demo/greeter-bundle (2 semver tags)\n"},
 		{[]string{dir("safe")}, 2, "  candidates  v0.2.0 (replaces greeter-operator.v0.1.0)\n"},
-		{[]string{dir("unsafe")}, 3, "  safety      blocked\n              error: type: CRD greeters.greeter.example.com version v1alpha1 path .spec.replicas"},
+		// The policy the upgrade edge was judged under is named.
+		{[]string{dir("safe")}, 2, "  safety      safe (upgradeConstraintPolicy CatalogProvided)\n"},
+		{[]string{dir("self")}, 2, "  safety      safe (upgradeConstraintPolicy SelfCertified)\n"},
+		{[]string{dir("unsafe")}, 3, "  safety      blocked (upgradeConstraintPolicy CatalogProvided)\n              error: type: CRD greeters.greeter.example.com version v1alpha1 path .spec.replicas"},
 		{[]string{dir("broken"), dir("safe")}, 1, "  status      failed\n"},
 		{[]string{dir("latest"), "--policy", "newest"}, 1, ""},
 	} {
@@ -84,16 +88,20 @@ func TestUpgradeExitStatuses(t *testing.T) {
 	for _, a := range rep.Applications {
 		got[filepath.Base(a.Dir)] = a.Status
 	}
-	want := map[string]upgrade.Status{"broken": upgrade.Failed, "invalid": upgrade.Failed, "latest": upgrade.None, "safe": upgrade.Written, "unsafe": upgrade.Blocked}
+	want := map[string]upgrade.Status{"broken": upgrade.Failed, "invalid": upgrade.Failed, "latest": upgrade.None, "safe": upgrade.Written, "self": upgrade.Written, "unsafe": upgrade.Blocked}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s: status %q, want %q (all: %v)", k, got[k], v, got)
 		}
 	}
+	// -o json names the policy too, in the key bots read.
+	if !strings.Contains(out, `"upgradeConstraintPolicy": "SelfCertified"`) || !strings.Contains(out, `"upgradeConstraintPolicy": "CatalogProvided"`) {
+		t.Errorf("the JSON report does not name the policies:\n%s", out)
+	}
 	if after, _ := os.ReadFile(dir("latest") + "/olm-cmp.yaml"); string(after) != string(before) {
 		t.Error("an application with nothing to move to was written")
 	}
-	for _, d := range []string{"safe", "unsafe"} {
+	for _, d := range []string{"safe", "self", "unsafe"} {
 		data, _ := os.ReadFile(dir(d) + "/olm-cmp.yaml")
 		if !strings.Contains(string(data), "  version: v0.2.0\n  digest: \"sha256:") || !strings.Contains(string(data), "upgradeFrom: \"v0.1.0\"") {
 			t.Errorf("%s not written:\n%s", d, data)

@@ -206,6 +206,9 @@ body_write() {
       printf ':x: **Blocked by a safety error: this request is a draft so that it is not merged as it is.**\n\n'
       jq -r "$jq_md"' .applications[] | select(.status == "blocked") | "- \(.package // "" | md) \(.current // "" | md) -> \(.chosen // "" | md): \(.reason // "see the safety findings below" | md)"' "$json"
       printf '\nRead the safety findings below. To move to this version anyway, name each finding in the spec'"'"'s `acknowledge` (with the reason it is safe here) on %s: the next run checks the bump again. Or stay on the current version and close this request; the bot opens a new one for the next version.\n\n' "$(printf '%s' "$base" | jq -Rr "$jq_md"' md')"
+      if jq -e 'any(.applications[]; .status == "blocked" and any(.safety.findings[]?; .rule == "upgradeEdge" and .severity == "error" and (.acknowledged // "") == ""))' "$json" >/dev/null; then
+        printf 'An `upgradeEdge` error means the catalog (or the CSV) has no replaces, skips or skipRange path from the current version: move to a version it upgrades to first, or set `upgradeConstraintPolicy: SelfCertified` in the spec once you have checked this upgrade yourself (OLM v1'"'"'s way to say so).\n\n'
+      fi
     elif jq -e 'any(.applications[]; .safety.verdict? == "warnings")' "$json" >/dev/null; then
       printf ':warning: **No safety error, but warnings: read them below.** Merging it makes Argo CD render and sync the new version; the plugin checks `upgradeFrom` again on that render.\n\n'
     else
@@ -214,6 +217,8 @@ body_write() {
     printf '| Application | Package | Current | Chosen | Status | Version kept in |\n|---|---|---|---|---|---|\n'
     jq -r "$jq_md"' .applications[] | "| \(.dir // "" | md) | \(.package // "" | md) | \(.current // "" | md) | \(.chosen // "" | md) | \(.status // "" | md) | \(.where // "olm-cmp.yaml" | md) |"' "$json"
     printf '\n'
+    # Which upgradeConstraintPolicy judged the upgrade edge (OLM v1's field).
+    jq -r "$jq_md"' .applications[] | select((.safety.upgradeConstraintPolicy? // "") != "") | "Upgrade edge of \(.dir // "" | md) judged under `upgradeConstraintPolicy` \(.safety.upgradeConstraintPolicy | md)" + (if .safety.upgradeConstraintPolicy == "SelfCertified" then " (the spec says a person checked the upgrade: a missing replaces, skips or skipRange edge is only a warning)." else " (the OLM v1 default: the new version must replace, skip or skip-range the current one)." end) + "\n"' "$json"
     # Without --apps-from, diff --git-base compares olm-cmp.yaml alone: a
     # version an Argo CD Application passes is not in it.
     [ "$reviewed" = 1 ] ||
@@ -395,9 +400,9 @@ handle() {
   local diffmd="$tmp/diff.md" diffst=0
   (cd "$work" && olm-cmp diff "$arg" --git-base "$base_ref" "${diffapps[@]}" -o markdown) >"$diffmd" 2>"$tmp/diff.err" || diffst=$?
   if [ "$diffst" -ge 3 ]; then prefixed "$dir: olm-cmp diff: " <"$tmp/diff.err" >&2; fi
-  # Its error: stderr less the render's findings (warning: and error:
-  # requirement lines, which diff prints for a render that succeeded).
-  local differr; differr=$(grep -v -e '^warning:' -e '^error: requirement ' "$tmp/diff.err" | tail -n 20 | cut -c1-500 || true)
+  # Its error: stderr less the render's findings (warning: and required:
+  # lines, which diff prints for a render that succeeded).
+  local differr; differr=$(grep -v -e '^warning:' -e '^required:' "$tmp/diff.err" | tail -n 20 | cut -c1-500 || true)
   body_write "$dir" "$([ "$blocked" = 1 ] && echo 3 || echo 2)" "$json" "$diffmd" "$diffst" "$differr" "$tmp/body.md" \
     "${diffapps[*]:+ ${diffapps[*]}}"
 

@@ -48,6 +48,10 @@ type Bundle struct {
 	// reads the file to render, so the load goes on and the requirements
 	// report says so.
 	DependenciesUnreadable string
+	// Warnings are what the load accepted, as OLM v1 does, but a user
+	// should hear about, one line each naming the bundle file and line: a
+	// key a file writes twice with the same value (kept once).
+	Warnings []string
 	// Files are the files of manifests/ (bundle-relative, sorted), skipped
 	// ones included.
 	Files []string

@@ -111,17 +111,17 @@ func loadFS(fsys fs.FS, origin Origin, cache *ParseCache) (*Bundle, error) {
 		return nil, err
 	}
 	b := &Bundle{Origin: origin}
-	if b.Annotations, err = parseAnnotations(files.all[AnnotationsFile]); err != nil {
+	if b.Annotations, err = parseAnnotations(b, files.all[AnnotationsFile]); err != nil {
 		return nil, fmt.Errorf("%s: %w", AnnotationsFile, err)
 	}
 	b.Package = b.Annotations[PackageAnnotation]
 	if b.Package == "" {
 		return nil, fmt.Errorf("%s: annotation %s is missing or empty", AnnotationsFile, PackageAnnotation)
 	}
-	if b.Properties, err = parsePropertyFile(files.all, PropertiesFile, "properties"); err != nil {
+	if b.Properties, err = parsePropertyFile(b, files.all, PropertiesFile, "properties"); err != nil {
 		return nil, err
 	}
-	if b.Dependencies, err = parsePropertyFile(files.all, DependenciesFile, "dependencies"); err != nil {
+	if b.Dependencies, err = parsePropertyFile(b, files.all, DependenciesFile, "dependencies"); err != nil {
 		// OLM v1 never reads the file to render: the requirements report
 		// says the dependencies are unknown instead.
 		b.Dependencies, b.DependenciesUnreadable = nil, strings.TrimPrefix(err.Error(), DependenciesFile+": ")
@@ -219,6 +219,9 @@ type manifestFile struct {
 	name string // bundle-relative path, e.g. manifests/foo.yaml
 	data []byte
 	docs []*yaml.Node // top-level document contents, one per YAML/JSON document
+	// repeats is the warning about keys the file repeats with their value
+	// (dropRepeatedKeys), "" when none.
+	repeats string
 }
 
 // readManifests reads manifests/, sorted by name as OLM's WalkDir does.
@@ -286,14 +289,16 @@ func parseManifests(files []*manifestFile, cache *ParseCache) error {
 	var mu sync.Mutex
 	for _, f := range order {
 		g.Go(func() error {
-			docs, err := cache.parse(f.data)
+			// Repeated keys are dropped here, before anything reads a key
+			// (classify reads apiVersion and kind).
+			docs, repeats, err := cache.parse(f.data)
 			if err != nil {
 				mu.Lock()
 				errs[f] = &FileError{File: f.name, Err: err}
 				mu.Unlock()
 				return nil
 			}
-			f.docs = docs
+			f.docs, f.repeats = docs, repeatsWarning(f.name, repeats)
 			return nil
 		})
 	}
@@ -319,7 +324,7 @@ func ParseDocuments(data []byte) ([]*yaml.Node, error) {
 		if err := yamlsafe.PreScan(data); err != nil {
 			return nil, err
 		}
-		if docs, err := parseJSONStream(t); err == nil {
+		if docs, err := parseJSONStream(t, bytes.Count(data[:len(data)-len(t)], []byte("\n"))); err == nil {
 			for i, d := range docs {
 				if d == nil {
 					continue
@@ -334,9 +339,13 @@ func ParseDocuments(data []byte) ([]*yaml.Node, error) {
 	return yamlsafe.Parse(data)
 }
 
-func parseJSONStream(data []byte) ([]*yaml.Node, error) {
+// parseJSONStream parses a stream of JSON values; lines before it is the
+// number of lines the caller trimmed before data, so the nodes' lines are
+// those of the file (messages name them).
+func parseJSONStream(data []byte, linesBefore int) ([]*yaml.Node, error) {
 	var docs []*yaml.Node
 	dec := json.NewDecoder(bytes.NewReader(data))
+	line, counted := linesBefore, 0 // line: the lines of data[:counted], plus linesBefore
 	for {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
@@ -345,6 +354,9 @@ func parseJSONStream(data []byte) ([]*yaml.Node, error) {
 			}
 			return nil, err
 		}
+		start := int(dec.InputOffset()) - len(raw)
+		line += bytes.Count(data[counted:start], []byte("\n"))
+		counted = start
 		var doc yaml.Node
 		if err := yaml.Unmarshal(raw, &doc); err != nil {
 			return nil, err
@@ -354,7 +366,7 @@ func parseJSONStream(data []byte) ([]*yaml.Node, error) {
 			continue
 		}
 		n := doc.Content[0]
-		blockStyle(n)
+		blockStyle(n, line)
 		docs = append(docs, n)
 	}
 }
@@ -362,10 +374,12 @@ func parseJSONStream(data []byte) ([]*yaml.Node, error) {
 // blockStyle turns a node parsed from JSON into ordinary block-style YAML, so
 // objects from .json files serialize like every other object. Strings lose
 // their forced double quotes; the encoder re-quotes those that need it.
-func blockStyle(n *yaml.Node) {
+// Lines move down by shift: the value was parsed alone.
+func blockStyle(n *yaml.Node, shift int) {
 	n.Style = 0
+	n.Line += shift
 	for _, c := range n.Content {
-		blockStyle(c)
+		blockStyle(c, shift)
 	}
 }
 
@@ -376,6 +390,9 @@ func classify(b *Bundle, files []*manifestFile) error {
 	var v1beta1 []v1beta1CRD
 	aliasNodes := 0 // added by expanding aliases, over the whole bundle
 	for _, f := range files {
+		if f.repeats != "" {
+			b.Warnings = append(b.Warnings, f.repeats)
+		}
 		var objs []located
 		for i, doc := range f.docs {
 			if doc == nil || isNull(doc) {
@@ -590,9 +607,12 @@ func mergeCSVProperties(b *Bundle) error {
 // parseAnnotations reads the `annotations:` mapping. Values are taken as
 // written (a `channel.default.v1: 1.0` stays "1.0"), so odd but valid files
 // do not fail on typing.
-func parseAnnotations(data []byte) (map[string]string, error) {
+func parseAnnotations(b *Bundle, data []byte) (map[string]string, error) {
 	docs, err := yamlsafe.Parse(data)
 	if err != nil {
+		return nil, err
+	}
+	if err := dropRepeatedMetadataKeys(b, AnnotationsFile, docs); err != nil {
 		return nil, err
 	}
 	if len(docs) == 0 || docs[0] == nil || docs[0].Kind != yaml.MappingNode {
@@ -615,13 +635,21 @@ func parseAnnotations(data []byte) (map[string]string, error) {
 
 // parsePropertyFile parses an optional metadata file holding
 // `<key>: [{type, value}]`; absent from files, it has no entries.
-func parsePropertyFile(files map[string][]byte, name, key string) ([]Property, error) {
+func parsePropertyFile(b *Bundle, files map[string][]byte, name, key string) ([]Property, error) {
 	data, ok := files[name]
 	if !ok {
 		return nil, nil
 	}
 	// Bounded first: sigs.k8s.io/yaml expands aliases as it decodes.
-	if _, err := yamlsafe.Parse(data); err != nil {
+	docs, err := yamlsafe.Parse(data)
+	if err == nil {
+		// sigs.k8s.io/yaml below keeps the last of a repeated key, as OLM
+		// v1 does: it is the same value once this passes.
+		if err := dropRepeatedMetadataKeys(b, name, docs); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if err != nil {
 		if strings.Contains(err.Error(), "yaml: ") {
 			// A syntax error. The YAML 1.1 parser's line is the one at or
 			// just before the mistake; the newer parser's is often that of

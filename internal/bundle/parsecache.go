@@ -19,38 +19,62 @@ import (
 // anchors are not cached: a copied alias would still point into the cached
 // tree. Safe for concurrent use; a nil *ParseCache caches nothing.
 type ParseCache struct {
-	files *bytecache.Cache[[32]byte, []*yaml.Node]
+	files *bytecache.Cache[[32]byte, parsedFile]
+}
+
+// parsedFile is a file's documents once parsed and rid of the keys they
+// repeat with their value, and those keys (dropRepeatedKeys): a cached
+// file is not walked again.
+type parsedFile struct {
+	docs    []*yaml.Node
+	repeats []yamlsafe.RepeatedKey
 }
 
 // NewParseCache returns a cache holding files of up to maxBytes of source
 // in total. Parsed trees take roughly eight times their source size in
 // memory, so 32 MiB of source is about 250 MiB of heap.
 func NewParseCache(maxBytes int64) *ParseCache {
-	return &ParseCache{files: bytecache.New[[32]byte, []*yaml.Node](0, maxBytes, 0)}
+	return &ParseCache{files: bytecache.New[[32]byte, parsedFile](0, maxBytes, 0)}
 }
 
-// parse returns the documents of data, from the cache when it can.
-func (c *ParseCache) parse(data []byte) ([]*yaml.Node, error) {
+// parse returns the documents of data, without the keys they repeat with
+// their value, and those keys; from the cache when it can. A key repeated
+// with another value is an error (a *yamlsafe.ConflictError).
+func (c *ParseCache) parse(data []byte) ([]*yaml.Node, []yamlsafe.RepeatedKey, error) {
 	if c == nil {
-		return ParseDocuments(data)
+		return parseFile(data)
 	}
 	key := sha256.Sum256(data)
-	if docs, ok := c.files.Get(key); ok {
-		return copyDocs(docs), nil
+	if f, ok := c.files.Get(key); ok {
+		return copyDocs(f.docs), f.repeats, nil
 	}
-	docs, err := ParseDocuments(data)
+	docs, repeats, err := parseFile(data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, d := range docs {
 		if d != nil && yamlsafe.HasAliases(d) {
-			return docs, nil
+			return docs, repeats, nil
 		}
 	}
-	if !c.files.Add(key, docs, int64(len(data))) {
-		return docs, nil // too big, or kept meanwhile by another load: nobody else holds docs
+	if !c.files.Add(key, parsedFile{docs, repeats}, int64(len(data))) {
+		return docs, repeats, nil // too big, or kept meanwhile by another load: nobody else holds docs
 	}
-	return copyDocs(docs), nil
+	return copyDocs(docs), repeats, nil
+}
+
+// parseFile parses a manifest file and drops the keys it repeats with
+// their value.
+func parseFile(data []byte) ([]*yaml.Node, []yamlsafe.RepeatedKey, error) {
+	docs, err := ParseDocuments(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	repeats, err := yamlsafe.DropRepeatedKeys(docs...)
+	if err != nil {
+		return nil, nil, repeatError(err)
+	}
+	return docs, repeats, nil
 }
 
 func copyDocs(docs []*yaml.Node) []*yaml.Node {

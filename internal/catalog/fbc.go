@@ -28,6 +28,8 @@ import (
 //     else the bundles listed in the named channel(s) (comma-separated);
 //   - q.Range is a Masterminds/semver constraint (">=1.0.0, <2", "~1.2",
 //     "1.2.x", "1.0 - 1.4", "a || b"); pre-releases match only when named;
+//     an empty q.Range is no filter, pre-releases included, as OLM v1's
+//     resolver applies no range when the ClusterExtension names no version;
 //   - non-deprecated bundles win, then the highest version, then the highest
 //     release (the olm.package `release` field, or legacy build metadata);
 //   - a bundle declaring dependencies (olm.package.required, olm.gvk.required,

@@ -100,6 +100,39 @@ func (g *Graph) ReachesContext(ctx context.Context, from, to string) (bool, erro
 	return false, nil
 }
 
+// Successors returns the bundles that upgrade from the bundle from in one
+// step, in any of the graph's channels: an entry whose replaces or skips
+// name it, or whose skipRange includes its version. Sorted by version,
+// highest first, then by name; each once. It is what a user can move to
+// from from, the advice when the bundle they asked for is not reachable.
+// Linear in the entries; stopped when ctx ends.
+func (g *Graph) Successors(ctx context.Context, from string) ([]string, error) {
+	fv, known := g.Versions[from]
+	seen := map[string]bool{}
+	for _, ch := range slices.Sorted(maps.Keys(g.Channels)) {
+		cg := g.channel(ch)
+		for i, e := range cg.entries {
+			if i&1023 == 1023 {
+				if err := ctx.Err(); err != nil {
+					return nil, fmt.Errorf("searching the upgrade graph: %w", err)
+				}
+			}
+			sr := cg.ranges[i]
+			if e.Name != from && (e.Replaces == from || slices.Contains(e.Skips, from) || (sr != nil && known && sr.match(fv))) {
+				seen[e.Name] = true
+			}
+		}
+	}
+	out := slices.Collect(maps.Keys(seen))
+	slices.SortFunc(out, func(a, b string) int {
+		if c := g.Versions[b].Compare(g.Versions[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	return out, nil
+}
+
 func (g *Graph) channel(name string) *channelGraph {
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -135,3 +135,31 @@ func BenchmarkReachesChain(b *testing.B) {
 		}
 	}
 }
+
+// TestSuccessors: the bundles one edge away, by replaces, skips or
+// skipRange, in any of the graph's channels, highest first and each once;
+// the bundle itself and entries that only pass through it are not.
+func TestSuccessors(t *testing.T) {
+	v := func(s string) bsemver.Version { return bsemver.MustParse(s) }
+	g := &Graph{
+		Channels: map[string][]Entry{
+			"stable": {{Name: "op.v1.0.0"}, {Name: "op.v1.1.0", Replaces: "op.v1.0.0"}, {Name: "op.v1.2.0", Replaces: "op.v1.1.0"}},
+			"fast": {{Name: "op.v1.0.0"}, {Name: "op.v1.1.0", Replaces: "op.v1.0.0"}, {Name: "op.v1.3.0", Skips: []string{"op.v1.0.0"}},
+				{Name: "op.v2.0.0", SkipRange: ">=1.0.0 <2.0.0"}, {Name: "op.v2.1.0", SkipRange: "not a range"}},
+		},
+		Versions: map[string]bsemver.Version{"op.v1.0.0": v("1.0.0"), "op.v1.1.0": v("1.1.0"), "op.v1.2.0": v("1.2.0"), "op.v1.3.0": v("1.3.0"), "op.v2.0.0": v("2.0.0"), "op.v2.1.0": v("2.1.0")},
+	}
+	got, err := g.Successors(context.Background(), "op.v1.0.0")
+	if want := []string{"op.v2.0.0", "op.v1.3.0", "op.v1.1.0"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("successors of 1.0.0: %q, %v; want %q", got, err, want)
+	}
+	if got, err := g.Successors(context.Background(), "op.v2.1.0"); err != nil || len(got) != 0 {
+		t.Errorf("successors of the head: %q, %v; want none", got, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	long := &Graph{Channels: map[string][]Entry{"c": make([]Entry, 5000)}, Versions: map[string]bsemver.Version{}}
+	if _, err := long.Successors(ctx, "x"); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}

@@ -227,6 +227,9 @@ func envCases() []pluginCase {
 		{name: "parameter-not-a-bool", call: p(map[string]any{"name": "createNamespace", "string": "maybe"}), code: codes.InvalidArgument, want: `parameter "createNamespace": createNamespace must be true or false, got "maybe"`},
 		{name: "env-not-a-bool", call: e("ARGOCD_ENV_CREATE_NAMESPACE", "maybe"), code: codes.InvalidArgument, want: `plugin env ARGOCD_ENV_CREATE_NAMESPACE: createNamespace must be true or false, got "maybe"`},
 		{name: "env-bad-namespace", call: e("ARGOCD_ENV_NAMESPACE", "Not_A_Namespace"), code: codes.InvalidArgument, want: ns},
+		// OLM v1's values, case-sensitive, as a parameter too.
+		{name: "parameter-upgrade-policy-typo", call: p(map[string]any{"name": "upgradeConstraintPolicy", "string": "selfcertified"}), code: codes.InvalidArgument,
+			want: `spec.upgradeConstraintPolicy "selfcertified": not a policy: use CatalogProvided (the default: the upgrade must follow the catalog's, or the CSVs', replaces, skips or olm.skipRange) or SelfCertified (any version: you have checked the upgrade yourself), as OLM v1 spells them; did you mean SelfCertified?`},
 		{name: "parameter-structured-not-yaml", call: p(map[string]any{"name": "syncWaves", "string": "crds: [1"}), code: codes.InvalidArgument, want: `parameter "syncWaves": syncWaves must be JSON or YAML: line 1: the list that starts with '[' here has no closing ']': add it after the last item`},
 		{name: "parameters-not-json", call: e(EnvParameters, "{not json"), code: codes.InvalidArgument, want: "ARGOCD_APP_PARAMETERS is not the JSON list Argo CD sends: invalid character 'n' looking for beginning of object key string"},
 		// The canary: a credential where it does not belong. The message

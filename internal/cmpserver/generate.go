@@ -46,9 +46,10 @@ func Generate(ctx context.Context, r *render.Renderer, dir string, environ []str
 		fmt.Fprintf(stderr, "warning: %s\n", echo.Text(n))
 	}
 	// A requirement finding under its own severity, as render and inspect
-	// print it; bundle content escaped: nothing may act on a terminal.
-	for _, n := range res.Notes() {
-		fmt.Fprintf(stderr, "%s: %s\n", n.Severity, echo.Text(n.Text))
+	// print it (never "error": the render succeeded); bundle content
+	// escaped: nothing may act on a terminal.
+	for _, n := range render.FoldRBACOnly(res.Notes(), "olm-cmp inspect prints each with its fix") {
+		fmt.Fprintln(stderr, echo.Text(n.Printed()))
 	}
 	_, err = stdout.Write(res.YAML())
 	return err

@@ -596,7 +596,7 @@ func (sv *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServic
 		return sv.finish(ctx, r, locateError(req, err), "bundle", spec.Redact(req.Spec.Bundle), "digest", info.Digest)
 	}
 	for _, n := range res.Notes() {
-		// severity: a requirement finding's own (error or warning), as the CLI prints it.
+		// severity: a requirement finding's own (required or warning), as the CLI prints it.
 		sv.s.o.Logger.Warn("render warning", append([]any{"warning", echo.Text(n.Text), "severity", string(n.Severity)}, r.attrs...)...)
 	}
 	// JSON: the repo-server parses it faster than YAML.

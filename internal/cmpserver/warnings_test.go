@@ -3,6 +3,7 @@ package cmpserver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,5 +59,45 @@ func TestPluginLogEscapesWarnings(t *testing.T) {
 	// In the JSON log, the escaped backslash of \x1b is \\x1b.
 	if logs := ts.logs.String(); !strings.Contains(logs, `console plugins \\x1b[2J\\nwarning: forged;`) || strings.Contains(logs, `\u001b`) {
 		t.Errorf("log: %s", grepLines(logs, "console plugins"))
+	}
+}
+
+// TestSeverityWordsOfARender: the demo renders (its webhooks need
+// cert-manager, which vanilla Kubernetes lacks). generate prints the
+// finding as "required:", and the plugin logs it at warn level with
+// severity "required", the word render and inspect use: nothing says error
+// about a render that succeeded.
+func TestSeverityWordsOfARender(t *testing.T) {
+	root := t.TempDir()
+	copyTree(t, "../../examples/demo", filepath.Join(root, "apps", "demo"))
+	const line = "required: certificates:cert-manager.io/v1 (from CSV webhookdefinitions"
+
+	var out, errOut bytes.Buffer
+	if err := Generate(context.Background(), &render.Renderer{}, filepath.Join(root, "apps", "demo"), nil, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(errOut.String(), line) || strings.Contains(strings.ToLower(errOut.String()), "error") {
+		t.Errorf("generate stderr: %q", errOut.String())
+	}
+
+	ts := startServer(t, engine.NewEngine(engine.EngineOptions{}))
+	if _, err := ts.generate(ctxT(t), t, call{tgz: tgzOf(t, root), appRelPath: "apps/demo"}); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, l := range strings.Split(ts.logs.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(l), &rec) != nil {
+			continue
+		}
+		if rec["level"] == "ERROR" || rec["severity"] == "error" {
+			t.Errorf("a successful render logged %s", l)
+		}
+		if rec["msg"] == "render warning" && rec["severity"] == "required" && strings.HasPrefix(rec["warning"].(string), "requirement certificates:cert-manager.io/v1 ") {
+			found = rec["level"] == "WARN"
+		}
+	}
+	if !found {
+		t.Errorf("no render warning of severity required for cert-manager at warn level:\n%s", grepLines(ts.logs.String(), "render warning"))
 	}
 }

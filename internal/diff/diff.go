@@ -10,7 +10,9 @@ package diff
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -162,17 +164,19 @@ func Compare(from, to []string, fromCSV, toCSV string) (*Report, error) {
 	return CompareContext(context.Background(), from, to, fromCSV, toCSV)
 }
 
-// CompareContext is Compare, stopped between objects when ctx ends: its
-// cost is linear in the renders' size, but a CRD of 50,000 properties
-// still takes seconds, and `diff --timeout` bounds the whole command.
+// CompareContext is Compare, stopped when ctx ends: its cost is linear in
+// the renders' size, but a CRD of 100,000 properties still takes a second
+// or two, and `diff --timeout` bounds the whole command. It checks ctx
+// between objects, while it parses a document (every 512 bytes read) and
+// while it summarises a CRD (every few thousand schema nodes).
 func CompareContext(ctx context.Context, from, to []string, fromCSV, toCSV string) (*Report, error) {
 	a, err := parseAll(ctx, from)
 	if err != nil {
-		return nil, fmt.Errorf("the FROM render: %w", err)
+		return nil, sideError("FROM", err)
 	}
 	b, err := parseAll(ctx, to)
 	if err != nil {
-		return nil, fmt.Errorf("the TO render: %w", err)
+		return nil, sideError("TO", err)
 	}
 	pairs := pair(a, b, fromCSV, toCSV) // index in b → index in a
 	r := &Report{Added: []Object{}, Removed: []Removed{}, Changed: []Change{}}
@@ -201,11 +205,17 @@ func CompareContext(ctx context.Context, from, to []string, fromCSV, toCSV strin
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("comparing the renders: %w", err)
 		}
-		c, err := change(old, it, &cells)
+		c, err := change(ctx, old, it, &cells)
 		if err != nil {
+			if errors.Is(err, ctx.Err()) {
+				return nil, fmt.Errorf("comparing the renders: %w", err)
+			}
 			return nil, fmt.Errorf("%s: %w", it.obj, err)
 		}
 		r.Changed = append(r.Changed, c)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("comparing the renders: %w", err)
 	}
 	for i, it := range a {
 		if !paired[i] {
@@ -215,14 +225,26 @@ func CompareContext(ctx context.Context, from, to []string, fromCSV, toCSV strin
 	return r, nil
 }
 
+// sideError names the render a document of which does not parse; the
+// deadline's error (comparing the renders: …) is no render's.
+func sideError(side string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("the %s render: %w", side, err)
+}
+
 func parseAll(ctx context.Context, manifests []string) ([]item, error) {
 	items := make([]item, 0, len(manifests))
 	for i, m := range manifests {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("comparing the renders: %w", err)
 		}
-		n, err := yaml.Parse(m)
+		n, err := parseDocument(ctx, m)
 		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, fmt.Errorf("comparing the renders: %w", cerr)
+			}
 			return nil, fmt.Errorf("document %d is not valid YAML: %w", i+1, err)
 		}
 		var drop []string
@@ -250,6 +272,30 @@ func parseAll(ctx context.Context, manifests []string) ([]item, error) {
 	return items, nil
 }
 
+// parseDocument is yaml.Parse(m), stopped when ctx ends: the parser reads
+// its input 512 bytes at a time, and each read checks ctx, so a CRD of
+// several megabytes (seconds to parse) does not run past the deadline.
+func parseDocument(ctx context.Context, m string) (*yaml.RNode, error) {
+	var n yaml.Node
+	if err := yaml.NewDecoder(ctxReader{ctx, strings.NewReader(m)}).Decode(&n); err != nil {
+		return nil, err
+	}
+	return yaml.NewRNode(&n), nil
+}
+
+// ctxReader is r that fails with ctx's error once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
 // pruned reports whether Argo CD prunes the live object when the render
 // drops it: not when its sync options say Prune=false.
 func pruned(n *yaml.RNode) bool {
@@ -262,13 +308,16 @@ func pruned(n *yaml.RNode) bool {
 }
 
 // change describes one paired object that differs.
-func change(old, cur item, cells *int) (Change, error) {
+func change(ctx context.Context, old, cur item, cells *int) (Change, error) {
 	c := Change{Object: cur.obj, Summary: []string{}}
 	if old.obj.Name != cur.obj.Name {
 		c.PreviousName = old.obj.Name
 	}
-	sum, err := summarize(old, cur)
+	sum, err := summarize(ctx, old, cur)
 	if err != nil {
+		return Change{}, err
+	}
+	if err := ctx.Err(); err != nil {
 		return Change{}, err
 	}
 	c.Summary = append(c.Summary, sum...)

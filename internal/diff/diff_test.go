@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // role and binding are OLM-style hashed RBAC for ServiceAccount sa.
@@ -155,7 +157,14 @@ func TestSummarizeCRD(t *testing.T) {
 	from := crd(v("v1alpha1", true, true, "              a: {type: string}\n              list: {type: array, items: {type: object, properties: {x: {type: string}}}}\n"))
 	to := crd(v("v1alpha1", false, false, "              a: {type: string}\n              list: {type: array, items: {type: object, properties: {z: {type: string}}}}\n") +
 		v("v1", true, true, "              a: {type: string}\n"))
-	got, err := summarizeCRD(from, to)
+	parse := func(s string) *yaml.Node {
+		n, err := yaml.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.YNode()
+	}
+	got, err := summarizeCRD(t.Context(), parse(from), parse(to))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,5 +223,31 @@ func TestManyRolesOfOneServiceAccount(t *testing.T) {
 	}
 	if c := r.Changed[0]; c.Name != "op.v1-b000" || c.PreviousName != "op.v1-a000" {
 		t.Errorf("first pair %s <- %s, want in order", c.Name, c.PreviousName)
+	}
+}
+
+// TestSummarizeCRDSchemaChanged: a schema whose keys only moved is the same
+// schema (as the decoded schemas compared); a changed description is a
+// change without a field added or removed.
+func TestSummarizeCRDSchemaChanged(t *testing.T) {
+	crd := func(props string) *yaml.Node {
+		n, err := yaml.Parse("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: ws.example.com}\nspec:\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n" + props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.YNode()
+	}
+	from := crd("          a: {type: string, description: old}\n          b: {type: integer}\n")
+	for _, tc := range []struct {
+		name, props, want string
+	}{
+		{"keys moved", "          b: {type: integer}\n          a: {description: old, type: string}\n", ""},
+		{"description", "          a: {type: string, description: new}\n          b: {type: integer}\n", "v1: schema changed (descriptions or validations; no field added or removed)"},
+		{"field renamed", "          a: {type: string, description: old}\n          c: {type: integer}\n", "v1: field added .c\nv1: field removed .b"},
+	} {
+		got, err := summarizeCRD(t.Context(), from, crd(tc.props))
+		if err != nil || strings.Join(got, "\n") != tc.want {
+			t.Errorf("%s: got %q, %v; want %q", tc.name, got, err, tc.want)
+		}
 	}
 }

@@ -23,8 +23,8 @@ func sample() *Report {
 			{Severity: safety.Error, Rule: "existingFieldRemoval", CRD: "ws.example.com", Version: "v1", Path: ".spec.a|b", Message: "field removed"},
 		},
 		Requirements: Requirements{
-			Added:   []requirements.Finding{{Category: "api", Subject: "route.openshift.io", Source: "ClusterRole/op rules", Severity: safety.Warning, Message: "OpenShift-only API", Fix: "accept it"}},
-			Removed: []requirements.Finding{{Category: "image", Subject: "quay.io/x/op:latest", Source: "Deployment/op", Severity: safety.Warning, Message: "tag latest", Fix: "pin it", Accepted: true}},
+			Added:   []requirements.Finding{{Category: "api", Subject: "route.openshift.io", Source: "ClusterRole/op rules", Severity: requirements.Required, Message: "OpenShift-only API", Fix: "accept it"}},
+			Removed: []requirements.Finding{{Category: "image", Subject: "quay.io/x/op:latest", Source: "Deployment/op", Severity: requirements.Warning, Message: "tag latest", Fix: "pin it", Accepted: true}},
 		},
 		Added:   []Object{{Kind: "ConfigMap", Namespace: "ops", Name: "new"}},
 		Removed: []Removed{{Object: Object{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "old.example.com"}, Pruned: false}},
@@ -109,14 +109,14 @@ func TestFindingsRendering(t *testing.T) {
 	// Sections in review order, errors before warnings.
 	order := []string{"# 1 safety error, 1 warning, 1 added, 1 removed, 1 changed, 1 requirement added, 1 removed\n",
 		"Safety (2):", "ERROR", "existingFieldRemoval", "ws.example.com v1 .spec.a|b: field removed", "WARNING", "upgradeEdge",
-		"\nRequirements (1 added, 1 removed):\n+ WARNING   api:route.openshift.io     (from ClusterRole/op rules): OpenShift-only API; fix: accept it\n- ACCEPTED  image:quay.io/x/op:latest  no longer required\n",
+		"\nRequirements (1 added, 1 removed):\n+ REQUIRED  api:route.openshift.io     (from ClusterRole/op rules): OpenShift-only API; fix: accept it\n- ACCEPTED  image:quay.io/x/op:latest  no longer required\n",
 		"Added (1):", "+ ConfigMap ops/new", "Removed (1):", "- CustomResourceDefinition.apiextensions.k8s.io old.example.com (kept on the cluster",
 		"Changed (1):", "~ Deployment.apps ops/op", "  * container manager: image a:1 -> a:2", "    -a"}
 	assertOrder(t, "text", text.String(), order)
 	order = []string{":x: **1 safety error, 1 warning, 1 added, 1 removed, 1 changed, 1 requirement added, 1 removed**", "#### Safety",
 		"| error | existingFieldRemoval | ws.example.com | v1 | `.spec.a\\|b` | field removed |",
 		"| warning | upgradeEdge |",
-		"#### Requirements\n\n| Change | Severity | Requirement | Details |\n|---|---|---|---|\n| added | warning | `api:route.openshift.io` | (from ClusterRole/op rules): OpenShift-only API; fix: accept it |\n| removed | accepted | `image:quay.io/x/op:latest` | no longer required |\n",
+		"#### Requirements\n\n| Change | Severity | Requirement | Details |\n|---|---|---|---|\n| added | required | `api:route.openshift.io` | (from ClusterRole/op rules): OpenShift-only API; fix: accept it |\n| removed | accepted | `image:quay.io/x/op:latest` | no longer required |\n",
 		"#### Added", "| ConfigMap | ops | `new` |",
 		"#### Removed", "keeps it (Prune=false: keepCRDs)", "#### Changed", "image a:1 -&gt; a:2",
 		"<details><summary>Deployment.apps ops/op</summary>", "```diff\n--- from/x", "</details>"}

@@ -317,6 +317,12 @@ func hashSourceFiles(req render.Request) (string, error) {
 		return "", err
 	}
 	for _, n := range names {
+		// Not a regular file (a link, a FIFO): the render refuses it unless
+		// spec.extraManifests leaves it out; its name and kind are the key's.
+		if fi, err := root.Lstat(n); err == nil && !fi.Mode().IsRegular() {
+			fmt.Fprintf(h, "%d:%s;%s;", len(n), n, fi.Mode().Type())
+			continue
+		}
 		if err := hashFile(h, n, root, n); err != nil {
 			return "", err
 		}

@@ -35,6 +35,10 @@ type Request struct {
 	// Dir is where olm-cmp.yaml goes: paths in the spec are relative to it,
 	// and its other YAML files are the render's extra manifests.
 	Dir string
+	// RepoRoot, when set, is the top directory of the Git repository
+	// holding Dir: a bundle or catalog directory outside it gets a warning,
+	// since Argo CD's plugin refuses one.
+	RepoRoot string
 }
 
 // Result is the spec init wrote and what its strict render said.
@@ -43,8 +47,12 @@ type Result struct {
 	// Findings counts the requirements report's findings for the bundle
 	// alone, every one answered (served through clusterAPIs, or accepted).
 	Findings int
-	// Warnings are the strict render's warnings (none expected).
+	// Warnings are init's own (a directory outside the repository) and the
+	// strict render's (none expected).
 	Warnings []string
+	// LeftOut are the files of other tools beside the spec, which it leaves
+	// out of its extra manifests (spec.extraManifests.exclude).
+	LeftOut []render.OtherToolFile
 }
 
 // Build writes the spec of req's bundle: it resolves and loads the bundle
@@ -82,17 +90,21 @@ func Build(ctx context.Context, r *render.Renderer, req Request) (*Result, error
 		return nil, err
 	}
 	plan.ExcludeFiles = req.ExcludeFiles
+	if plan.OtherTools, err = render.OtherToolFiles(req.Dir); err != nil {
+		return nil, err
+	}
+	if len(plan.OtherTools) > spec.MaxExtraManifestGlobs {
+		return nil, fmt.Errorf("%d files of other tools beside %s, over the %d entries spec.extraManifests.exclude may hold: keep %s in a directory of its own", len(plan.OtherTools), spec.FileName, spec.MaxExtraManifestGlobs, spec.FileName)
+	}
 	report := func() (*render.Result, error) {
 		rv.Request.Spec, rv.Request.Name = plan.Spec(), plan.Name
 		return r.RenderLoaded(ctx, rv, b)
 	}
 	res, err := report()
-	if ne := (*render.NotObjectError)(nil); errors.As(err, &ne) {
-		return nil, fmt.Errorf("%w; with init, which has no spec yet: move %s out of %s, run init, then move it back and add that line to the spec", err, ne.File, req.Dir)
-	}
 	if err != nil {
 		return nil, err
 	}
+	plan.ExcludeConsole(res.Requirements)
 	plan.AnswerInstalls(res.Requirements)
 	found := len(res.Requirements)
 	if res, err = report(); err != nil {
@@ -108,6 +120,8 @@ func Build(ctx context.Context, r *render.Renderer, req Request) (*Result, error
 		return nil, err
 	}
 	out.Findings = found
+	out.Warnings = append(outsideRepository(req, src), out.Warnings...)
+	out.LeftOut = plan.OtherTools
 	return out, nil
 }
 
@@ -242,6 +256,27 @@ func ownedGroups(b *bundle.Bundle) []string {
 	}
 	for _, a := range b.CSV.Spec.APIServiceDefinitions.Owned {
 		out = append(out, a.Group)
+	}
+	return out
+}
+
+// outsideRepository warns about a bundle or catalog directory the spec
+// names outside req.RepoRoot: the CLI renders it, the plugin, which reads
+// only the repository Argo CD checked out, refuses it.
+func outsideRepository(req Request, src Source) []string {
+	if req.RepoRoot == "" {
+		return nil
+	}
+	var out []string
+	for _, d := range []struct{ field, path, instead string }{
+		{"spec.bundle", src.Bundle, "the bundle's image"}, {"spec.catalog", src.Catalog, "a catalog image"},
+	} {
+		if d.path == "" || !render.IsDirRef(d.path) {
+			continue
+		}
+		if err := render.CheckInRepository(req.Dir, req.RepoRoot, d.field, d.path); err != nil {
+			out = append(out, fmt.Sprintf("%v (the Git repository of %s is %s): olm-cmp render takes it, Argo CD's plugin will refuse it; copy the directory into the repository, or name %s instead", err, req.Dir, req.RepoRoot, d.instead))
+		}
 	}
 	return out
 }

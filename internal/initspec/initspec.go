@@ -24,6 +24,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
+	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/requirements"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
@@ -54,6 +55,17 @@ type Plan struct {
 	nsNote string
 	nsTODO bool
 
+	// Exclude drops the OpenShift console's objects (ExcludeConsole);
+	// excludeNote says which.
+	Exclude     []string
+	excludeNote string
+
+	// PodSecurity, when set, is the pod-security.kubernetes.io/enforce
+	// label the SCC findings ask of the install namespace; podSecurityTODO
+	// marks a guess (the SCCs named say no level).
+	PodSecurity     string
+	podSecurityTODO bool
+
 	Watch     []string
 	watchNote string
 	watchTODO bool
@@ -62,6 +74,10 @@ type Plan struct {
 	Examples []string
 	// ExcludeFiles are the bundle files skipped unread (--exclude-file).
 	ExcludeFiles []string
+	// OtherTools are the files beside the spec that belong to other tools
+	// (an Argo CD Application, a kustomization, a values file):
+	// spec.extraManifests.exclude leaves them out.
+	OtherTools []render.OtherToolFile
 
 	ClusterAPIs []Group
 	Accept      []Group
@@ -163,7 +179,13 @@ func (p *Plan) Spec() spec.Spec {
 	s := spec.Spec{
 		Bundle: p.Source.Bundle, Catalog: p.Source.Catalog, Package: p.Source.Package, Channel: p.Source.Channel,
 		Version: p.Source.Version, Digest: p.Source.Digest,
-		Namespace: p.Namespace, WatchNamespaces: p.Watch, ExcludeFiles: p.ExcludeFiles,
+		Namespace: p.Namespace, WatchNamespaces: p.Watch, ExcludeFiles: p.ExcludeFiles, Exclude: p.Exclude,
+	}
+	if p.PodSecurity != "" {
+		s.NamespaceLabels = map[string]string{podSecurityEnforce: p.PodSecurity}
+	}
+	if len(p.OtherTools) > 0 {
+		s.ExtraManifests = &spec.ExtraManifests{Exclude: p.otherToolGlobs()}
 	}
 	for _, g := range p.ClusterAPIs {
 		for _, e := range g.Entries {
@@ -178,6 +200,20 @@ func (p *Plan) Spec() spec.Spec {
 	return s
 }
 
+// otherToolGlobs are the exclude globs of OtherTools: each file name with
+// its glob characters in a class of their own ([*]), so it matches that
+// file alone. A backslash, which spec globs may not hold, becomes ?: the
+// glob then matches that file and the rare names that differ from it there.
+func (p *Plan) otherToolGlobs() []string {
+	out := make([]string, len(p.OtherTools))
+	for i, f := range p.OtherTools {
+		out[i] = globEscaper.Replace(f.File)
+	}
+	return out
+}
+
+var globEscaper = strings.NewReplacer(`*`, `[*]`, `?`, `[?]`, `[`, `[[]`, `\`, `?`)
+
 // AnswerInstalls is the first pass over a report: a finding whose fix is
 // to install what serves an API (cert-manager for webhook certificates, an
 // API an object of the render uses) gets a clusterAPIs entry, stating that
@@ -186,7 +222,7 @@ func (p *Plan) Spec() spec.Spec {
 func (p *Plan) AnswerInstalls(findings []requirements.Finding) {
 	var g Group
 	for _, f := range requirements.Pending(findings) {
-		if f.Severity != requirements.Error || !(f.Category == requirements.API || f.Category == requirements.Certificates) {
+		if f.Severity != requirements.Required || !(f.Category == requirements.API || f.Category == requirements.Certificates) {
 			continue
 		}
 		group, _, _ := strings.Cut(f.Subject, "/")
@@ -255,8 +291,10 @@ func (p *Plan) AnswerRest(findings []requirements.Finding, owned []string) {
 			case f.Category == requirements.Image:
 				e.Trailing = TODO + " fix the image (see the commented lines above), then drop this entry"
 				p.imageSuggestion(f)
-			case f.Severity == requirements.Error:
-				e.Trailing = TODO + " act on the fix above first"
+			case f.PodSecurityLevel() != "" || isSCC(f):
+				e.Trailing = p.answerPodSecurity(f)
+			case f.Severity == requirements.Required:
+				e.Trailing = TODO + " " + firstAction(f.Fix)
 			}
 			groups = append(groups, Group{Entries: []Entry{e}})
 		}
@@ -267,6 +305,70 @@ func (p *Plan) AnswerRest(findings []requirements.Finding, owned []string) {
 		return cmp.Or(cmp.Compare(categoryIndex(a), categoryIndex(b)), strings.Compare(a.Entries[0].Value, b.Entries[0].Value))
 	})
 	p.Accept = append(p.Accept, groups...)
+}
+
+// firstAction is the one thing left to do for an error finding init
+// accepts: its fix up to where it turns to accepting it, or to another
+// branch ("…, then accept", "; otherwise accept", "; or …", "; on
+// OpenShift …"), with what an action names after "first" dropped.
+func firstAction(fix string) string {
+	cut := len(fix)
+	for _, sep := range []string{", then accept", "; otherwise accept", ", or accept", "; or ", "; on OpenShift"} {
+		if i := strings.Index(fix, sep); i >= 0 && i < cut {
+			cut = i
+		}
+	}
+	action := strings.TrimSpace(fix[:cut])
+	if action == "" || len(action) > 160 {
+		return "act on the fix above first"
+	}
+	return echo.Text(action)
+}
+
+// consoleGroup is the OpenShift console's API group: its objects (quick
+// starts, YAML samples, CLI downloads, plugins) only show in that console.
+const consoleGroup = "console.openshift.io"
+
+// ExcludeConsole is the first answer to a report: when the render holds
+// objects of the OpenShift console's API (an error finding: nothing serves
+// it elsewhere), they are dropped with spec.exclude, which no cluster
+// without that console misses.
+func (p *Plan) ExcludeConsole(findings []requirements.Finding) {
+	for _, f := range requirements.Pending(findings) {
+		group, _, _ := strings.Cut(f.Subject, "/")
+		if f.Category == requirements.API && f.Severity == requirements.Required && group == consoleGroup {
+			p.Exclude = []string{consoleGroup + "/*"}
+			p.excludeNote = "the OpenShift console's objects (" + firstSource(f.Source) + "): nothing shows them without that console"
+			return
+		}
+	}
+}
+
+// podSecurityEnforce is the Pod Security label init writes.
+const podSecurityEnforce = spec.PodSecurityPrefix + "enforce"
+
+// isSCC reports whether f is one of the findings whose fix is a Pod
+// Security label on the install namespace.
+func isSCC(f requirements.Finding) bool {
+	return f.Category == requirements.OpenShift && (f.Subject == "securitycontextconstraints" || f.Subject == "openshift.io/scc")
+}
+
+// answerPodSecurity labels the install namespace as the SCC finding f
+// asks (the loosest level of such findings; privileged, marked TODO, when
+// one does not say), and returns the accept entry's comment.
+func (p *Plan) answerPodSecurity(f requirements.Finding) string {
+	level := f.PodSecurityLevel()
+	if level == "" {
+		level, p.podSecurityTODO = "privileged", true
+	}
+	if p.PodSecurity == "" || podSecurityRank(level) > podSecurityRank(p.PodSecurity) {
+		p.PodSecurity = level
+	}
+	return "the label " + podSecurityEnforce + " under namespaceLabels answers it"
+}
+
+func podSecurityRank(level string) int {
+	return slices.Index([]string{"restricted", "baseline", "privileged"}, level)
 }
 
 // shared puts findings under one comment quoting the end their message

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
@@ -103,7 +104,7 @@ func TestBuildDemo(t *testing.T) {
 	for _, want := range []string{
 		"  namespace: greeter-operator  # TODO: choose the install namespace",
 		"  # examples: [Greeter]\n",
-		`# error certificates:cert-manager.io/v1 (from CSV webhookdefinitions`,
+		`# required certificates:cert-manager.io/v1 (from CSV webhookdefinitions`,
 		"  - cert-manager.io/v1  # TODO:",
 	} {
 		if !strings.Contains(text, want) {
@@ -125,7 +126,7 @@ func TestBuildSeesExtraManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(res.Text), "  - api:route.openshift.io  # TODO: act on the fix above first") {
+	if !strings.Contains(string(res.Text), "  - api:route.openshift.io  # TODO: if the operator cannot run without it, add a stand-in CRD as an extra manifest\n") {
 		t.Errorf("the Route's API is not answered:\n%s", res.Text)
 	}
 	os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte("kind: [\n"), 0o644)
@@ -211,7 +212,7 @@ func TestInstallModes(t *testing.T) {
 		for _, m := range c.modes {
 			csv.Spec.InstallModes = append(csv.Spec.InstallModes, v1alpha1.InstallMode{Type: m, Supported: true})
 		}
-		p := &Plan{Namespace: "ns"}
+		p := &Plan{Namespace: "ns", Source: Source{Bundle: "./bundle"}}
 		p.installMode(csv)
 		if !slices.Equal(p.Watch, c.watch) || p.watchTODO != c.todo {
 			t.Errorf("%v: watch %q todo %v, want %q %v", c.modes, p.Watch, p.watchTODO, c.watch, c.todo)
@@ -246,7 +247,7 @@ func TestGlobs(t *testing.T) {
 	}
 	// An error in the family: no glob, the error stays its own entry.
 	errF := rbacWarning("vm.kubevirt.io", "")
-	errF.Severity, errF.Message = requirements.Error, "the render uses vm.kubevirt.io and does not ship it"
+	errF.Severity, errF.Message = requirements.Required, "the render uses vm.kubevirt.io and does not ship it"
 	p = &Plan{}
 	p.AnswerRest(append(fs[:2:2], errF), []string{"kubevirt.io"})
 	if got := p.Spec().Accept; slices.Contains(got, "api:*.kubevirt.io") || !slices.Contains(got, "api:vm.kubevirt.io") {
@@ -372,15 +373,171 @@ func TestLongSubject(t *testing.T) {
 	}
 }
 
-// Another tool's file in DIR (no Kubernetes object) would be an extra
-// manifest of the spec init writes: the error says what to do with init,
-// which has no spec to add the exclude to yet.
-func TestBuildOtherToolsFile(t *testing.T) {
+// TestBuildLeavesOutOtherTools: the files of other tools beside the spec
+// (an Argo CD Application, which the operator's own Application would
+// deploy, a kustomization, a Helm chart, a values file, a hidden file) are
+// left out by an exclude entry each, escaped when the name holds glob
+// characters, and said; a manifest beside them is still rendered.
+func TestBuildLeavesOutOtherTools(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "values.yaml"), []byte("replicaCount: 2\n"), 0o644)
-	_, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, Dir: dir, Namespace: "demo"})
-	want := "extra manifest values.yaml: document 1 has no apiVersion or kind: if it is not meant as a manifest (another tool's file), leave it out with spec.extraManifests: {exclude: [values.yaml]}; with init, which has no spec yet: move values.yaml out of " + dir + ", run init, then move it back and add that line to the spec"
-	if err == nil || err.Error() != want {
-		t.Errorf("got  %v\nwant %s", err, want)
+	files := map[string]string{
+		"application.yaml":        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: demo, namespace: argocd}\nspec: {project: default}\n",
+		"apps[1].yaml":            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: demo}\n",
+		"kustomization.yaml":      "resources: [cm.yaml]\n",
+		"overlay.yml":             "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nmetadata: {name: o}\n",
+		"Chart.yaml":              "apiVersion: v2\nname: x\nversion: 1.0.0\n",
+		"values.yaml":             "replicaCount: 2\n",
+		".pre-commit-config.yaml": "repos: []\n",
+		"cm.yaml":                 "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
+	}
+	for n, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, Dir: dir, Namespace: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range res.LeftOut {
+		got = append(got, f.File+": "+f.Why)
+	}
+	want := []string{
+		".pre-commit-config.yaml: a hidden file", "Chart.yaml: a Helm chart's Chart.yaml", "application.yaml: an Argo CD Application",
+		"apps[1].yaml: an Argo CD ApplicationSet", "kustomization.yaml: a kustomization", "overlay.yml: a kustomization",
+		"values.yaml: no Kubernetes object: document 1 has no apiVersion or kind",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("left out:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if line := `    exclude: [.pre-commit-config.yaml, Chart.yaml, application.yaml, "apps[[]1].yaml", kustomization.yaml, overlay.yml, values.yaml]`; !strings.Contains(string(res.Text), line+"\n") {
+		t.Errorf("no line %s in:\n%s", line, res.Text)
+	}
+	if _, err := Write(dir, res.Text, false); err != nil {
+		t.Fatal(err)
+	}
+	out := strictRender(t, dir)
+	var kinds []string
+	for _, m := range out.Manifests {
+		for _, k := range []string{"kind: Application\n", "kind: ApplicationSet\n", "kind: Kustomization\n", "name: cm,", "name: cm\n"} {
+			if strings.Contains(m, k) {
+				kinds = append(kinds, strings.TrimSpace(strings.TrimSuffix(k, ",")))
+			}
+		}
+	}
+	if !slices.Equal(kinds, []string{"name: cm"}) {
+		t.Errorf("rendered from beside the spec: %q, want only the ConfigMap cm", kinds)
+	}
+}
+
+// TestBuildWarnsOutsideRepository: a bundle directory outside the Git
+// repository holding DIR is written (the CLI renders it) with a warning
+// that the plugin will refuse it; one inside gets none, nor does one when
+// DIR is in no repository.
+func TestBuildWarnsOutsideRepository(t *testing.T) {
+	top := t.TempDir()
+	repo, app := filepath.Join(top, "repo"), filepath.Join(top, "repo", "apps", "demo")
+	copyDir(t, demoBundle, filepath.Join(top, "outside"))
+	copyDir(t, demoBundle, filepath.Join(repo, "bundles", "demo"))
+	if err := os.MkdirAll(app, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, ref, root string
+		want            []string
+	}{
+		{"outside", filepath.Join(top, "outside"), repo, []string{`spec.bundle "../../../outside": the bundle directory must be inside the repository (the Git repository of ` + app + ` is ` + repo + `): olm-cmp render takes it, Argo CD's plugin will refuse it; copy the directory into the repository, or name the bundle's image instead`}},
+		{"inside", filepath.Join(repo, "bundles", "demo"), repo, nil},
+		{"no repository", filepath.Join(top, "outside"), "", nil},
+	} {
+		res, err := Build(context.Background(), &render.Renderer{}, Request{Ref: c.ref, Dir: app, Namespace: "demo", RepoRoot: c.root})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !slices.Equal(res.Warnings, c.want) {
+			t.Errorf("%s: warnings %q, want %q", c.name, res.Warnings, c.want)
+		}
+	}
+}
+
+// TestPodSecurityLabel: the SCC findings are answered by the Pod Security
+// label they ask for on the install namespace, beside their accept entry;
+// a level the SCCs do not say is privileged, marked TODO.
+func TestPodSecurityLabel(t *testing.T) {
+	role := func(sccs string) string {
+		return "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: a}\nrules:\n- apiGroups: [security.openshift.io]\n  resources: [securitycontextconstraints]\n  resourceNames: [" + sccs + "]\n  verbs: [use]\n"
+	}
+	for _, c := range []struct{ sccs, line string }{
+		{"anyuid", "    pod-security.kubernetes.io/enforce: baseline\n"},
+		{"my-custom-scc", "    pod-security.kubernetes.io/enforce: privileged  # TODO: privileged lets the pods do anything; set baseline or restricted if they need less (the SCCs they name say no level)\n"},
+	} {
+		nodes, err := (&kio.ByteReader{Reader: strings.NewReader(role(c.sccs)), OmitReaderAnnotations: true}).Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &bundle.Bundle{CSV: &v1alpha1.ClusterServiceVersion{}}
+		p := &Plan{Namespace: "ns", Source: Source{Bundle: "./bundle"}}
+		p.AnswerRest(requirements.Report(requirements.Input{Bundle: b, Objects: nodes}), nil)
+		text := string(p.Text("x"))
+		for _, want := range []string{
+			"  namespaceLabels:  # the Pod Security level the SecurityContextConstraints finding below asks for\n" + c.line,
+			"  - openshift:securitycontextconstraints  # the label pod-security.kubernetes.io/enforce under namespaceLabels answers it\n",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: no %q in:\n%s", c.sccs, want, text)
+			}
+		}
+		if s := p.Spec(); s.Validate() != nil || len(s.NamespaceLabels) != 1 {
+			t.Errorf("%s: spec %v: %v", c.sccs, s.NamespaceLabels, s.Validate())
+		}
+	}
+}
+
+// TestConsoleObjectsExcluded: objects of the OpenShift console's API in the
+// render (an error: nothing serves it elsewhere) are dropped with
+// spec.exclude, under a comment naming them, not accepted.
+func TestConsoleObjectsExcluded(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "sample.yaml"), []byte("apiVersion: console.openshift.io/v1\nkind: ConsoleYAMLSample\nmetadata: {name: s}\nspec: {title: t}\n"), 0o644)
+	res, err := Build(context.Background(), &render.Renderer{}, Request{Ref: demoBundle, Dir: dir, Namespace: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(res.Text)
+	want := "  # the OpenShift console's objects (ConsoleYAMLSample/s): nothing shows them without that console\n  exclude: [\"console.openshift.io/*\"]\n"
+	if !strings.Contains(text, want) || strings.Contains(text, "- api:console.openshift.io") {
+		t.Errorf("want %q and no accept entry for the console's API in:\n%s", want, text)
+	}
+}
+
+// TestFirstAction: the TODO of an accepted error is the fix's first branch.
+func TestFirstAction(t *testing.T) {
+	for fix, want := range map[string]string{
+		`if the operator cannot run without it, add a stand-in CRD as an extra manifest; otherwise accept "api:x" (spec.accept); on OpenShift, declare it in spec.clusterAPIs`: "if the operator cannot run without it, add a stand-in CRD as an extra manifest",
+		`install it first (its own Application), then accept "dependency:x"`:                                                                                                   "install it first (its own Application)",
+		`install prometheus-operator first and declare it in spec.clusterAPIs (monitoring.coreos.com/v1), or accept "api:monitoring.coreos.com"`:                               "install prometheus-operator first and declare it in spec.clusterAPIs (monitoring.coreos.com/v1)",
+		`, then accept "x"`:            "act on the fix above first",
+		strings.Repeat("do this ", 30): "act on the fix above first",
+	} {
+		if got := firstAction(fix); got != want {
+			t.Errorf("firstAction(%q) = %q, want %q", fix, got, want)
+		}
+	}
+}
+
+// TestPreReleaseNote: a catalog's newest version chosen with no range is
+// said to be a pre-release when it is one (OLM v1 takes it), with the range
+// that leaves pre-releases out.
+func TestPreReleaseNote(t *testing.T) {
+	for _, c := range []struct{ version, rng, want string }{
+		{"0.3.0-rc.1", "", `  version: "0.3.0-rc.1"  # the newest version, a pre-release: OLM v1 chooses pre-releases when no range is given; --version ">=0.0.0" (any release) leaves them out` + "\n"},
+		{"0.2.0+build-1", "", `  version: "0.2.0+build-1"  # the newest version; a bump`},
+		{"0.3.0-rc.1", ">=0.3.0-0", `  version: "0.3.0-rc.1"  # chosen from the range >=0.3.0-0;`},
+	} {
+		p := &Plan{Name: "g", Namespace: "ns", Source: Source{Catalog: "./catalog", Package: "g", Version: c.version, Range: c.rng}}
+		if text := string(p.Text("x")); !strings.Contains(text, c.want) {
+			t.Errorf("%s (range %q): no %q in:\n%s", c.version, c.rng, c.want, text)
+		}
 	}
 }

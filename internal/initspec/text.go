@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
+	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -33,6 +34,10 @@ func (p *Plan) Text(csv string) []byte {
 			w.line("  channel: " + scalar(s.Channel))
 		}
 		note := "the newest version; a bump changes this line and digest (olm-cmp resolve --write)"
+		// A pre-release starts at a "-" before any build metadata (+).
+		if v, _, _ := strings.Cut(s.Version, "+"); strings.Contains(v, "-") {
+			note = "the newest version, a pre-release: OLM v1 chooses pre-releases when no range is given; --version \">=0.0.0\" (any release) leaves them out"
+		}
 		if s.Range != "" {
 			note = "chosen from the range " + echo.Text(s.Range) + "; a bump changes this line and digest (olm-cmp resolve --write)"
 		}
@@ -47,13 +52,30 @@ func (p *Plan) Text(csv string) []byte {
 		w.line("  digest: " + quoted(s.Digest) + "  # the pin (docs/spec.md, Pinning)")
 	}
 	w.trailing("  namespace: "+scalar(p.Namespace), p.nsNote)
+	if p.PodSecurity != "" {
+		w.line("  namespaceLabels:  # the Pod Security level the SecurityContextConstraints finding below asks for")
+		note := ""
+		if p.podSecurityTODO {
+			note = TODO + " privileged lets the pods do anything; set baseline or restricted if they need less (the SCCs they name say no level)"
+		}
+		w.trailing("    "+podSecurityEnforce+": "+p.PodSecurity, note)
+	}
 	if len(p.Watch) > 0 {
 		w.trailing("  watchNamespaces: "+flow(p.Watch), p.watchNote)
 	} else if p.watchNote != "" {
 		w.comment("  ", "watchNamespaces: "+p.watchNote)
 	}
+	if len(p.Exclude) > 0 {
+		w.comment("  ", p.excludeNote)
+		w.line("  exclude: " + flow(p.Exclude))
+	}
 	if len(p.ExcludeFiles) > 0 {
 		w.line("  excludeFiles: " + flow(p.ExcludeFiles) + "  # skipped unread (--exclude-file): the bundle does not load with them")
+	}
+	if len(p.OtherTools) > 0 {
+		w.comment("  ", "the files beside this one that belong to other tools, not the cluster: "+OtherToolsNote(p.OtherTools))
+		w.line("  extraManifests:")
+		w.line("    exclude: " + flow(p.otherToolGlobs()))
 	}
 	if len(p.Examples) > 0 {
 		w.comment("  ", "the CSV's alm-examples ("+echo.Text(strings.Join(p.Examples, ", "))+"): uncomment to render them as custom resources, in the last wave")
@@ -180,4 +202,14 @@ func Lines(text []byte) (total, todo int) {
 		}
 	}
 	return total, todo
+}
+
+// OtherToolsNote says what each left-out file is: "a.yaml (an Argo CD
+// Application), b.yaml (a kustomization)".
+func OtherToolsNote(fs []render.OtherToolFile) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = echo.Text(f.File) + " (" + echo.Text(f.Why) + ")"
+	}
+	return strings.Join(parts, ", ")
 }

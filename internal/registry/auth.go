@@ -1,9 +1,12 @@
 package registry
 
 import (
+	"bytes"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"regexp"
 	"slices"
@@ -50,16 +53,64 @@ func authFromConfig(r io.Reader, path string, target authn.Resource) (authn.Auth
 
 // fileKeychain reads credentials from one docker config file, chosen with
 // --registry-config, with the same lookup as authn.DefaultKeychain (exact
-// repository, then registry; docker.io under its legacy key).
+// repository, then registry; docker.io under its legacy key). The file is
+// read on every lookup: a Secret the kubelet mounts after the sidecar
+// started, or rotates, is used from the next pull on.
 type fileKeychain struct{ path string }
 
+// MaxRegistryConfigBytes bounds a registry config file: docker configs are a
+// few kilobytes; a bigger file is not one.
+const MaxRegistryConfigBytes = 4 << 20
+
+// CheckRegistryConfig says whether path, a --registry-config file, holds
+// credentials to read: false without error when nothing is there (the
+// deployments mount it from an optional Secret, which the kubelet mounts
+// as an empty directory while the Secret does not exist), an error when
+// something is there that is no file to read.
+func CheckRegistryConfig(path string) (present bool, err error) {
+	// Stat (through the links a Secret volume has) before opening: opening
+	// a named pipe blocks until something writes to it.
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case errors.Is(err, fs.ErrPermission):
+		return false, fmt.Errorf("%s: permission denied: make it readable by this user", path)
+	case err != nil:
+		return false, fmt.Errorf("%s: cannot be read: %v", path, errors.Unwrap(err))
+	case !fi.Mode().IsRegular():
+		return false, fmt.Errorf("%s: not a regular file: give a docker config.json", path)
+	}
+	return true, nil
+}
+
 func (k *fileKeychain) Resolve(target authn.Resource) (authn.Authenticator, error) {
+	present, err := CheckRegistryConfig(k.path)
+	if err != nil {
+		return nil, fmt.Errorf("registry config %w", err)
+	}
+	if !present {
+		return authn.Anonymous, nil
+	}
 	f, err := os.Open(k.path)
 	if err != nil {
-		return nil, fmt.Errorf("registry config: %w", err)
+		if errors.Is(err, fs.ErrNotExist) { // removed since the check
+			return authn.Anonymous, nil
+		}
+		return nil, fmt.Errorf("registry config %s: cannot be opened", k.path)
 	}
 	defer f.Close()
-	return authFromConfig(f, k.path, target)
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("registry config %s: not a regular file: give a docker config.json", k.path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxRegistryConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("registry config %s: cannot be read", k.path)
+	}
+	if len(data) > MaxRegistryConfigBytes {
+		return nil, fmt.Errorf("registry config %s: larger than %d bytes: not a docker config.json", k.path, MaxRegistryConfigBytes)
+	}
+	return authFromConfig(bytes.NewReader(data), k.path, target)
 }
 
 // recordingKeychain remembers every credential its keychain hands out, so

@@ -19,17 +19,6 @@ import (
 // it renders (AnnotationBundle and the others).
 const ownAnnotationPrefix = "olm-cmp.dev/"
 
-// NotObjectError is an extra manifest whose YAML is no Kubernetes object
-// (another tool's file beside the spec), File its name in the source
-// directory: init, which has no spec to leave it out with yet, says what to
-// do instead.
-type NotObjectError struct {
-	File string
-	msg  string
-}
-
-func (e *NotObjectError) Error() string { return e.msg }
-
 // readExtraManifests reads the extra manifests spec.extraManifests selects
 // among ExtraManifestFiles, in file-name order, and records the file each
 // object came from (for checkUnique). A file that is olm-cmp's own output
@@ -54,8 +43,11 @@ func (p *pipeline) readExtraManifests() ([]*yaml.RNode, error) {
 		// would end the error line CI prints and forge the next.
 		n := echo.Text(file)
 		nodes, err := readManifestFile(filepath.Join(dir, file))
+		if errors.Is(err, errNotRegular) {
+			return nil, fmt.Errorf("extra manifest %s: %v: olm-cmp reads extra manifests from regular files only (it never opens anything else): put the file itself beside %s, or leave it out with spec.extraManifests: {exclude: [%s]}", n, err, spec.FileName, n)
+		}
 		if errors.Is(err, errNotObject) {
-			return nil, &NotObjectError{File: file, msg: fmt.Sprintf("extra manifest %s: %v: if it is not meant as a manifest (another tool's file), leave it out with spec.extraManifests: {exclude: [%s]}", n, err, n)}
+			return nil, fmt.Errorf("extra manifest %s: %v: if it is not meant as a manifest (another tool's file), leave it out with spec.extraManifests: {exclude: [%s]}", n, err, n)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("extra manifest %s: %w", n, err)
@@ -66,6 +58,10 @@ func (p *pipeline) readExtraManifests() ([]*yaml.RNode, error) {
 					n, o.GetKind(), o.GetName(), key, spec.FileName, n)
 			}
 			p.recordExtra(o, n)
+			if why := otherToolObject(o); strings.HasPrefix(why, "an Argo CD ") {
+				p.warn(fmt.Sprintf("extra manifest %s holds %s (%s): the Application rendering this directory will create it; if it is this operator's own Application, leave the file out with spec.extraManifests: {exclude: [%s]}",
+					n, why, echo.Text(o.GetName()), n))
+			}
 		}
 		out = append(out, nodes...)
 	}
@@ -155,4 +151,89 @@ func sameObject(n *yaml.RNode) string {
 	id := bundle.ObjectID(n)
 	kind, _, _ := strings.Cut(id, " ")
 	return kind + " " + n.GetName()
+}
+
+// OtherToolFile is a file beside olm-cmp.yaml that the render would read as
+// an extra manifest but that belongs to another tool (Why says which, in a
+// few words): `olm-cmp init` leaves such files out of the spec it writes.
+type OtherToolFile struct{ File, Why string }
+
+// otherToolNames are the files other tools keep in a directory, by name
+// (lower case): a few read as Kubernetes objects (skaffold.yaml,
+// catalog-info.yaml), the rest are not objects at all.
+var otherToolNames = map[string]string{
+	"kustomization.yaml": "a kustomization", "kustomization.yml": "a kustomization",
+	"chart.yaml":    "a Helm chart's Chart.yaml",
+	"helmfile.yaml": "a helmfile", "helmfile.yml": "a helmfile",
+	"skaffold.yaml": "a Skaffold config", "skaffold.yml": "a Skaffold config",
+	"catalog-info.yaml": "a Backstage catalog entry", "devfile.yaml": "a devfile",
+	"docker-compose.yaml": "a Compose file", "docker-compose.yml": "a Compose file", "compose.yaml": "a Compose file", "compose.yml": "a Compose file",
+	"renovate.json": "a Renovate config", "package.json": "an npm package file", "tsconfig.json": "a TypeScript config",
+	"mkdocs.yml": "an MkDocs config", "codecov.yml": "a Codecov config",
+}
+
+// otherToolKinds are the apiVersion groups (the part before "/") and kinds
+// of objects meant for another tool, not the cluster: an Argo CD
+// Application beside olm-cmp.yaml would be deployed by the operator's own
+// Application (usually the one that names this directory).
+var otherToolKinds = []struct{ group, kind, why string }{
+	{"argoproj.io", "Application", "an Argo CD Application"},
+	{"argoproj.io", "ApplicationSet", "an Argo CD ApplicationSet"},
+	{"argoproj.io", "AppProject", "an Argo CD AppProject"},
+	{"kustomize.config.k8s.io", "", "a kustomization"},
+	{"config.kubernetes.io", "", "a kustomize function config"},
+	{"backstage.io", "", "a Backstage catalog entry"},
+}
+
+// OtherToolFiles lists the extra-manifest candidates of dir (as
+// ExtraManifestFiles names them) that are another tool's: by name (a hidden
+// file, kustomization.yaml, Chart.yaml, helmfile.yaml…), by content (an Argo
+// CD Application, ApplicationSet or AppProject, a kustomization, YAML that
+// is no Kubernetes object: a values file). A file that does not read or
+// parse is not listed: the render names its problem.
+func OtherToolFiles(dir string) ([]OtherToolFile, error) {
+	names, err := ExtraManifestFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []OtherToolFile
+	for _, n := range names {
+		if why := otherToolWhy(dir, n); why != "" {
+			out = append(out, OtherToolFile{File: n, Why: why})
+		}
+	}
+	return out, nil
+}
+
+func otherToolWhy(dir, name string) string {
+	if strings.HasPrefix(name, ".") {
+		return "a hidden file"
+	}
+	if why, ok := otherToolNames[strings.ToLower(name)]; ok {
+		return why
+	}
+	nodes, err := readManifestFile(filepath.Join(dir, name))
+	if errors.Is(err, errNotObject) {
+		return "no Kubernetes object: " + strings.TrimSpace(err.Error())
+	}
+	if err != nil {
+		return ""
+	}
+	for _, o := range nodes {
+		if why := otherToolObject(o); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// otherToolObject says which other tool's object o is ("" for none).
+func otherToolObject(o *yaml.RNode) string {
+	group, _, _ := strings.Cut(o.GetApiVersion(), "/")
+	for _, k := range otherToolKinds {
+		if group == k.group && (k.kind == "" || o.GetKind() == k.kind) {
+			return k.why
+		}
+	}
+	return ""
 }

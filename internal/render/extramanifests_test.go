@@ -185,3 +185,20 @@ func TestOtherToolsYAMLNamesTheFix(t *testing.T) {
 		mustRender(t, req)
 	}
 }
+
+// An Argo CD Application among the extra manifests is rendered (an
+// app-of-apps may mean it) with a warning naming the file and the exclude
+// that leaves it out: most often it is the operator's own Application.
+func TestArgoApplicationWarns(t *testing.T) {
+	req := demoRequest(t)
+	req.SourceDir = extraDir(t, map[string]string{"application.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: demo, namespace: argocd}\nspec: {project: default}\n"})
+	res := mustRender(t, req)
+	want := "extra manifest application.yaml holds an Argo CD Application (demo): the Application rendering this directory will create it; if it is this operator's own Application, leave the file out with spec.extraManifests: {exclude: [application.yaml]}"
+	if !slices.Contains(res.Warnings, want) {
+		t.Errorf("warnings %q lack %q", res.Warnings, want)
+	}
+	req.Spec.ExtraManifests = &spec.ExtraManifests{Exclude: []string{"application.yaml"}}
+	if res := mustRender(t, req); slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "Argo CD Application") }) {
+		t.Errorf("excluded, still warned: %q", res.Warnings)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -54,6 +55,10 @@ type pipeline struct {
 	// examples are the objects spec.examples added (keyed by sameObject),
 	// for checkUnique's error.
 	exampleObjs map[string]bool
+	// bundleFiles names the manifests/ files each object the bundle ships
+	// as written came from (keyed by sameObject), for validate's lines
+	// (origin.go); built on first use.
+	bundleFiles map[string][]string
 	// signatures are the trust policy's verdicts (Resolved.Signatures).
 	signatures []Signature
 }
@@ -62,7 +67,8 @@ func newPipeline(req Request, b *bundle.Bundle) (*pipeline, error) {
 	if b == nil || b.CSV == nil {
 		return nil, fmt.Errorf("bundle has no ClusterServiceVersion")
 	}
-	return &pipeline{req: req, b: b}, nil
+	// What the load accepted but the user should hear about comes first.
+	return &pipeline{req: req, b: b, warnings: slices.Clone(b.Warnings)}, nil
 }
 
 func (p *pipeline) warn(msg string) { p.warnings = append(p.warnings, msg) }
@@ -91,7 +97,7 @@ func (p *pipeline) steps() []step {
 		steps = append(steps, step{f.Name, f.Filter.Filter})
 	}
 	return append(steps,
-		step{"validate", validate.Objects(p.extraManifestOf).Filter},
+		step{"validate", validate.Objects(p.originOf).Filter},
 		step{"unique", func(objs []*yaml.RNode) ([]*yaml.RNode, error) { return objs, p.checkUnique(objs) }},
 		step{"serialize", p.serialize},
 	)
@@ -199,23 +205,25 @@ func (p *pipeline) transformOptions() transform.Options {
 		authReader = base
 	}
 	return transform.Options{
-		Namespace:          s.Namespace,
-		SuggestedNamespace: p.b.CSV.Annotations["operatorframework.io/suggested-namespace"],
-		CreateNamespace:    s.CreatesNamespace(),
-		Exclude:            s.Exclude,
-		ServiceAccounts:    s.ServiceAccounts,
-		ImagePullSecrets:   s.ImagePullSecrets,
-		AuthReaderBinding:  authReader,
-		Images:             s.Images,
-		Patches:            s.Patches,
-		ReadFile:           p.readPatchFile,
-		APIVersions:        p.req.APIVersions,
-		Annotations:        p.annotations(),
-		Waves:              s.SyncWaves.Effective(),
-		KeepCRDs:           s.KeepsCRDs(),
-		SettleHook:         base + "-sync-settled",
-		Warn:               p.warn,
-		Unmatched:          p.noMatch,
+		Namespace:            s.Namespace,
+		SuggestedNamespace:   p.b.CSV.Annotations["operatorframework.io/suggested-namespace"],
+		CreateNamespace:      s.CreatesNamespace(),
+		NamespaceLabels:      s.NamespaceLabels,
+		NamespaceAnnotations: s.NamespaceAnnotations,
+		Exclude:              s.Exclude,
+		ServiceAccounts:      s.ServiceAccounts,
+		ImagePullSecrets:     s.ImagePullSecrets,
+		AuthReaderBinding:    authReader,
+		Images:               s.Images,
+		Patches:              s.Patches,
+		ReadFile:             p.readPatchFile,
+		APIVersions:          p.req.APIVersions,
+		Annotations:          p.annotations(),
+		Waves:                s.SyncWaves.Effective(),
+		KeepCRDs:             s.KeepsCRDs(),
+		SettleHook:           base + "-sync-settled",
+		Warn:                 p.warn,
+		Unmatched:            p.noMatch,
 	}
 }
 
@@ -304,8 +312,11 @@ func nearFiles(root *os.Root, path string) string {
 }
 
 // ExtraManifestFiles names the extra manifests of a source directory: every
-// regular *.yaml|*.yml|*.json file at its top level other than olm-cmp.yaml,
-// in name order. Caches that key renders on their inputs use the same list.
+// *.yaml|*.yml|*.json entry at its top level other than olm-cmp.yaml and
+// directories, in name order. Caches that key renders on their inputs use
+// the same list. It names what is not a regular file too (a symbolic link,
+// a FIFO, a device): the render refuses such a file, unless spec.extraManifests
+// leaves it out (readManifestFile), rather than pass over it without a word.
 func ExtraManifestFiles(dir string) ([]string, error) {
 	if dir == "" {
 		return nil, nil
@@ -317,7 +328,7 @@ func ExtraManifestFiles(dir string) ([]string, error) {
 	var names []string
 	for _, e := range entries {
 		n := e.Name()
-		if n == spec.FileName || !e.Type().IsRegular() {
+		if n == spec.FileName || e.IsDir() {
 			continue
 		}
 		switch strings.ToLower(filepath.Ext(n)) {
@@ -329,20 +340,63 @@ func ExtraManifestFiles(dir string) ([]string, error) {
 	return names, nil
 }
 
+// errNotRegular marks an extra manifest that is not a regular file.
+var errNotRegular = errors.New("not a regular file")
+
+// readRegularFile reads path, up to maxExtraManifestBytes, when it is a
+// regular file, without opening anything else: opening a FIFO blocks until
+// something writes to it, and a link to /dev/zero never ends. The open is
+// non-blocking and checked to be the file looked at, so a file swapped for
+// a FIFO in between cannot block either.
+func readRegularFile(path string) ([]byte, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s, %w", fileKind(fi.Mode()), errNotRegular)
+	}
+	if fi.Size() > maxExtraManifestBytes {
+		return nil, fmt.Errorf("%d bytes: larger than the %d-byte limit for extra manifests", fi.Size(), maxExtraManifestBytes)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if now, err := f.Stat(); err != nil || !os.SameFile(fi, now) {
+		return nil, fmt.Errorf("changed while it was read, %w", errNotRegular)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxExtraManifestBytes+1))
+	if err == nil && len(data) > maxExtraManifestBytes {
+		return nil, fmt.Errorf("grew past the %d-byte limit for extra manifests while it was read", maxExtraManifestBytes)
+	}
+	return data, err
+}
+
+// fileKind names a kind of file that is not a regular one, for messages.
+func fileKind(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeDevice != 0:
+		return "a device"
+	default:
+		return "a special file"
+	}
+}
+
 // errNotObject marks a file whose YAML is no Kubernetes object (a values
 // file, a kustomization.yaml): its text adds nothing, the caller says what
 // to do with the file.
 var errNotObject = errors.New("")
 
 func readManifestFile(path string) ([]*yaml.RNode, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > maxExtraManifestBytes {
-		return nil, fmt.Errorf("%d bytes: larger than the %d-byte limit for extra manifests", fi.Size(), maxExtraManifestBytes)
-	}
-	data, err := os.ReadFile(path)
+	data, err := readRegularFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -370,16 +424,6 @@ func readManifestFile(path string) ([]*yaml.RNode, error) {
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
-
-// extraManifestOf names the extra manifest n came from ("the extra
-// manifest cm.yaml"), or "" for an object of the bundle or of spec.examples.
-func (p *pipeline) extraManifestOf(n *yaml.RNode) string {
-	files := p.extraFiles[sameObject(n)]
-	if len(files) != 1 || p.exampleObjs[sameObject(n)] {
-		return ""
-	}
-	return "the extra manifest " + files[0]
-}
 
 // checkUnique refuses a render holding one object twice (an extra manifest
 // repeating a bundle object or an example): Argo CD would apply one of the two

@@ -307,8 +307,17 @@ func RenderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, 
 	if err != nil {
 		return nil, err
 	}
+	// The report and the JSON each walk every object once more (a
+	// multi-megabyte CRD: a few hundred milliseconds): a deadline that
+	// passed meanwhile stops the render here, not after both.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	report, reqWarnings, err := checkRequirements(rv.Request, b, nodes, p.unmatched, unverified(rv.Signatures))
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	js, kept := transform.SerializeJSON(nodes, manifests)

@@ -41,16 +41,27 @@ func checkRequirements(req Request, b *bundle.Bundle, objs []*yaml.RNode, unmatc
 }
 
 // Note is one line a transport prints about a render that succeeded (the
-// CLI and `generate` on stderr): a warning, or a requirement finding not
-// accepted, under the finding's own severity, the word `inspect` shows it
-// with. Severity words mean the same in every command: error, the operator
-// cannot work as rendered (spec.strict fails on it); warning, it may not.
+// CLI and `generate` on stderr, the plugin's log): a warning, or a
+// requirement finding not accepted, under the finding's own severity, the
+// word `inspect` shows it with. Severity words mean the same in every
+// command: required, the cluster must have it before the operator can work
+// (spec.strict fails on it); warning, it may matter. None says "error": the
+// render succeeded (docs/requirements.md).
 type Note struct {
 	Severity requirements.Severity
 	Text     string
 	// Finding is the requirement finding the note reports; nil for a
 	// warning of another kind.
 	Finding *requirements.Finding
+}
+
+// Printed is the note's line as printed on stderr, led by its severity word
+// (requirements.Finding.Printed for a finding), not yet escaped.
+func (n Note) Printed() string {
+	if n.Finding != nil {
+		return n.Finding.Printed()
+	}
+	return string(n.Severity) + ": " + n.Text
 }
 
 // Notes are r's Warnings as Notes, in the same order: a pending requirement
@@ -71,4 +82,44 @@ func (r *Result) Notes() []Note {
 		}
 	}
 	return notes
+}
+
+// foldShown is how many groups the folded RBAC-only line names.
+const foldShown = 6
+
+// FoldRBACOnly replaces the notes of two or more RBAC-only api findings
+// (requirements.Finding.RBACOnly: groups only the operator's RBAC rules
+// name, which most operators have by the dozen) with one warning at the
+// place of the first, naming the groups and ending with more (where each is
+// shown); the other notes stay as they are. kubevirt's render printed 35
+// such lines (23 KB) before its one error.
+func FoldRBACOnly(notes []Note, more string) []Note {
+	var groups []string
+	for _, n := range notes {
+		if n.Finding != nil && n.Finding.RBACOnly() && n.Severity == requirements.Warning {
+			groups = append(groups, n.Finding.Subject)
+		}
+	}
+	if len(groups) < 2 {
+		return notes
+	}
+	shown := strings.Join(groups[:min(len(groups), foldShown)], ", ")
+	if len(groups) > foldShown {
+		shown += fmt.Sprintf(", and %d more", len(groups)-foldShown)
+	}
+	line := fmt.Sprintf("%d API groups that only the operator's RBAC rules name (no object of the render, no required CRD; usual for an operator, which uses them where they are served): %s; %s, spec.accept entries (api:GROUP) answer them",
+		len(groups), shown, more)
+	out := make([]Note, 0, len(notes)-len(groups)+1)
+	folded := false
+	for _, n := range notes {
+		if n.Finding != nil && n.Finding.RBACOnly() && n.Severity == requirements.Warning {
+			if !folded {
+				out = append(out, Note{Severity: requirements.Warning, Text: line})
+				folded = true
+			}
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
 }

@@ -23,8 +23,8 @@ func TestRequirementsOfSharedBundles(t *testing.T) {
 	}
 	expect := map[string]exp{
 		"leader-worker-set-1.0.0": {present: map[string]requirements.Severity{
-			"image:${OPERATOR_IMAGE}":   requirements.Error, // containers[0].image and relatedImages
-			"image:${OPERAND_IMAGE}":    requirements.Error, // RELATED_IMAGE_OPERAND_IMAGE
+			"image:${OPERATOR_IMAGE}":   requirements.Required, // containers[0].image and relatedImages
+			"image:${OPERAND_IMAGE}":    requirements.Required, // RELATED_IMAGE_OPERAND_IMAGE
 			"api:cert-manager.io":       requirements.Warning,
 			"api:monitoring.coreos.com": requirements.Warning,
 		}, absent: []string{"api:operator.openshift.io", "dependency:*"}}, // its own CRD ships the group
@@ -32,7 +32,7 @@ func TestRequirementsOfSharedBundles(t *testing.T) {
 			"image:openshift.io/cert-manager-operator:latest":       requirements.Warning,
 			"api:config.openshift.io":                               requirements.Warning,
 			"api:route.openshift.io":                                requirements.Warning,
-			"api:console.openshift.io":                              requirements.Error, // ConsoleYAMLSample objects
+			"api:console.openshift.io":                              requirements.Required, // ConsoleYAMLSample objects
 			"openshift:config.openshift.io/inject-trusted-cabundle": requirements.Warning,
 		}, absent: []string{"api:cert-manager.io", "certificates:*"}}, // ships the cert-manager CRDs; no webhooks
 		"sailoperator-1.30.3": {present: map[string]requirements.Severity{
@@ -40,16 +40,16 @@ func TestRequirementsOfSharedBundles(t *testing.T) {
 			"api:k8s.cni.cncf.io":                  requirements.Warning,
 		}, absent: []string{"image:*", "api:networking.istio.io", "api:security.openshift.io"}}, // the SCC finding stands for its group
 		"eclipse-che-7.121.0": {present: map[string]requirements.Severity{
-			"dependency:devworkspace-operator": requirements.Error,
-			"certificates:cert-manager.io/v1":  requirements.Error, // webhooks, default provider
+			"dependency:devworkspace-operator": requirements.Required,
+			"certificates:cert-manager.io/v1":  requirements.Required, // webhooks, default provider
 		}},
 		"dbaas-operator-0.5.0": {present: map[string]requirements.Severity{
-			"dependency:ack-rds-controller":                                      requirements.Error,
-			"dependency:rh-service-binding-operator or service-binding-operator": requirements.Error,
+			"dependency:ack-rds-controller":                                      requirements.Required,
+			"dependency:rh-service-binding-operator or service-binding-operator": requirements.Required,
 		}},
 		"loki-operator-0.11.0": {present: map[string]requirements.Severity{
-			"openshift:service.beta.openshift.io/serving-cert-secret-name": requirements.Error, // metrics Service
-			"api:monitoring.coreos.com":                                    requirements.Error, // ServiceMonitor object
+			"openshift:service.beta.openshift.io/serving-cert-secret-name": requirements.Required, // metrics Service
+			"api:monitoring.coreos.com":                                    requirements.Required, // ServiceMonitor object
 		}},
 	}
 	dirs, _ := filepath.Glob(filepath.Join(sharedDir, "bundles", "*", "manifests"))

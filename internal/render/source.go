@@ -179,6 +179,16 @@ func localDir(req Request, field, p, hint string) (string, error) {
 	return real, nil
 }
 
+// CheckInRepository applies the plugin's repository bound to a directory a
+// spec in sourceDir names (field spec.bundle or spec.catalog, p as the spec
+// writes it), root being the repository's top directory: the error the
+// plugin would give, or nil. For `olm-cmp init`, which writes a spec the
+// CLI renders without the bound.
+func CheckInRepository(sourceDir, root, field, p string) error {
+	_, err := localDir(Request{SourceDir: sourceDir, RootDir: root}, field, p, "")
+	return err
+}
+
 // unwrapPath drops the path of a *fs.PathError: in the plugin it is the
 // server's checkout directory, which messages never name.
 func unwrapPath(err error) error {

@@ -11,6 +11,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/safety"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
 // Resolve validates the spec and pins its bundle (see resolveBundle) and,
@@ -106,7 +107,17 @@ func (r *Renderer) checkUpgradeFrom(ctx context.Context, rv Resolved, to *bundle
 	}
 	warnings = unmatched
 	what := fmt.Sprintf("the upgrade from %s to %s", from.CSV.Name, to.CSV.Name)
-	if safety.HasErrors(fs) {
+	var failing []safety.Finding
+	for _, f := range fs {
+		if f.Fails(safety.Error) {
+			failing = append(failing, f)
+		}
+	}
+	switch {
+	case len(failing) == 1 && failing[0].Rule == "upgradeEdge":
+		// The edge alone: its message names both bundles and the fixes.
+		return nil, fmt.Errorf("spec.upgradeFrom %s: %s", echo.Quote(v), echo.Text(failing[0].Message))
+	case len(failing) > 0:
 		var b strings.Builder
 		fmt.Fprintf(&b, "spec.upgradeFrom %q: %s is unsafe; fix the bundle or the spec, or acknowledge each error you have judged safe in spec.acknowledge (rule, crd, version, path and a reason):", v, what)
 		for _, f := range fs {
@@ -115,14 +126,17 @@ func (r *Renderer) checkUpgradeFrom(ctx context.Context, rv Resolved, to *bundle
 		return nil, fmt.Errorf("%s", b.String())
 	}
 	for _, f := range fs {
-		warnings = append(warnings, what+": "+f.String())
+		// A render warning is printed after "warning: ": the finding's own
+		// severity is said only when it is not that (an acknowledged error).
+		warnings = append(warnings, what+": "+strings.TrimPrefix(f.String(), string(safety.Warning)+": "))
 	}
 	return warnings, nil
 }
 
 // CheckUpgrade returns the safety findings of going from the loaded bundle
 // from (what the cluster runs) to tb, the bundle to resolved to (see package
-// safety), judged with TO's spec: its keepCRDs, strict and catalog. The
+// safety), judged with TO's spec: its keepCRDs, upgradeConstraintPolicy,
+// strict (for acknowledge entries that match nothing) and catalog. The
 // bundles are the ones rendered, not resolved again (a tag that moved in
 // between would judge other bundles than those compared), and the catalog
 // is the one TO was chosen from (pinned by Resolve), not spec.catalog's tag
@@ -145,7 +159,7 @@ func (r *Renderer) CheckUpgrade(ctx context.Context, to Resolved, from, tb *bund
 
 func (r *Renderer) checkUpgrade(ctx context.Context, to Resolved, from, tb *bundle.Bundle) ([]safety.Finding, error) {
 	s := to.Request.Spec
-	o := safety.Options{KeepCRDs: s.KeepsCRDs(), Strict: s.Strict}
+	o := safety.Options{KeepCRDs: s.KeepsCRDs(), SelfCertified: s.UpgradePolicy() == spec.UpgradeSelfCertified}
 	if s.Catalog != "" {
 		var pinned string
 		if to.Catalog != nil {

@@ -32,30 +32,43 @@ func TestUpgradeFromImage(t *testing.T) {
 	// Safe, but no edge from 0.1.0.
 	pushDemoVersion(t, host, "0.2.1", "greeter-operator.v0.2.0")
 	r := &Renderer{Loader: &bundle.ImageLoader{CacheDir: t.TempDir(), Insecure: []string{host}}}
-	request := func(to, from string, strict bool) Request {
+	request := func(to, from string, strict bool, policy string) Request {
 		req := demoRequest(t)
 		req.Spec.Bundle, req.Spec.Version = host+"/demo/greeter-bundle", "v"+to
-		req.Spec.UpgradeFrom, req.Spec.Strict = "v"+from, strict
+		req.Spec.UpgradeFrom, req.Spec.Strict, req.Spec.UpgradeConstraintPolicy = "v"+from, strict, policy
+		if strict {
+			req.Spec.ClusterAPIs = []string{"cert-manager.io/v1"} // the demo's one requirement
+		}
 		return req
 	}
+	const noEdge = "no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v0.2.1: greeter-operator.v0.2.1 replaces greeter-operator.v0.2.0, skips (none) and has olm.skipRange (none), none of which includes greeter-operator.v0.1.0 (0.1.0)"
 	for _, tc := range []struct {
 		name, from, to string
 		strict         bool
+		policy         string
 		wantErr        []string // lines the error holds; nil: renders
-		wantWarning    string   // a render warning holding this; "": none from the upgrade
+		wantWarning    string   // the one render warning of the upgrade, whole; "": none
 	}{
 		{name: "safe bump", from: "0.1.0", to: "0.2.0"},
+		{name: "safe bump, SelfCertified", from: "0.1.0", to: "0.2.0", policy: spec.UpgradeSelfCertified},
 		{name: "unsafe bump", from: "0.2.0", to: "0.3.0", wantErr: []string{
 			`spec.upgradeFrom "v0.2.0": the upgrade from greeter-operator.v0.2.0 to greeter-operator.v0.3.0 is unsafe`,
 			"\nerror: pattern: CRD greeters.greeter.example.com version v1alpha1 path .spec.message: ",
 			"\nerror: type: CRD greeters.greeter.example.com version v1alpha1 path .spec.replicas: ",
 		}},
-		{name: "no edge", from: "0.1.0", to: "0.2.1", wantWarning: "warning: upgradeEdge: no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v0.2.1"},
-		{name: "no edge, strict", from: "0.1.0", to: "0.2.1", strict: true, wantErr: []string{"\nerror: upgradeEdge: no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v0.2.1"}},
+		// OLM v1's default, CatalogProvided: one line, the fixes named.
+		{name: "no edge", from: "0.1.0", to: "0.2.1", wantErr: []string{`spec.upgradeFrom "v0.1.0": ` + noEdge + "; OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: first render a version whose CSV replaces or skips greeter-operator.v0.1.0 or has an olm.skipRange holding 0.1.0, or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself"}},
+		{name: "no edge, CatalogProvided written out", from: "0.1.0", to: "0.2.1", policy: spec.UpgradeCatalogProvided, wantErr: []string{`spec.upgradeFrom "v0.1.0": ` + noEdge + "; OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: "}},
+		{name: "no edge, SelfCertified", from: "0.1.0", to: "0.2.1", policy: spec.UpgradeSelfCertified,
+			wantWarning: "the upgrade from greeter-operator.v0.1.0 to greeter-operator.v0.2.1: upgradeEdge: " + noEdge + "; allowed as spec.upgradeConstraintPolicy is SelfCertified (you have checked this upgrade yourself; OLM v1 installs it then too)"},
+		// strict does not overrule the policy the spec states.
+		{name: "no edge, SelfCertified, strict", from: "0.1.0", to: "0.2.1", policy: spec.UpgradeSelfCertified, strict: true,
+			wantWarning: "the upgrade from greeter-operator.v0.1.0 to greeter-operator.v0.2.1: upgradeEdge: " + noEdge + "; allowed as spec.upgradeConstraintPolicy is SelfCertified (you have checked this upgrade yourself; OLM v1 installs it then too)"},
+		{name: "down a version", from: "0.2.0", to: "0.1.0", wantErr: []string{`spec.upgradeFrom "v0.2.0": greeter-operator.v0.1.0 (0.1.0) is older than greeter-operator.v0.2.0 (0.2.0): OLM never goes down a version by itself`, "render 0.2.0 or a newer version, or set spec.upgradeConstraintPolicy: SelfCertified"}},
 		{name: "FROM not published", from: "0.0.1", to: "0.2.0", wantErr: []string{`spec.upgradeFrom "v0.0.1": `}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := r.Render(context.Background(), request(tc.to, tc.from, tc.strict))
+			res, err := r.Render(context.Background(), request(tc.to, tc.from, tc.strict, tc.policy))
 			if tc.wantErr != nil {
 				if err == nil {
 					t.Fatal("rendered; want an error")
@@ -64,6 +77,9 @@ func TestUpgradeFromImage(t *testing.T) {
 					if !strings.Contains(err.Error(), w) {
 						t.Errorf("error lacks %q:\n%v", w, err)
 					}
+				}
+				if strings.HasPrefix(tc.name, "no edge") && strings.Contains(err.Error(), "\n") {
+					t.Errorf("the edge alone spreads over several lines:\n%v", err)
 				}
 				return
 			}
@@ -79,8 +95,14 @@ func TestUpgradeFromImage(t *testing.T) {
 			switch {
 			case tc.wantWarning == "" && len(upgrade) > 0:
 				t.Errorf("unexpected upgrade warnings: %q", upgrade)
-			case tc.wantWarning != "" && (len(upgrade) != 1 || !strings.Contains(upgrade[0], tc.wantWarning)):
-				t.Errorf("upgrade warnings %q, want one holding %q", upgrade, tc.wantWarning)
+			case tc.wantWarning != "" && (len(upgrade) != 1 || upgrade[0] != tc.wantWarning):
+				t.Errorf("upgrade warnings %q, want one:\n%s", upgrade, tc.wantWarning)
+			}
+			for _, w := range upgrade {
+				// The CLI prints "warning: " before it: once is enough.
+				if strings.Contains(w, "warning:") {
+					t.Errorf("the warning says warning: again: %q", w)
+				}
 			}
 			// Provenance: the version and the digest of what was rendered.
 			y := string(res.YAML())
@@ -102,22 +124,46 @@ func TestUpgradeFromDirectoryBundle(t *testing.T) {
 
 func TestUpgradeFromCatalog(t *testing.T) {
 	e := newCatalogEnv(t)
+	const (
+		selfCertified = "; allowed as spec.upgradeConstraintPolicy is SelfCertified (you have checked this upgrade yourself; OLM v1 installs it then too)"
+		refused       = "; OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: "
+	)
 	for _, tc := range []struct {
-		name, from, rng, channel string
-		wantWarning              string
+		name, from, rng, channel, policy string
+		wantErr                          string // the whole error; "": renders
+		wantWarning                      string // the upgrade's one warning, whole; "": none
 	}{
 		// stable: 0.1.0 -> 0.2.0 is an edge.
 		{name: "edge in the channel", from: "0.1.0", rng: "0.2.0", channel: "stable"},
+		{name: "edge in the channel, SelfCertified", from: "0.1.0", rng: "0.2.0", channel: "stable", policy: spec.UpgradeSelfCertified},
 		// FROM loads from any channel, but the edge is judged in TO's
 		// channel: fast lists no 0.1.0.
-		{name: "FROM in another channel", from: "0.1.0", rng: "0.2.0", channel: "fast", wantWarning: "no path from greeter-operator.v0.1.0 to greeter-operator.v0.2.0 through replaces, skips or skipRange in channel fast"},
-		// fast goes 0.2.0 -> 1.0.0, stable never reaches 1.0.0.
-		{name: "no path in one channel", from: "0.1.0", rng: "1.0.0", wantWarning: "no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v1.0.0"},
+		{name: "FROM in another channel", from: "0.1.0", rng: "0.2.0", channel: "fast",
+			wantErr: `spec.upgradeFrom "0.1.0": no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v0.2.0: no path through replaces, skips or skipRange in channel fast of the catalog's package greeter-operator` + refused + "first render a version the catalog upgrades 0.1.0 to (it lists none in channel fast), or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself"},
+		// fast goes 0.2.0 -> 1.0.0, stable never reaches 1.0.0; 0.1.0's
+		// successor is 0.2.0 (stable).
+		{name: "no path in one channel", from: "0.1.0", rng: "1.0.0",
+			wantErr: `spec.upgradeFrom "0.1.0": no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v1.0.0: no path through replaces, skips or skipRange in any channel of the catalog's package greeter-operator` + refused + "first render a version the catalog upgrades 0.1.0 to (0.2.0), or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself"},
+		{name: "no path in one channel, SelfCertified", from: "0.1.0", rng: "1.0.0", policy: spec.UpgradeSelfCertified,
+			wantWarning: "the upgrade from greeter-operator.v0.1.0 to greeter-operator.v1.0.0: upgradeEdge: no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v1.0.0: no path through replaces, skips or skipRange in any channel of the catalog's package greeter-operator" + selfCertified},
+		// Acknowledging the finding passes it too, as every safety
+		// finding: shown with its reason.
+		{name: "no path in one channel, acknowledged", from: "0.1.0", rng: "1.0.0",
+			wantWarning: "the upgrade from greeter-operator.v0.1.0 to greeter-operator.v1.0.0: error: upgradeEdge: no upgrade edge from greeter-operator.v0.1.0 to greeter-operator.v1.0.0: no path through replaces, skips or skipRange in any channel of the catalog's package greeter-operator" + refused + "first render a version the catalog upgrades 0.1.0 to (0.2.0), or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself (acknowledged: tested on staging)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := e.request(t, "./catalog", tc.rng, tc.channel)
-			req.Spec.UpgradeFrom = tc.from
+			req.Spec.UpgradeFrom, req.Spec.UpgradeConstraintPolicy = tc.from, tc.policy
+			if strings.HasSuffix(tc.name, "acknowledged") {
+				req.Spec.Acknowledge = []spec.Acknowledgement{{Rule: "upgradeEdge", Reason: "tested on staging"}}
+			}
 			res, err := e.render(t, req)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Errorf("got %v\nwant %s", err, tc.wantErr)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,8 +173,8 @@ func TestUpgradeFromCatalog(t *testing.T) {
 					got = append(got, w)
 				}
 			}
-			if tc.wantWarning == "" && len(got) > 0 || tc.wantWarning != "" && (len(got) != 1 || !strings.Contains(got[0], tc.wantWarning)) {
-				t.Errorf("upgrade warnings %q, want %q", got, tc.wantWarning)
+			if tc.wantWarning == "" && len(got) > 0 || tc.wantWarning != "" && (len(got) != 1 || got[0] != tc.wantWarning) {
+				t.Errorf("upgrade warnings %q\nwant %q", got, tc.wantWarning)
 			}
 		})
 	}

@@ -170,9 +170,9 @@ func (v apiView) finding(u apiUse, needed bool) Finding {
 	}
 	sev := Warning
 	if needed {
-		sev = Error
+		sev = Required
 	}
-	return Finding{Category: API, Subject: subject, Source: u.source, Severity: sev, Message: msg, Fix: fix}
+	return Finding{Category: API, Subject: subject, Source: u.source, Severity: sev, Message: msg, Fix: fix, rbacOnly: !needed}
 }
 
 // apiUses lists the APIs of the render: RBAC rules of its Roles and

@@ -32,11 +32,11 @@ func certificateFindings(in Input, api apiView) []Finding {
 		if api.known {
 			where = "the cluster does not serve cert-manager.io/v1 (its KUBE_API_VERSIONS): the Issuer and Certificates are dropped and the webhook Deployments wait forever for their Secrets"
 		}
-		return []Finding{{Category: Certificates, Subject: "cert-manager.io/v1", Source: source, Severity: Error,
+		return []Finding{{Category: Certificates, Subject: "cert-manager.io/v1", Source: source, Severity: Required,
 			Message: "certificateProvider cert-manager: webhook serving certificates are cert-manager Certificates; " + where,
 			Fix:     "install cert-manager first and declare cert-manager.io/v1 in spec.clusterAPIs; or set spec.certificateProvider: none and supply the certificates"}}
 	case spec.CertProviderServiceCA:
-		return []Finding{{Category: Certificates, Subject: "service-ca", Source: source, Severity: Error,
+		return []Finding{{Category: Certificates, Subject: "service-ca", Source: source, Severity: Required,
 			Message: "certificateProvider service-ca: OpenShift's service-ca operator issues the webhook certificates and injects their CA; nothing does elsewhere",
 			Fix:     "set spec.certificateProvider: cert-manager (with cert-manager installed) or none (you supply the certificates)"}}
 	}

@@ -28,7 +28,7 @@ func dependencyFindings(in Input) []Finding {
 			msg += " (" + why + ")"
 		}
 		msg += " installed first: OLM v0 would install it, olm-cmp does not"
-		out = append(out, Finding{Category: Dependency, Subject: subject, Source: source, Severity: Error, Message: msg,
+		out = append(out, Finding{Category: Dependency, Subject: subject, Source: source, Severity: Required, Message: msg,
 			Fix: fmt.Sprintf("install it first (its own Application, in an earlier sync wave or synced before this one), then accept %q", "dependency:"+subject)})
 	}
 	if why := in.Bundle.DependenciesUnreadable; why != "" {

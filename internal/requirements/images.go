@@ -153,17 +153,17 @@ func checkImage(u imageUse, specSecrets bool) []Finding {
 	}
 	ref := strings.TrimSpace(u.ref)
 	if ref == "" {
-		return []Finding{f(Error, "empty image reference", fixImages)}
+		return []Finding{f(Required, "empty image reference", fixImages)}
 	}
 	if strings.Contains(ref, "${") || strings.Contains(ref, "$(") || strings.Contains(ref, "{{") || strings.ContainsAny(ref, "<> ") {
-		return []Finding{f(Error, "a placeholder, not an image: the bundle's build substitutes it, this bundle was not", fixImages)}
+		return []Finding{f(Required, "a placeholder, not an image: the bundle's build substitutes it, this bundle was not", fixImages)}
 	}
 	parsed, err := name.ParseReference(ref, name.StrictValidation)
 	if err != nil {
 		// Strict parsing fails on no tag/digest too: try again to tell
 		// "untagged" from "not a reference at all".
 		if parsed, err = name.ParseReference(ref); err != nil {
-			return []Finding{f(Error, "not a valid image reference", fixImages)}
+			return []Finding{f(Required, "not a valid image reference", fixImages)}
 		}
 	}
 	var msgs, fixes []string

@@ -1,6 +1,7 @@
 package requirements
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -43,7 +44,7 @@ func openshiftFindings(in Input) []Finding {
 		ann := n.GetAnnotations()
 		for _, key := range []string{servingCertBeta, servingCertAlpha} {
 			if secret := ann[key]; secret != "" && !ours {
-				add(key, objectName(n)+" annotation", Error,
+				add(key, objectName(n)+" annotation", Required,
 					"OpenShift's service-ca writes the serving certificate Secret this annotation names; nothing else will, so whatever mounts it cannot start",
 					fmt.Sprintf("create the Secret yourself (e.g. a cert-manager Certificate with secretName %s as an extra manifest), then %s", secret, acceptFix(key)))
 			}
@@ -58,18 +59,23 @@ func openshiftFindings(in Input) []Finding {
 				"OpenShift fills this ConfigMap with the cluster's trusted CA bundle; elsewhere it stays empty and the operator trusts only its image's CAs",
 				"if the operator must trust a private CA, fill the ConfigMap (a spec.patches entry with ca-bundle.crt, or trust-manager); then "+acceptFix(injectTrustedLabel))
 		}
-		if ann[sccAnnotation] != "" || podTemplateAnnotation(n, sccAnnotation) != "" {
+		if scc := cmp.Or(ann[sccAnnotation], podTemplateAnnotation(n, sccAnnotation)); scc != "" {
+			level := podSecurityLevel([]string{scc})
 			add(sccAnnotation, objectName(n)+" annotation", Warning,
 				"names an OpenShift SecurityContextConstraints; without OpenShift, Pod Security Admission decides what the pods may do",
-				"label the install namespace with the pod-security.kubernetes.io/enforce level its pods need, then "+acceptFix(sccAnnotation))
+				labelFix(level, []string{scc})+", then "+acceptFix(sccAnnotation))
+			out[len(out)-1].level = level
 		}
 		if (n.GetKind() == "Role" || n.GetKind() == "ClusterRole") && rulesName(n, sccSubject) {
+			sccs := ruleResourceNames(n, sccSubject)
+			level := podSecurityLevel(sccs)
 			add(sccSubject, objectName(n)+" rules", Warning,
 				"grants use of an OpenShift SecurityContextConstraints (API group "+sccGroup+", which vanilla Kubernetes does not serve); without OpenShift, Pod Security Admission decides what the pods may do",
-				"label the install namespace with the pod-security.kubernetes.io/enforce level its pods need, then "+acceptFix(sccSubject))
+				labelFix(level, sccs)+", then "+acceptFix(sccSubject))
 			// It stands for the api finding on the group too: an entry
 			// written for either accepts it.
 			out[len(out)-1].alias = string(API) + ":" + sccGroup
+			out[len(out)-1].level = level
 		}
 	}
 	if in.Bundle != nil && in.Bundle.CSV != nil && in.Bundle.CSV.Annotations[consolePlugins] != "" {
@@ -134,4 +140,80 @@ func webhookServiceNames(in Input) map[string]bool {
 
 func webhookService(deployment string) string {
 	return convert.ObjectNameForBaseAndSuffix(strings.ReplaceAll(deployment, ".", "-"), "service")
+}
+
+// sccLevels are the Pod Security levels that allow what OpenShift's
+// default SecurityContextConstraints allow: host access and privileged
+// containers, any user ID with the baseline's limits, or the restricted
+// profile. A custom SCC is not in the list: its level is unknown.
+var sccLevels = map[string]string{
+	"privileged": "privileged", "hostaccess": "privileged", "hostmount-anyuid": "privileged",
+	"hostnetwork": "privileged", "hostnetwork-v2": "privileged", "node-exporter": "privileged",
+	"anyuid": "baseline", "nonroot": "baseline", "nonroot-v2": "baseline",
+	"restricted": "restricted", "restricted-v2": "restricted",
+}
+
+// podSecurityLevel is the loosest Pod Security level the SCCs named need,
+// "" when one is unknown (a custom SCC) or none is named (a rule on every
+// SCC).
+func podSecurityLevel(sccs []string) string {
+	if len(sccs) == 0 {
+		return ""
+	}
+	level := "restricted"
+	for _, s := range sccs {
+		l, ok := sccLevels[s]
+		if !ok {
+			return ""
+		}
+		level = looserLevel(level, l)
+	}
+	return level
+}
+
+// looserLevel is the looser of two Pod Security levels ("" is unknown, and
+// wins: nothing says the pods can do with less).
+func looserLevel(a, b string) string {
+	order := []string{"restricted", "baseline", "privileged"}
+	if a == "" || b == "" {
+		return ""
+	}
+	return order[max(slices.Index(order, a), slices.Index(order, b))]
+}
+
+// labelFix is the first half of an SCC finding's fix: the label to set.
+func labelFix(level string, sccs []string) string {
+	if level == "" {
+		return "label the install namespace with the " + spec.PodSecurityPrefix + "enforce level its pods need (spec.namespaceLabels; privileged allows everything an SCC can)"
+	}
+	return fmt.Sprintf("label the install namespace %senforce: %s (spec.namespaceLabels; the level of the SCC %s)", spec.PodSecurityPrefix, level, strings.Join(sccs, ", "))
+}
+
+// ruleResourceNames are the resourceNames of the rules naming resource
+// (none when a rule covers every object of it).
+func ruleResourceNames(n *yaml.RNode, resource string) []string {
+	rules, _ := n.Pipe(yaml.Lookup("rules"))
+	var names []string
+	all := false
+	if rules != nil {
+		_ = rules.VisitElements(func(r *yaml.RNode) error {
+			res, _ := r.Pipe(yaml.Lookup("resources"))
+			if res == nil || !slices.ContainsFunc(res.Content(), func(y *yaml.Node) bool { return y.Value == resource }) {
+				return nil
+			}
+			rn, _ := r.Pipe(yaml.Lookup("resourceNames"))
+			if rn == nil || len(rn.Content()) == 0 {
+				all = true
+				return nil
+			}
+			for _, y := range rn.Content() {
+				names = append(names, y.Value)
+			}
+			return nil
+		})
+	}
+	if all {
+		return nil
+	}
+	return slices.Compact(slices.Sorted(slices.Values(names)))
 }

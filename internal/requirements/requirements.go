@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
-	"github.com/olm-cmp/olm-cmp/internal/safety"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -44,18 +43,20 @@ const (
 // Categories lists every category, in report order.
 var Categories = []Category{Image, API, OpenShift, Certificates, Dependency, Signature}
 
-// Severity says how sure the operator is to fail without action. It is the
-// safety report's severity: one concept, "error" or "warning", for every
-// report olm-cmp makes.
-type Severity = safety.Severity
+// Severity says how sure the operator is to fail without action. It is not
+// the safety report's severity (safety.Severity): a requirement finding never
+// fails a render (unless spec.strict), so its words must not say the run
+// failed. "required" is what the cluster must have before the operator can
+// work; "warning" what may matter, depending on the cluster.
+type Severity string
 
 const (
-	// Error: the operator (or an object of the render) cannot work as
-	// rendered on the cluster described.
-	Error = safety.Error
+	// Required: the operator (or an object of the render) cannot work as
+	// rendered on the cluster described until the cluster has this.
+	Required Severity = "required"
 	// Warning: likely to fail or to behave differently, depending on the
 	// cluster (node credentials, an API installed outside the render, …).
-	Warning = safety.Warning
+	Warning Severity = "warning"
 )
 
 // Finding is one requirement; its JSON form is the `requirements` list of
@@ -79,7 +80,22 @@ type Finding struct {
 	// the key of a finding it stands for (api:security.openshift.io for
 	// openshift:securitycontextconstraints), so entries of either form work.
 	alias string
+	// level is the Pod Security level an SCC finding asks for (PodSecurityLevel).
+	level string
+	// rbacOnly marks an api finding on a group only RBAC rules name (RBACOnly).
+	rbacOnly bool
 }
+
+// RBACOnly reports whether f is an api finding on a group that only the
+// operator's RBAC rules name (no object of the render, no required CRD):
+// usual for operators, which use such APIs where they are served.
+func (f Finding) RBACOnly() bool { return f.rbacOnly }
+
+// PodSecurityLevel is the pod-security.kubernetes.io/enforce level that an
+// openshift:securitycontextconstraints or openshift:openshift.io/scc
+// finding asks the install namespace for, from the SCCs it names; "" when
+// they do not say (a custom SCC, a rule on every SCC) or for other findings.
+func (f Finding) PodSecurityLevel() string { return f.level }
 
 // Key is "category:subject", what spec.accept entries match.
 func (f Finding) Key() string { return string(f.Category) + ":" + f.Subject }
@@ -87,6 +103,17 @@ func (f Finding) Key() string { return string(f.Category) + ":" + f.Subject }
 // Line is the one-line form used for render warnings and errors.
 func (f Finding) Line() string {
 	return fmt.Sprintf("requirement %s (from %s): %s; fix: %s", f.Key(), f.Source, f.Message, f.Fix)
+}
+
+// Printed is the line render, generate and diff print on stderr for a
+// finding not accepted, led by its severity word: "required: KEY (from
+// SOURCE): MESSAGE; fix: FIX", where "required" already says it is a
+// requirement, or "warning: requirement KEY …", told from other warnings.
+func (f Finding) Printed() string {
+	if f.Severity == Required {
+		return fmt.Sprintf("%s: %s (from %s): %s; fix: %s", Required, f.Key(), f.Source, f.Message, f.Fix)
+	}
+	return string(f.Severity) + ": " + f.Line()
 }
 
 // Input is what a report is computed from.
@@ -163,10 +190,11 @@ func merge(in []Finding) []Finding {
 		}
 		sources[i] = append(sources[i], f.Source)
 		alias := cmp.Or(out[i].alias, f.alias)
+		level := looserLevel(out[i].level, f.level)
 		if prefer(f, out[i]) {
 			out[i] = f
 		}
-		out[i].alias = alias
+		out[i].alias, out[i].level = alias, level
 	}
 	for i := range out {
 		s := slices.Compact(slices.Sorted(slices.Values(sources[i])))
@@ -188,7 +216,7 @@ func merge(in []Finding) []Finding {
 // prefer reports whether a's message should replace b's in a merge.
 func prefer(a, b Finding) bool {
 	if a.Severity != b.Severity {
-		return a.Severity == Error
+		return a.Severity == Required
 	}
 	return a.Message < b.Message
 }

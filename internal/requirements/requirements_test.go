@@ -2,6 +2,7 @@ package requirements
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +12,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
-	"github.com/olm-cmp/olm-cmp/internal/safety"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
@@ -70,7 +70,7 @@ func TestFindings(t *testing.T) {
 		wantSub string // a word the first finding's source must hold
 	}{
 		{name: "placeholder image", objs: deployment("${OPERATOR_IMAGE}", "op"),
-			want: []want{{"image:${OPERATOR_IMAGE}", Error}}, wantSub: "Deployment/op container manager"},
+			want: []want{{"image:${OPERATOR_IMAGE}", Required}}, wantSub: "Deployment/op container manager"},
 		{name: "short name", objs: deployment("busybox:1.36", "op"),
 			want: []want{{"image:busybox:1.36", Warning}}},
 		{name: "latest", objs: deployment("quay.io/org/op:latest", "op"),
@@ -90,7 +90,7 @@ func TestFindings(t *testing.T) {
 			b := emptyBundle()
 			b.CSV.Spec.RelatedImages = []v1alpha1.RelatedImage{{Name: "operand", Image: "${OPERAND_IMAGE}"}}
 			return b
-		}(), want: []want{{"image:${OPERAND_IMAGE}", Error}}, wantSub: "CSV relatedImages operand"},
+		}(), want: []want{{"image:${OPERAND_IMAGE}", Required}}, wantSub: "CSV relatedImages operand"},
 		{name: "RBAC on an OpenShift group", objs: `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: {name: r}
@@ -102,7 +102,7 @@ rules:
 		{name: "object of a third-party API", objs: `apiVersion: monitoring.coreos.com/v1
 kind: ServiceMonitor
 metadata: {name: m}
-`, want: []want{{"api:monitoring.coreos.com", Error}}},
+`, want: []want{{"api:monitoring.coreos.com", Required}}},
 		{name: "object of an API the render ships", objs: `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: widgets.example.com}
@@ -117,7 +117,7 @@ metadata: {name: w}
 		{name: "object of an API the cluster serves in another version", apis: []string{"v1", "example.com/v2"}, objs: `apiVersion: example.com/v1
 kind: Widget
 metadata: {name: w}
-`, want: []want{{"api:example.com/v1", Error}}},
+`, want: []want{{"api:example.com/v1", Required}}},
 		{name: "clusterAPIs declares the API", spec: spec.Spec{ClusterAPIs: []string{"monitoring.coreos.com/v1"}}, objs: `apiVersion: monitoring.coreos.com/v1
 kind: ServiceMonitor
 metadata: {name: m}
@@ -130,18 +130,18 @@ metadata: {name: m}
 			b := emptyBundle()
 			b.CSV.Spec.CustomResourceDefinitions.Required = []v1alpha1.CRDDescription{{Name: "etcdclusters.etcd.database.coreos.com", Version: "v1beta2", Kind: "EtcdCluster"}}
 			return b
-		}(), want: []want{{"api:etcd.database.coreos.com", Error}}, wantSub: "customresourcedefinitions.required"},
+		}(), want: []want{{"api:etcd.database.coreos.com", Required}}, wantSub: "customresourcedefinitions.required"},
 		{name: "olm.gvk.required property", bundle: func() *bundle.Bundle {
 			b := emptyBundle()
 			b.Properties = []bundle.Property{{Type: "olm.gvk.required", Value: json.RawMessage(`{"group":"kafka.strimzi.io","version":"v1beta2","kind":"Kafka"}`)}}
 			return b
-		}(), want: []want{{"api:kafka.strimzi.io", Error}}, wantSub: "metadata/properties.yaml"},
+		}(), want: []want{{"api:kafka.strimzi.io", Required}}, wantSub: "metadata/properties.yaml"},
 		{name: "service-ca serving cert annotation", objs: `apiVersion: v1
 kind: Service
 metadata:
   name: metrics
   annotations: {service.beta.openshift.io/serving-cert-secret-name: metrics-tls}
-`, want: []want{{"openshift:service.beta.openshift.io/serving-cert-secret-name", Error}}, wantSub: "Service/metrics"},
+`, want: []want{{"openshift:service.beta.openshift.io/serving-cert-secret-name", Required}}, wantSub: "Service/metrics"},
 		{name: "inject-cabundle annotation", objs: `apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -181,7 +181,7 @@ rules:
 - apiGroups: [security.openshift.io]
   resources: [securitycontextconstraints]
   verbs: [use]
-`, want: []want{{"api:security.openshift.io", Error}, {"openshift:securitycontextconstraints", Warning}}},
+`, want: []want{{"api:security.openshift.io", Required}, {"openshift:securitycontextconstraints", Warning}}},
 		{name: "SCC pod annotation", objs: `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: op}
@@ -198,19 +198,19 @@ spec:
 			return b
 		}(), want: []want{{"openshift:console.openshift.io/plugins", Warning}}},
 		{name: "webhooks with cert-manager, unknown cluster", bundle: webhookBundle(),
-			want: []want{{"certificates:cert-manager.io/v1", Error}}},
+			want: []want{{"certificates:cert-manager.io/v1", Required}}},
 		{name: "webhooks with cert-manager declared", bundle: webhookBundle(), spec: spec.Spec{ClusterAPIs: []string{"cert-manager.io/v1"}}},
 		{name: "webhooks with cert-manager, the cluster lacks it", bundle: webhookBundle(), apis: []string{"v1", "apps/v1"},
-			want: []want{{"certificates:cert-manager.io/v1", Error}}},
+			want: []want{{"certificates:cert-manager.io/v1", Required}}},
 		{name: "webhooks with none", bundle: webhookBundle(), spec: spec.Spec{CertificateProvider: "none", Namespace: "ns"},
 			want: []want{{"certificates:Secret/op-service-cert", Warning}}},
 		{name: "webhooks with service-ca", bundle: webhookBundle(), spec: spec.Spec{CertificateProvider: "service-ca"},
-			want: []want{{"certificates:service-ca", Error}}},
+			want: []want{{"certificates:service-ca", Required}}},
 		{name: "package dependency", bundle: func() *bundle.Bundle {
 			b := emptyBundle()
 			b.Dependencies = []bundle.Property{{Type: "olm.package", Value: json.RawMessage(`{"packageName":"devworkspace-operator","version":">=0.11.0"}`)}}
 			return b
-		}(), want: []want{{"dependency:devworkspace-operator", Error}}, wantSub: "metadata/dependencies.yaml"},
+		}(), want: []want{{"dependency:devworkspace-operator", Required}}, wantSub: "metadata/dependencies.yaml"},
 		// eventing-kogito 1.2.0: the loader could not read the file.
 		{name: "dependencies unknown", bundle: func() *bundle.Bundle {
 			b := emptyBundle()
@@ -221,7 +221,7 @@ spec:
 			b := emptyBundle()
 			b.Properties = []bundle.Property{{Type: "olm.constraint", Value: json.RawMessage(`{"failureMessage":"SBO needed","any":{"constraints":[{"package":{"packageName":"b"}},{"package":{"packageName":"a"}}]}}`)}}
 			return b
-		}(), want: []want{{"dependency:a or b", Error}}},
+		}(), want: []want{{"dependency:a or b", Required}}},
 		{name: "accepted findings are not pending", spec: spec.Spec{Accept: []string{"api:route.*", "image:*"}}, objs: deployment("busybox", "op") + `---
 apiVersion: route.openshift.io/v1
 kind: Route
@@ -364,7 +364,7 @@ metadata: {name: x}
 		sourceSays string
 	}{
 		{role, Warning, "verify: the operator may install it itself", "ClusterRole/op rules"},
-		{role + object, Error, "install LeaderWorkerSet first and", "LeaderWorkerSet/x"},
+		{role + object, Required, "install LeaderWorkerSet first and", "LeaderWorkerSet/x"},
 	}
 	for _, c := range cases {
 		fs := Report(Input{Bundle: emptyBundle(), Objects: objects(t, c.objs)})
@@ -399,15 +399,30 @@ func TestGlobPattern(t *testing.T) {
 }
 
 // The JSON form always has accepted (docs/requirements.md documents a
-// boolean), and its severity is the safety report's type.
+// boolean), and its severity is "required" or "warning": never "error",
+// since a finding does not fail the render.
 func TestJSONAccepted(t *testing.T) {
-	var sev safety.Severity = Warning
-	out, err := json.Marshal(Finding{Category: API, Subject: "x", Severity: sev})
-	if err != nil {
-		t.Fatal(err)
+	for sev, want := range map[Severity]string{Warning: `"severity":"warning"`, Required: `"severity":"required"`} {
+		out, err := json.Marshal(Finding{Category: API, Subject: "x", Severity: sev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(out), `"accepted":false`) || !strings.Contains(string(out), want) {
+			t.Errorf("JSON %s: want \"accepted\":false and %s", out, want)
+		}
 	}
-	if !strings.Contains(string(out), `"accepted":false`) || !strings.Contains(string(out), `"severity":"warning"`) {
-		t.Errorf("JSON %s: want \"accepted\":false and \"severity\":\"warning\"", out)
+}
+
+// TestPrinted: the line printed for a finding leads with its severity word,
+// never "error"; "required" already says requirement, a warning says it.
+func TestPrinted(t *testing.T) {
+	f := Finding{Category: Certificates, Subject: "cert-manager.io/v1", Source: "CSV webhookdefinitions", Severity: Required, Message: "m", Fix: "x"}
+	if got, want := f.Printed(), "required: certificates:cert-manager.io/v1 (from CSV webhookdefinitions): m; fix: x"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	f.Severity = Warning
+	if got, want := f.Printed(), "warning: requirement certificates:cert-manager.io/v1 (from CSV webhookdefinitions): m; fix: x"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 
@@ -438,5 +453,52 @@ func TestUnmatchedAccept(t *testing.T) {
 	in.Spec.Accept = nil
 	if got := UnmatchedAccept(in, Report(in)); got != nil {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestPodSecurityLevel: an SCC finding says the Pod Security level the SCCs
+// it names need (the loosest, across every role and annotation merged into
+// it), or none when one is custom or a rule covers every SCC.
+func TestPodSecurityLevel(t *testing.T) {
+	role := func(name string, sccs ...string) string {
+		names := ""
+		if len(sccs) > 0 {
+			names = "\n  resourceNames: [" + strings.Join(sccs, ", ") + "]"
+		}
+		return "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: " + name + "}\nrules:\n- apiGroups: [security.openshift.io]\n  resources: [securitycontextconstraints]" + names + "\n  verbs: [use]\n"
+	}
+	for _, c := range []struct {
+		name, objs, subject, level, fix string
+	}{
+		{"privileged", role("a", "privileged"), "securitycontextconstraints", "privileged",
+			`label the install namespace pod-security.kubernetes.io/enforce: privileged (spec.namespaceLabels; the level of the SCC privileged), then accept "openshift:securitycontextconstraints" (spec.accept)`},
+		{"anyuid and restricted", role("a", "restricted-v2", "anyuid"), "securitycontextconstraints", "baseline", ""},
+		{"loosest of two roles", role("a", "restricted") + "---\n" + role("b", "hostnetwork"), "securitycontextconstraints", "privileged", ""},
+		{"a custom SCC", role("a", "kubevirt-handler", "privileged"), "securitycontextconstraints", "",
+			`label the install namespace with the pod-security.kubernetes.io/enforce level its pods need (spec.namespaceLabels; privileged allows everything an SCC can), then accept "openshift:securitycontextconstraints" (spec.accept)`},
+		{"every SCC", role("a"), "securitycontextconstraints", "", ""},
+		{"annotation", "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {openshift.io/scc: nonroot-v2}}\n", "openshift.io/scc", "baseline", ""},
+	} {
+		var got *Finding
+		for _, f := range Report(Input{Bundle: emptyBundle(), Objects: objects(t, c.objs)}) {
+			if f.Key() == "openshift:"+c.subject {
+				got = &f
+			}
+		}
+		if got == nil || got.PodSecurityLevel() != c.level || c.fix != "" && got.Fix != c.fix {
+			t.Errorf("%s: got %+v, want level %q and fix %q", c.name, got, c.level, c.fix)
+		}
+	}
+}
+
+// TestRBACOnly: an api finding says whether only RBAC rules name its group.
+func TestRBACOnly(t *testing.T) {
+	objs := objects(t, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r}\nrules:\n- apiGroups: [a.example.com, b.example.com]\n  resources: ['*']\n  verbs: [get]\n---\napiVersion: b.example.com/v1\nkind: B\nmetadata: {name: b}\n")
+	got := map[string]bool{}
+	for _, f := range Report(Input{Bundle: emptyBundle(), Objects: objs}) {
+		got[f.Key()] = f.RBACOnly()
+	}
+	if want := map[string]bool{"api:a.example.com": true, "api:b.example.com": false}; !maps.Equal(got, want) {
+		t.Errorf("RBACOnly %v, want %v", got, want)
 	}
 }

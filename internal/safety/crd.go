@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
@@ -58,6 +59,9 @@ func checkCRDs(ctx context.Context, from, to *bundle.Bundle, keepCRDs bool) ([]F
 	for _, c := range curs {
 		newCRDs[c.GetName()] = c
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	olds, err := renderedCRDNodes(from)
 	if err != nil {
 		return nil, err
@@ -83,8 +87,19 @@ func checkCRDs(ctx context.Context, from, to *bundle.Bundle, keepCRDs bool) ([]F
 		if sameSpec(oldNode, curNode) {
 			continue
 		}
+		// The limits are judged on the nodes, before decoding: decoding
+		// cannot be interrupted, and a CRD beyond them (100,000 properties)
+		// took seconds and 150 MB to decode. A big CRD that differs only
+		// in key order is therefore reported, not passed as unchanged.
+		if f := cmp.Or(crdTooBig(oldNode, from.CSV.Name), crdTooBig(curNode, to.CSV.Name)); f != nil {
+			out = append(out, *f)
+			continue
+		}
 		old, err := decodeCRD(oldNode)
 		if err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		cur, err := decodeCRD(curNode)
@@ -94,13 +109,12 @@ func checkCRDs(ctx context.Context, from, to *bundle.Bundle, keepCRDs bool) ([]F
 		if equality.Semantic.DeepEqual(old.Spec, cur.Spec) {
 			continue
 		}
-		if f := uncheckable(old, from.CSV.Name); f != nil {
+		if f := cmp.Or(withoutSchema(old, from.CSV.Name), withoutSchema(cur, to.CSV.Name)); f != nil {
 			out = append(out, *f)
 			continue
 		}
-		if f := uncheckable(cur, to.CSV.Name); f != nil {
-			out = append(out, *f)
-			continue
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		// A bundle's CRD has no status: what the cluster has stored is at
 		// most every version FROM serves or stores.
@@ -140,10 +154,10 @@ func sameValue(a, b *yaml.Node, depth int) bool {
 	return true
 }
 
-// uncheckable is a finding when crdify cannot judge c (of the bundle whose
-// CSV is csv): a version without a schema (crdify would dereference it), or
-// a CRD beyond the check's limits.
-func uncheckable(c *apiextensionsv1.CustomResourceDefinition, csv string) *Finding {
+// withoutSchema is a finding when a version of c (of the bundle whose CSV
+// is csv) has no schema: crdify would dereference it. (A CRD beyond the
+// check's limits was reported before decoding: crdTooBig.)
+func withoutSchema(c *apiextensionsv1.CustomResourceDefinition, csv string) *Finding {
 	for i, v := range c.Spec.Versions {
 		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
 			return &Finding{Severity: Error, Rule: "schema", CRD: c.Name, Version: v.Name, Message: fmt.Sprintf(
@@ -151,7 +165,7 @@ func uncheckable(c *apiextensionsv1.CustomResourceDefinition, csv string) *Findi
 				csv, i)}
 		}
 	}
-	return crdTooBig(c, csv)
+	return nil
 }
 
 // renderedCRDNodes are the bundle's CRDs as the render emits them

@@ -15,30 +15,40 @@ import (
 // skipRangeAnnotation is the CSV annotation OLM reads skip ranges from.
 const skipRangeAnnotation = "olm.skipRange"
 
-// checkEdge judges the upgrade edge from FROM to TO as OLM does: TO must be
-// reachable from FROM through replaces, skips and olm.skipRange, in the
+// checkEdge judges the upgrade edge from FROM to TO as OLM v1 does: TO must
+// be reachable from FROM through replaces, skips and olm.skipRange, in the
 // catalog when there is one, else between the two CSVs. Going down a
-// version, or an edge the graph lacks, is a warning (an error with Strict);
-// the same version is no upgrade at all.
+// version, or an edge the graph lacks, is an error under OLM v1's default
+// upgradeConstraintPolicy (CatalogProvided), a warning under SelfCertified
+// (see edgeFinding); the same version is no upgrade at all.
 func checkEdge(ctx context.Context, from, to *bundle.Bundle, o Options) ([]Finding, error) {
 	fv, tv := from.CSV.Spec.Version.Version, to.CSV.Spec.Version.Version
-	sev := Warning
-	if o.Strict {
-		sev = Error
-	}
 	switch c := tv.Compare(fv); {
 	case c == 0:
 		return nil, nil
 	case c < 0:
-		return []Finding{{Severity: sev, Rule: "upgradeEdge", Message: fmt.Sprintf("%s (%s) is older than %s (%s): OLM never goes down a version, and the new CRDs and operator may not read what the newer one stored", to.CSV.Name, tv, from.CSV.Name, fv)}}, nil
+		return edgeFinding(o, fmt.Sprintf("%s (%s) is older than %s (%s): OLM never goes down a version by itself, and the older CRDs and operator may not read what the newer one stored", to.CSV.Name, tv, from.CSV.Name, fv),
+			fmt.Sprintf("render %s or a newer version", fv)), nil
 	}
 	if o.Catalog != nil {
-		return catalogEdge(ctx, from, to, o, sev)
+		return catalogEdge(ctx, from, to, o)
 	}
 	if why := csvEdge(from, to); why != "" {
-		return []Finding{{Severity: sev, Rule: "upgradeEdge", Message: fmt.Sprintf("no upgrade edge from %s to %s: %s", from.CSV.Name, to.CSV.Name, why)}}, nil
+		return edgeFinding(o, fmt.Sprintf("no upgrade edge from %s to %s: %s", from.CSV.Name, to.CSV.Name, why),
+			fmt.Sprintf("first render a version whose CSV replaces or skips %s or has an %s holding %s", from.CSV.Name, skipRangeAnnotation, fv)), nil
 	}
 	return nil, nil
+}
+
+// edgeFinding is the upgradeEdge finding saying what, under o's policy:
+// with CatalogProvided (OLM v1's default) an error that says how to get
+// past it (fix, or SelfCertified), with SelfCertified a warning that says
+// why it passes. strict changes neither: the policy is the spec's own word.
+func edgeFinding(o Options, what, fix string) []Finding {
+	if o.SelfCertified {
+		return []Finding{{Severity: Warning, Rule: "upgradeEdge", Message: what + "; allowed as spec.upgradeConstraintPolicy is SelfCertified (you have checked this upgrade yourself; OLM v1 installs it then too)"}}
+	}
+	return []Finding{{Severity: Error, Rule: "upgradeEdge", Message: what + "; OLM v1's default upgradeConstraintPolicy, CatalogProvided, refuses it: " + fix + ", or set spec.upgradeConstraintPolicy: SelfCertified once you have checked this upgrade yourself"}}
 }
 
 // csvEdge says why TO's CSV is no upgrade of FROM's, or "" when it is one.
@@ -63,7 +73,7 @@ func csvEdge(from, to *bundle.Bundle) string {
 }
 
 // catalogEdge looks for a path from FROM to TO in the catalog's channels.
-func catalogEdge(ctx context.Context, from, to *bundle.Bundle, o Options, sev Severity) ([]Finding, error) {
+func catalogEdge(ctx context.Context, from, to *bundle.Bundle, o Options) ([]Finding, error) {
 	pkg := o.Package
 	if pkg == "" {
 		pkg = to.Package
@@ -83,8 +93,10 @@ func catalogEdge(ctx context.Context, from, to *bundle.Bundle, o Options, sev Se
 		if len(froms) != 0 {
 			missing = tv
 		}
-		return []Finding{{Severity: sev, Rule: "upgradeEdge", Message: fmt.Sprintf("no upgrade edge from %s to %s: the catalog's package %s has no bundle of version %s", from.CSV.Name, to.CSV.Name, pkg, missing)}}, nil
+		return edgeFinding(o, fmt.Sprintf("no upgrade edge from %s to %s: the catalog's package %s has no bundle of version %s", from.CSV.Name, to.CSV.Name, pkg, missing),
+			"compare versions of the package (olm-cmp versions lists them)"), nil
 	}
+	var next []string
 	for _, f := range froms {
 		for _, t := range tos {
 			ok, err := g.ReachesContext(ctx, f, t)
@@ -95,8 +107,38 @@ func catalogEdge(ctx context.Context, from, to *bundle.Bundle, o Options, sev Se
 				return nil, nil
 			}
 		}
+		succ, err := g.Successors(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		next = append(next, succ...)
 	}
-	return []Finding{{Severity: sev, Rule: "upgradeEdge", Message: fmt.Sprintf("no upgrade edge from %s to %s: no path from %s to %s through replaces, skips or skipRange in %s of the catalog's package %s", froms[0], tos[0], froms[0], tos[0], where, pkg)}}, nil
+	return edgeFinding(o, fmt.Sprintf("no upgrade edge from %s to %s: no path through replaces, skips or skipRange in %s of the catalog's package %s", froms[0], tos[0], where, pkg),
+		fmt.Sprintf("first render a version the catalog upgrades %s to (%s)", fv, versionList(g, next, where))), nil
+}
+
+// versionList names the versions of the bundles names, highest first, at
+// most five, or says there are none in where.
+func versionList(g *catalog.Graph, names []string, where string) string {
+	var vs []bsemver.Version
+	for _, n := range names {
+		vs = append(vs, g.Versions[n])
+	}
+	slices.SortFunc(vs, func(a, b bsemver.Version) int { return b.Compare(a) })
+	vs = slices.CompactFunc(vs, func(a, b bsemver.Version) bool { return a.Equals(b) })
+	if len(vs) == 0 {
+		return "it lists none in " + where
+	}
+	const most = 5
+	out := make([]string, 0, most)
+	for _, v := range vs[:min(len(vs), most)] {
+		out = append(out, v.String())
+	}
+	s := strings.Join(out, ", ")
+	if len(vs) > most {
+		s += fmt.Sprintf(", … %d in all", len(vs))
+	}
+	return s
 }
 
 func orNone(s string) string {

@@ -402,3 +402,22 @@ func TestFindingStringOneLine(t *testing.T) {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
+
+// TestLimitsBeforeDecoding: the limits are judged on the YAML nodes, before
+// the CRD is decoded (decoding 100,000 properties took seconds and 150 MB,
+// uninterruptible): a CRD beyond them that would not even decode (a
+// version's served is not a boolean) gets the limits finding, not the
+// decoding error; within the limits, the decoding error is still reported.
+func TestLimitsBeforeDecoding(t *testing.T) {
+	small := crdYAML("Namespaced", specSchema(baseProps), "")
+	undecodable := func(crd string) string {
+		return strings.Replace(crd, `"served":true`, `"served":"maybe"`, 1)
+	}
+	got, err := checkCRDs(t.Context(), testBundle(t, "widget.v1.0.0", "1.0.0", small), testBundle(t, "widget.v1.1.0", "1.1.0", undecodable(bigCRD(1, 1, MaxSchemaNodes, 0))), true)
+	if err != nil || len(got) != 1 || got[0].Rule != "limits" || !strings.Contains(got[0].Message, "schema properties") {
+		t.Fatalf("beyond the limits: %v\n%s", err, lines(got))
+	}
+	if _, err := checkCRDs(t.Context(), testBundle(t, "widget.v1.0.0", "1.0.0", small), testBundle(t, "widget.v1.1.0", "1.1.0", undecodable(bigCRD(1, 1, 10, 0))), true); err == nil || !strings.Contains(err.Error(), "is not a valid apiextensions.k8s.io/v1 CRD") {
+		t.Fatalf("within the limits: %v", err)
+	}
+}

@@ -46,8 +46,10 @@ type Options struct {
 	// KeepCRDs is TO's spec keepCRDs: a CRD that TO drops stays on the
 	// cluster (a warning) instead of being pruned (an error).
 	KeepCRDs bool
-	// Strict turns upgrade-graph warnings into errors.
-	Strict bool
+	// SelfCertified is TO's spec.upgradeConstraintPolicy SelfCertified: an
+	// upgrade edge the graph lacks (or a downgrade) is a warning, not the
+	// error of OLM v1's default, CatalogProvided.
+	SelfCertified bool
 	// Catalog, when not nil, is the file-based catalog the spec names; the
 	// upgrade edge is then judged from it, otherwise from the two CSVs.
 	Catalog fs.FS

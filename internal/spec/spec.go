@@ -27,6 +27,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
+	"github.com/olm-cmp/olm-cmp/internal/editdist"
 	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
@@ -97,6 +98,11 @@ type Spec struct {
 	Namespace string `json:"namespace,omitempty"`
 	// CreateNamespace adds the Namespace object (default true).
 	CreateNamespace *bool `json:"createNamespace,omitempty"`
+	// NamespaceLabels and NamespaceAnnotations are set on the install
+	// Namespace the render holds (pod-security.kubernetes.io/enforce for an
+	// operator whose pods need privileges).
+	NamespaceLabels      map[string]string `json:"namespaceLabels,omitempty"`
+	NamespaceAnnotations map[string]string `json:"namespaceAnnotations,omitempty"`
 	// WatchNamespaces are the namespaces the operator watches. Empty means all
 	// namespaces if the CSV supports AllNamespaces, else the install namespace if
 	// it supports OwnNamespace.
@@ -133,8 +139,8 @@ type Spec struct {
 	SyncWaves SyncWaves `json:"syncWaves,omitempty"`
 	// KeepCRDs protects CRDs from deletion by Argo CD (default true).
 	KeepCRDs *bool `json:"keepCRDs,omitempty"`
-	// Strict turns the requirements report's findings, upgrade-graph
-	// warnings and spec entries that match nothing into errors.
+	// Strict turns the requirements report's findings and spec entries
+	// that match nothing into errors.
 	Strict bool `json:"strict,omitempty"`
 	// RequireSignature demands that the bundle image (and the catalog image,
 	// when spec.catalog names one) verify against the cluster's trust policy,
@@ -154,10 +160,17 @@ type Spec struct {
 	// fails if the upgrade from it to this spec's bundle is unsafe (CRD
 	// upgrade safety as OLM v1 checks it).
 	UpgradeFrom string `json:"upgradeFrom,omitempty"`
+	// UpgradeConstraintPolicy is OLM v1's ClusterExtension field of the
+	// same name and values: CatalogProvided (the default, "" too) refuses
+	// an upgrade the catalog's (or the CSVs') replaces, skips and
+	// olm.skipRange do not lead to; SelfCertified lets it through with a
+	// warning, the user having checked it.
+	UpgradeConstraintPolicy string `json:"upgradeConstraintPolicy,omitempty"`
 	// Acknowledge are safety findings of an upgrade (spec.upgradeFrom,
 	// olm-cmp diff) judged and accepted by a person, each scoped to one rule,
 	// CRD, version and path: an acknowledged error no longer fails. Narrow on
-	// purpose: OLM v1's SelfCertified skips every check at once.
+	// purpose: SelfCertified (UpgradeConstraintPolicy) passes every upgrade
+	// edge of every bump.
 	Acknowledge []Acknowledgement `json:"acknowledge,omitempty"`
 }
 
@@ -239,6 +252,22 @@ const (
 	CertProviderServiceCA   = "service-ca"
 	CertProviderNone        = "none"
 )
+
+// The values of UpgradeConstraintPolicy, spelt as OLM v1's ClusterExtension
+// spells them.
+const (
+	UpgradeCatalogProvided = "CatalogProvided"
+	UpgradeSelfCertified   = "SelfCertified"
+)
+
+// UpgradePolicy reports the effective upgradeConstraintPolicy:
+// CatalogProvided unless the spec says SelfCertified.
+func (s *Spec) UpgradePolicy() string {
+	if s.UpgradeConstraintPolicy == UpgradeSelfCertified {
+		return UpgradeSelfCertified
+	}
+	return UpgradeCatalogProvided
+}
 
 // CreatesNamespace reports the effective createNamespace.
 func (s *Spec) CreatesNamespace() bool { return s.CreateNamespace == nil || *s.CreateNamespace }
@@ -710,6 +739,7 @@ func (s *Spec) Validate() error {
 	} else if msg := dns1123Label(s.Namespace); msg != "" {
 		add("spec.namespace %s: %s", echo.Quote(s.Namespace), msg)
 	}
+	errs = append(errs, checkNamespaceMetadata(s.NamespaceLabels, s.NamespaceAnnotations)...)
 	for i, ns := range s.WatchNamespaces {
 		if ns == "" {
 			continue // "" means all namespaces, as in OLM
@@ -795,6 +825,9 @@ func (s *Spec) Validate() error {
 			add("spec.upgradeFrom %s: not an image tag: give the tag of the bundle image the cluster runs today, e.g. 1.2.3 or v1.0 (letters, digits, '_', '.', '-', at most 128)", echo.Quote(s.UpgradeFrom))
 		}
 	}
+	if msg := checkUpgradePolicy(s.UpgradeConstraintPolicy); msg != "" {
+		add("spec.upgradeConstraintPolicy %s: %s", echo.Quote(s.UpgradeConstraintPolicy), msg)
+	}
 	for i, a := range s.ClusterAPIs {
 		if msg := checkClusterAPI(a); msg != "" {
 			add("spec.clusterAPIs[%d] %s: %s", i, echo.Quote(a), msg)
@@ -832,6 +865,23 @@ func (s *Spec) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkUpgradePolicy returns "" for a value of upgradeConstraintPolicy
+// ("" is the default), else why not: OLM v1's values are case-sensitive, so
+// a near miss is named.
+func checkUpgradePolicy(v string) string {
+	switch v {
+	case "", UpgradeCatalogProvided, UpgradeSelfCertified:
+		return ""
+	}
+	msg := "not a policy: use CatalogProvided (the default: the upgrade must follow the catalog's, or the CSVs', replaces, skips or olm.skipRange) or SelfCertified (any version: you have checked the upgrade yourself), as OLM v1 spells them"
+	for _, want := range []string{UpgradeCatalogProvided, UpgradeSelfCertified} {
+		if len(v) <= 2*len(want) && editdist.Distance(strings.ToLower(v), strings.ToLower(want)) <= 3 {
+			return msg + "; did you mean " + want + "?"
+		}
+	}
+	return msg
 }
 
 // checkDigest returns "" for an image manifest digest (sha256: and 64
@@ -1051,6 +1101,9 @@ func (s *Spec) Normalized() []byte {
 	c.ClusterAPIs = sortedSet(c.ClusterAPIs)
 	c.Accept = sortedSet(c.Accept)
 	c.ExcludeFiles = sortedSet(c.ExcludeFiles)
+	if c.UpgradeConstraintPolicy == UpgradeCatalogProvided {
+		c.UpgradeConstraintPolicy = "" // the default, written out
+	}
 	if em := c.ExtraManifests; em != nil {
 		c.ExtraManifests = &ExtraManifests{Include: sortedSet(em.Include), Exclude: sortedSet(em.Exclude)}
 	}

@@ -612,3 +612,57 @@ func TestValidateAcknowledge(t *testing.T) {
 		t.Error("Normalized changed the spec's own list")
 	}
 }
+
+// TestUpgradeConstraintPolicy: OLM v1's two values, as it spells them; a
+// near miss is refused with the value it resembles; CatalogProvided is the
+// default, so writing it out keeps the cache key, and SelfCertified changes
+// it.
+func TestUpgradeConstraintPolicy(t *testing.T) {
+	const use = "not a policy: use CatalogProvided (the default: the upgrade must follow the catalog's, or the CSVs', replaces, skips or olm.skipRange) or SelfCertified (any version: you have checked the upgrade yourself), as OLM v1 spells them"
+	for _, tc := range []struct {
+		v, want, policy string // want: "" valid, else the whole error
+	}{
+		{v: "", policy: UpgradeCatalogProvided},
+		{v: "CatalogProvided", policy: UpgradeCatalogProvided},
+		{v: "SelfCertified", policy: UpgradeSelfCertified},
+		{v: "selfcertified", want: `spec.upgradeConstraintPolicy "selfcertified": ` + use + "; did you mean SelfCertified?"},
+		{v: "SelfCertify", want: `spec.upgradeConstraintPolicy "SelfCertify": ` + use + "; did you mean SelfCertified?"},
+		{v: "CatalogProvider", want: `spec.upgradeConstraintPolicy "CatalogProvider": ` + use + "; did you mean CatalogProvided?"},
+		{v: "Strict", want: `spec.upgradeConstraintPolicy "Strict": ` + use},
+		{v: strings.Repeat("SelfCertified", 10_000), want: `spec.upgradeConstraintPolicy "` + strings.Repeat("SelfCertified", 10_000)[:120] + `"… (130000 bytes): ` + use},
+	} {
+		s := Spec{Bundle: "quay.io/x/b:1", Namespace: "ns", UpgradeFrom: "1.0.0", UpgradeConstraintPolicy: tc.v}
+		err := s.Validate()
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%.40q: got %.400q, want %.400q", tc.v, got, tc.want)
+		}
+		if tc.want == "" && s.UpgradePolicy() != tc.policy {
+			t.Errorf("%q: policy %s, want %s", tc.v, s.UpgradePolicy(), tc.policy)
+		}
+	}
+
+	unset := Spec{Bundle: "quay.io/x/b:1", Namespace: "ns", UpgradeFrom: "1.0.0"}
+	provided, self := unset, unset
+	provided.UpgradeConstraintPolicy, self.UpgradeConstraintPolicy = UpgradeCatalogProvided, UpgradeSelfCertified
+	if string(unset.Normalized()) != string(provided.Normalized()) || string(unset.Normalized()) == string(self.Normalized()) ||
+		!strings.Contains(string(self.Normalized()), `"upgradeConstraintPolicy":"SelfCertified"`) {
+		t.Errorf("Normalized:\n%s\n%s\n%s", unset.Normalized(), provided.Normalized(), self.Normalized())
+	}
+	if provided.UpgradeConstraintPolicy != UpgradeCatalogProvided {
+		t.Error("Normalized changed the spec it normalizes")
+	}
+
+	// Strict decoding names the field's path, with a did-you-mean.
+	_, err := Parse(FileName, []byte(minimal+"  upgradeConstraintPolicyy: SelfCertified\n"))
+	if err == nil || !strings.Contains(err.Error(), "did you mean upgradeConstraintPolicy?") {
+		t.Errorf("misspelt key: %v", err)
+	}
+	f, err := Parse(FileName, []byte(minimal+"  upgradeFrom: \"0.9\"\n  upgradeConstraintPolicy: SelfCertified\n"))
+	if err != nil || f.Spec.UpgradePolicy() != UpgradeSelfCertified {
+		t.Errorf("parsed %+v, %v; want SelfCertified", f, err)
+	}
+}

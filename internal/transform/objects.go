@@ -3,10 +3,14 @@ package transform
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
 
 // namespaceFilter prepends the install Namespace.
@@ -30,6 +34,61 @@ func (f namespaceFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 		return nil, err
 	}
 	return append([]*yaml.RNode{ns}, nodes...), nil
+}
+
+// namespaceMetadataFilter sets labels and annotations on the install
+// Namespace.
+type namespaceMetadataFilter struct {
+	name                string
+	labels, annotations map[string]string
+	warn, unmatched     func(string)
+}
+
+// NamespaceMetadata sets labels and annotations (spec.namespaceLabels,
+// spec.namespaceAnnotations) on the Namespace named name, whoever renders it
+// (olm-cmp, the bundle or an extra manifest): a value it had is replaced,
+// with a warning. Without that Namespace in the render (createNamespace:
+// false), it reports through unmatched: the namespace is created elsewhere,
+// and must get them there.
+func NamespaceMetadata(name string, labels, annotations map[string]string, warn, unmatched func(string)) kio.Filter {
+	return namespaceMetadataFilter{name, labels, annotations, warn, unmatched}
+}
+
+func (f namespaceMetadataFilter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+	if len(f.labels) == 0 && len(f.annotations) == 0 {
+		return nodes, nil
+	}
+	for _, n := range nodes {
+		if gkOf(n) != (groupKind{groupCore, "Namespace"}) || n.GetName() != f.name {
+			continue
+		}
+		for _, m := range []struct {
+			field string
+			have  map[string]string
+			set   map[string]string
+			pipe  func(k, v string) yaml.Filter
+		}{
+			{"namespaceLabels", n.GetLabels(), f.labels, func(k, v string) yaml.Filter { return yaml.SetLabel(k, v) }},
+			{"namespaceAnnotations", n.GetAnnotations(), f.annotations, func(k, v string) yaml.Filter { return yaml.SetAnnotation(k, v) }},
+		} {
+			for _, k := range slices.Sorted(maps.Keys(m.set)) {
+				v := m.set[k]
+				if old, ok := m.have[k]; ok && old != v && f.warn != nil {
+					f.warn(fmt.Sprintf("spec.%s: %s=%s replaces %s=%s on the Namespace %s the render holds (from the bundle or an extra manifest)",
+						m.field, echo.Short(k), echo.Quote(v), echo.Short(k), echo.Quote(old), f.name))
+				}
+				if err := n.PipeE(m.pipe(k, v)); err != nil {
+					return nil, fmt.Errorf("spec.%s: %w", m.field, err)
+				}
+			}
+		}
+		return nodes, nil
+	}
+	if f.unmatched != nil {
+		f.unmatched(fmt.Sprintf("spec.namespaceLabels and spec.namespaceAnnotations apply to no object: the render has no Namespace %s (createNamespace: false); set them where the namespace is created (kubectl label namespace %s KEY=VALUE), or let the render create it (remove createNamespace: false)",
+			f.name, f.name))
+	}
+	return nodes, nil
 }
 
 // isServiceAccount reports whether n is a core ServiceAccount.

@@ -267,3 +267,37 @@ func TestAuthReaderBindingName(t *testing.T) {
 		}
 	}
 }
+
+// TestNamespaceMetadata: namespaceLabels and namespaceAnnotations go on the
+// install Namespace, whoever renders it; a value they replace is a warning;
+// without the Namespace (createNamespace: false) they report that they
+// apply to nothing.
+func TestNamespaceMetadata(t *testing.T) {
+	sa := "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: op\n  namespace: ops\n"
+	ns := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ops\n  labels:\n    pod-security.kubernetes.io/enforce: restricted\n    team: a\n---\n"
+	labels := map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}
+	annotations := map[string]string{"example.com/owner": "team-a"}
+	var warnings, unmatched []string
+	f := NamespaceMetadata("ops", labels, annotations, func(s string) { warnings = append(warnings, s) }, func(s string) { unmatched = append(unmatched, s) })
+	diff(t, run(t, f, ns+sa), `apiVersion: v1
+kind: Namespace
+metadata:
+  name: ops
+  labels:
+    pod-security.kubernetes.io/enforce: privileged
+    team: a
+  annotations:
+    example.com/owner: 'team-a'
+---
+`+sa)
+	want := `spec.namespaceLabels: pod-security.kubernetes.io/enforce="privileged" replaces pod-security.kubernetes.io/enforce="restricted" on the Namespace ops the render holds (from the bundle or an extra manifest)`
+	if len(warnings) != 1 || warnings[0] != want || len(unmatched) != 0 {
+		t.Errorf("warnings %q, unmatched %q; want the warning %q", warnings, unmatched, want)
+	}
+	warnings = nil
+	diff(t, run(t, f, sa), sa)
+	want = "spec.namespaceLabels and spec.namespaceAnnotations apply to no object: the render has no Namespace ops (createNamespace: false); set them where the namespace is created (kubectl label namespace ops KEY=VALUE), or let the render create it (remove createNamespace: false)"
+	if len(unmatched) != 1 || unmatched[0] != want || len(warnings) != 0 {
+		t.Errorf("unmatched %q, warnings %q; want %q", unmatched, warnings, want)
+	}
+}

@@ -69,6 +69,9 @@ type Options struct {
 	SuggestedNamespace string
 	// CreateNamespace adds the Namespace object.
 	CreateNamespace bool
+	// NamespaceLabels and NamespaceAnnotations go on the install Namespace
+	// (see NamespaceMetadata).
+	NamespaceLabels, NamespaceAnnotations map[string]string
 	// Exclude are [group/]Kind[/name] selectors (see Exclude).
 	Exclude []string
 	// ServiceAccounts are extra ServiceAccounts to create.
@@ -123,6 +126,9 @@ func Steps(o Options) []Step {
 	var steps []Step
 	if o.CreateNamespace {
 		steps = append(steps, Step{"namespace", Namespace(o.Namespace)})
+	}
+	if len(o.NamespaceLabels) > 0 || len(o.NamespaceAnnotations) > 0 {
+		steps = append(steps, Step{"namespace", NamespaceMetadata(o.Namespace, o.NamespaceLabels, o.NamespaceAnnotations, o.Warn, o.unmatched())})
 	}
 	steps = append(steps,
 		Step{"service accounts", ServiceAccounts(o.Namespace, o.ServiceAccounts, o.ImagePullSecrets)},

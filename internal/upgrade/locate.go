@@ -88,6 +88,9 @@ type Index struct {
 	// templated version, digest or upgradeFrom: a directory their path
 	// pattern matches may get its version from them (Of refuses it).
 	unread []unreadSet
+	// dups are Applications and ApplicationSets with a key twice in one
+	// mapping: Of refuses a directory their paths may name.
+	dups []dupKeyDoc
 	// data holds each manifest's bytes as parsed: the nodes point into them.
 	data map[string][]byte
 	// repos are this repository's URLs, normalised (NormalizeRepoURL): its
@@ -247,7 +250,16 @@ func (ix *Index) add(file string, data []byte) {
 			continue
 		}
 		name := value(field(field(doc, "metadata"), "name"))
-		switch value(field(doc, "kind")) {
+		kind := value(field(doc, "kind"))
+		if kind == "Application" || kind == "ApplicationSet" {
+			if key, then, first, dup := duplicateKey(doc, ""); dup {
+				d := dupKeyDoc{what: kind + " " + name, file: file, line: doc.Line, key: key, first: first, then: then}
+				d.paths, d.repoURLs = sourcePaths(doc)
+				ix.dups = append(ix.dups, d)
+				continue
+			}
+		}
+		switch kind {
 		case "Application":
 			for _, src := range sources(field(doc, "spec")) {
 				a := &App{File: file, What: "Application " + name, Line: doc.Line}
@@ -643,6 +655,16 @@ func (ix *Index) Of(dir string) (apps, elsewhere []*App, err error) {
 		return nil, nil, nil
 	}
 	rel = path.Clean(filepath.ToSlash(rel))
+	for _, d := range ix.dups {
+		if d.otherRepo(ix) {
+			continue
+		}
+		for _, re := range d.paths {
+			if re.MatchString(rel) {
+				return nil, nil, d.error(rel)
+			}
+		}
+	}
 	for _, u := range ix.unread {
 		if same, known := ix.sameRepo(u.repoURL); known && !same {
 			continue
@@ -685,7 +707,7 @@ func (ix *Index) clone() *Index {
 func (ix *Index) replace(file string, data []byte) {
 	all := ix.data
 	all[file] = data
-	ix.Apps, ix.data, ix.unread = map[string][]*App{}, map[string][]byte{}, nil
+	ix.Apps, ix.data, ix.unread, ix.dups = map[string][]*App{}, map[string][]byte{}, nil, nil
 	for _, f := range slices.Sorted(maps.Keys(all)) {
 		ix.add(f, all[f])
 	}

@@ -1,10 +1,10 @@
 package upgrade
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path"
@@ -19,12 +19,12 @@ import (
 const maxGitConfigBytes = 1 << 20
 
 // Remotes are the URLs of the Git remotes of the work tree at root
-// (remote.NAME.url in its config; none from a config over 1 MiB: a
-// remote cut short would name another repository), read from the config file itself and
-// the files its [include] sections name (as git reads them), so that no git
-// program is needed and no other repository's config (a parent's, the
-// user's) is consulted. None when root has no .git entry or
-// its config cannot be read.
+// (remote.NAME.url in its config, rewritten by url.BASE.insteadOf; none
+// from a config over 1 MiB: a remote cut short would name another
+// repository), read as git reads the config file itself and the files its
+// [include] sections name (configRemotes), so that no git program is
+// needed and no other repository's config (a parent's, the user's) is
+// consulted. None when root has no .git entry or its config cannot be read.
 func Remotes(root string) []string {
 	dir := filepath.Join(root, ".git")
 	fi, err := os.Lstat(dir)
@@ -51,27 +51,82 @@ func Remotes(root string) []string {
 			}
 		}
 	}
-	return configRemotes(filepath.Join(dir, "config"), 0)
+	return configRemotes(filepath.Join(dir, "config"))
 }
 
 // maxGitConfigIncludes bounds how deep [include] path= is followed (git
 // itself stops at 10).
 const maxGitConfigIncludes = 10
 
-// configRemotes are the remote URLs of the Git config file name and of the
-// files its [include] sections name (as git reads them: a relative path
-// from name's directory, ~/ from the home directory), depth includes deep.
-// [includeIf] is not followed: its conditions are git's to evaluate.
-func configRemotes(name string, depth int) []string {
-	data, err := readCapped(name)
+// configRemotes are the remote URLs of the Git config file name, read as
+// git reads it (parseGitConfig, with the files its [include] sections name),
+// each rewritten by the config's url.BASE.insteadOf as git rewrites it
+// before fetching. None when git would refuse the file or an included one,
+// or one cannot be read whole: a remote read wrong would name another
+// repository.
+func configRemotes(name string) []string {
+	vars, err := configVars(name, 0)
 	if err != nil {
 		return nil
 	}
-	urls, includes := remoteURLs(data)
-	if depth >= maxGitConfigIncludes {
-		return urls
+	insteadOf := map[string]string{} // the prefix a URL is written with -> the base git uses
+	for _, v := range vars {
+		if base, ok := strings.CutPrefix(v.Name, "url."); ok && v.HasValue {
+			if base, ok = strings.CutSuffix(base, ".insteadof"); ok && base != "" {
+				insteadOf[v.Value] = base
+			}
+		}
 	}
-	for _, inc := range includes {
+	var urls []string
+	for _, v := range vars {
+		if !v.HasValue || v.Value == "" || !strings.HasPrefix(v.Name, "remote.") || !strings.HasSuffix(v.Name, ".url") || len(v.Name) < len("remote..url") {
+			continue
+		}
+		u := rewriteURL(v.Value, insteadOf)
+		if !slices.Contains(urls, u) {
+			urls = append(urls, u)
+		}
+	}
+	return urls
+}
+
+// rewriteURL applies the longest insteadOf prefix of u, as git does.
+func rewriteURL(u string, insteadOf map[string]string) string {
+	best := ""
+	for prefix := range insteadOf {
+		if strings.HasPrefix(u, prefix) && len(prefix) > len(best) {
+			best = prefix
+		}
+	}
+	if best == "" {
+		return u
+	}
+	return insteadOf[best] + u[len(best):]
+}
+
+// configVars are the variables of the Git config file name, each file its
+// [include] sections name read in its place (as git reads them: a relative
+// path from name's directory, ~/ from the home directory; a missing file
+// is skipped), depth includes deep; an include beyond maxGitConfigIncludes
+// is not followed (git refuses the whole config then; the variables before
+// it are this checkout's all the same). [includeIf] is not followed: its
+// conditions are git's to evaluate.
+func configVars(name string, depth int) ([]gitVar, error) {
+	data, err := readCapped(name)
+	if err != nil {
+		return nil, err
+	}
+	vars, err := parseGitConfig(data)
+	if err != nil {
+		return nil, err
+	}
+	var out []gitVar
+	for _, v := range vars {
+		out = append(out, v)
+		if v.Name != "include.path" || !v.HasValue || v.Value == "" || depth >= maxGitConfigIncludes {
+			continue
+		}
+		inc := v.Value
 		if rest, ok := strings.CutPrefix(inc, "~/"); ok {
 			home, err := os.UserHomeDir()
 			if err != nil {
@@ -81,13 +136,16 @@ func configRemotes(name string, depth int) []string {
 		} else if !filepath.IsAbs(inc) {
 			inc = filepath.Join(filepath.Dir(name), inc)
 		}
-		for _, u := range configRemotes(inc, depth+1) {
-			if !slices.Contains(urls, u) {
-				urls = append(urls, u)
-			}
+		sub, err := configVars(inc, depth+1)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
 		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub...)
 	}
-	return urls
+	return out, nil
 }
 
 func readCapped(name string) ([]byte, error) {
@@ -109,50 +167,6 @@ func readCapped(name string) ([]byte, error) {
 		return nil, errors.New(name + ": larger than a Git config is")
 	}
 	return data, err
-}
-
-var (
-	sectionLine = regexp.MustCompile(`^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$`)
-	urlLine     = regexp.MustCompile(`(?i)^url\s*=\s*(.*)$`)
-	pathLine    = regexp.MustCompile(`(?i)^path\s*=\s*(.*)$`)
-)
-
-// remoteURLs reads the url keys of a Git config's [remote "NAME"] sections,
-// and the path keys of its [include] sections.
-func remoteURLs(data []byte) (out, includes []string) {
-	inRemote, inInclude := false, false
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), maxGitConfigBytes)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if m := sectionLine.FindStringSubmatch(line); m != nil {
-			inRemote = strings.EqualFold(m[1], "remote") && m[2] != ""
-			inInclude = strings.EqualFold(m[1], "include") && m[2] == ""
-			line = strings.TrimSpace(m[3])
-		}
-		if m := pathLine.FindStringSubmatch(line); m != nil && inInclude {
-			if v := unquote(strings.TrimSpace(m[1])); v != "" {
-				includes = append(includes, v)
-			}
-		}
-		if m := urlLine.FindStringSubmatch(line); m != nil && inRemote {
-			v := unquote(strings.TrimSpace(m[1]))
-			if v != "" && !slices.Contains(out, v) {
-				out = append(out, v)
-			}
-		}
-	}
-	if sc.Err() != nil {
-		return nil, nil
-	}
-	return out, includes
-}
-
-func unquote(v string) string {
-	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-		return v[1 : len(v)-1]
-	}
-	return v
 }
 
 var scpLike = regexp.MustCompile(`^(?:[^@/]+@)?([^:/]+):(.*)$`)

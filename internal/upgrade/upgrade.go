@@ -109,8 +109,12 @@ type Candidate struct {
 // Safety is the safety check of Current -> Chosen (`olm-cmp diff`'s).
 type Safety struct {
 	// Verdict is safe, warnings or blocked.
-	Verdict  string           `json:"verdict"`
-	Findings []safety.Finding `json:"findings"`
+	Verdict string `json:"verdict"`
+	// UpgradeConstraintPolicy is the spec's (OLM v1's field): with
+	// CatalogProvided, the default, an upgrade edge the graph lacks is an
+	// error; with SelfCertified, a warning.
+	UpgradeConstraintPolicy string           `json:"upgradeConstraintPolicy"`
+	Findings                []safety.Finding `json:"findings"`
 }
 
 // Options configure Run.
@@ -285,6 +289,7 @@ func (o Options) one(ctx context.Context, dir string) (res Result) {
 		return fail(fmt.Errorf("checking the upgrade from %s to %s: %w", res.Current, f.chosen, err))
 	}
 	res.Safety = verdict(findings)
+	res.Safety.UpgradeConstraintPolicy = to.UpgradePolicy()
 	res.Status = Available
 	if o.Write {
 		res.Status = Written

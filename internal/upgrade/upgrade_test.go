@@ -128,8 +128,8 @@ func TestTagsInSpecVersion(t *testing.T) {
 	if len(r.Candidates[0].Edges) != 0 || !slices.Equal(r.Candidates[1].Edges, []string{"replaces greeter-operator.v0.1.0"}) {
 		t.Errorf("edges %+v", r.Candidates)
 	}
-	if r.Safety == nil || r.Safety.Verdict != "safe" {
-		t.Errorf("safety %+v, want safe", r.Safety)
+	if r.Safety == nil || r.Safety.Verdict != "safe" || r.Safety.UpgradeConstraintPolicy != "CatalogProvided" {
+		t.Errorf("safety %+v, want safe under CatalogProvided", r.Safety)
 	}
 	if e.read(t, "apps/greeter/olm-cmp.yaml") != doc {
 		t.Fatal("without --write the file changed")

@@ -444,11 +444,13 @@ func celDetail(d string) string {
 
 // crdFix says where the fix for a CRD's problem is: a CRD of the bundle
 // cannot be repaired by the user (OLM installs it as the vendor wrote it,
-// and upgrades are judged against it), so the fix is another bundle
-// version or the vendor; one from an extra manifest is the user's.
-func crdFix(file string) string {
-	if file != "" {
-		return "fix " + file
+// and upgrades are judged against it; leaving it out leaves the operator
+// without its API), so the fix is another bundle version or the vendor;
+// one from the user's own file (an extra manifest: a Where without the
+// caller's Fix for a vendor's file) is the user's to fix.
+func crdFix(o Origin) string {
+	if o.Where != "" && o.Fix == "" {
+		return "fix " + o.Where
 	}
 	return "the bundle ships this CustomResourceDefinition as its vendor wrote it: use another version of the bundle or ask the vendor to fix it (if a spec.patches entry changes the CRD, fix that entry)"
 }

@@ -129,8 +129,24 @@ func TestCRDFromAnExtraManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Objects(func(*yaml.RNode) string { return "the extra manifest crd.yaml" }).Filter(nodes)
+	_, err = Objects(func(*yaml.RNode) Origin { return Origin{Where: "the extra manifest crd.yaml"} }).Filter(nodes)
 	want := "CustomResourceDefinition greeters.greeter.example.com (in the extra manifest crd.yaml): " + demoSchema + `.properties[replicas].default: must be of type integer: "string": fix the extra manifest crd.yaml`
+	if err == nil || err.Error() != want {
+		t.Errorf("error:\n%v\nwant:\n%s", err, want)
+	}
+}
+
+// A CRD the caller places in a vendor's file keeps the vendor's fix: the
+// caller's (leave it out) would leave the operator without its API.
+func TestCRDFromABundleFile(t *testing.T) {
+	nodes, err := kio.FromBytes([]byte(broken(t, "                default: 1\n", "                default: one\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Objects(func(*yaml.RNode) Origin {
+		return Origin{Where: "the bundle file crd.yaml", Fix: "leave it out with spec.excludeFiles"}
+	}).Filter(nodes)
+	want := "CustomResourceDefinition greeters.greeter.example.com (in the bundle file crd.yaml): " + demoSchema + `.properties[replicas].default: must be of type integer: "string"` + vendorFix
 	if err == nil || err.Error() != want {
 		t.Errorf("error:\n%v\nwant:\n%s", err, want)
 	}

@@ -84,12 +84,19 @@ const (
 // passes them on unchanged, or fails with one line per invalid object (the
 // object, its problems, the fix), at most maxObjectLines of them. Each
 // run has its own cache of compiled CRD schemas: a render compiles each
-// served version it needs once. origin, when not nil, names the file an
-// object came from ("" when it cannot say), so its line says which file
-// to fix.
-func Objects(origin func(*yaml.RNode) string) kio.Filter { return filter{origin} }
+// served version it needs once. origin, when not nil, says where an object
+// came from (the zero Origin when it cannot say), so its line says which
+// file to fix, or how to do without it.
+func Objects(origin func(*yaml.RNode) Origin) kio.Filter { return filter{origin} }
 
-type filter struct{ origin func(*yaml.RNode) string }
+// Origin is what the caller knows of where an object came from, for the
+// object's error line: validate itself knows only what the object says.
+// Where names the source ("the extra manifest cm.yaml"); Fix, when set, is
+// the fix the line offers instead of validate's own, worded by the caller
+// for that source (a vendor's bundle file cannot be fixed, only left out).
+type Origin struct{ Where, Fix string }
+
+type filter struct{ origin func(*yaml.RNode) Origin }
 
 func (f filter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	v := newValidator(nodes)
@@ -153,8 +160,8 @@ type validator struct {
 	// json writes the objects as the plugin sends them; crdJSON the CRDs a
 	// custom resource needs while json's bytes of that resource are in use.
 	json, crdJSON transform.JSONWriter
-	// origin names the file an object came from, or "" (see Objects).
-	origin func(*yaml.RNode) string
+	// origin says where an object came from (see Objects).
+	origin func(*yaml.RNode) Origin
 	// crdScratch is what checking a CRD needs for itself (checkCRDs runs
 	// several at once, each with its own).
 	crdScratch crdScratch
@@ -442,16 +449,20 @@ func (v *validator) line(n *yaml.RNode, class int, problems []string) string {
 	if len(problems) > maxProblems {
 		problems = append(problems[:maxProblems:maxProblems], fmt.Sprintf("and %d more", len(problems)-maxProblems))
 	}
-	what, file := describe(n), ""
+	var o Origin
 	if v.origin != nil {
-		if file = v.origin(n); file != "" {
-			what += " (in " + file + ")"
-		}
+		o = v.origin(n)
+	}
+	what, file := describe(n), o.Where
+	if file != "" {
+		what += " (in " + file + ")"
 	}
 	var fix string
 	switch {
-	case class == kindCRD:
-		fix = crdFix(file)
+	case class == kindCRD: // the caller's fix would leave out what the operator needs
+		fix = crdFix(o)
+	case o.Fix != "":
+		fix = o.Fix
 	case class == kindCR && file != "":
 		fix = "fix the custom resource in " + file + ", or change it with spec.patches"
 	case class == kindCR:

@@ -369,21 +369,26 @@ spec:
 }
 
 // An object whose file the caller knows (an extra manifest) is named with
-// it, and the fix says which file to edit; the others keep the general fix.
+// it, and the fix says which file to edit; the others keep the general fix,
+// unless the caller words the fix itself (a vendor's bundle file).
 func TestOriginNamesTheFile(t *testing.T) {
-	nodes, err := kio.FromBytes([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\nwrongfield: 1\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\nwrongfield: 1\n"))
+	nodes, err := kio.FromBytes([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\nwrongfield: 1\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\nwrongfield: 1\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\nwrongfield: 1\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	origin := func(n *yaml.RNode) string {
-		if n.GetName() == "a" {
-			return "the extra manifest cm.yaml"
+	origin := func(n *yaml.RNode) Origin {
+		switch n.GetName() {
+		case "a":
+			return Origin{Where: "the extra manifest cm.yaml"}
+		case "c":
+			return Origin{Where: "the bundle file manifests/c.yaml", Fix: "leave it out with spec.exclude"}
 		}
-		return ""
+		return Origin{}
 	}
 	_, err = Objects(origin).Filter(nodes)
 	want := "ConfigMap a (in the extra manifest cm.yaml): wrongfield: unknown field: the API type has no such field, so the server would drop it or refuse the object: fix the extra manifest cm.yaml, or change it with a patch (spec.patches; a JSON 6902 `op: remove` drops a field)\n" +
-		"ConfigMap b: wrongfield: unknown field: the API type has no such field, so the server would drop it or refuse the object: fix the file it comes from, or change it with a patch (spec.patches; a JSON 6902 `op: remove` drops a field)"
+		"ConfigMap b: wrongfield: unknown field: the API type has no such field, so the server would drop it or refuse the object: fix the file it comes from, or change it with a patch (spec.patches; a JSON 6902 `op: remove` drops a field)\n" +
+		"ConfigMap c (in the bundle file manifests/c.yaml): wrongfield: unknown field: the API type has no such field, so the server would drop it or refuse the object: leave it out with spec.exclude"
 	if err == nil || err.Error() != want {
 		t.Errorf("error:\n%v\nwant:\n%s", err, want)
 	}

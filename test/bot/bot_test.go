@@ -374,7 +374,9 @@ func newFleet(t *testing.T) *fleet {
 
 	f.writeApp("greeter", "  bundle: "+host+"/demo/greeter-bundle\n  version: v0.10.2  # the bot bumps this\n  namespace: greeter-system\n")
 	f.writeApp("greeter-catalog", "  catalog: "+host+"/demo/catalog:latest\n  package: greeter-operator\n  channel: stable\n  version: \"0.10.2\"\n  namespace: greeter-catalog\n")
-	f.writeApp("strict", "  bundle: "+host+"/demo/strict-bundle\n  version: v0.10.2\n  namespace: strict\n")
+	// SelfCertified (spec.upgradeConstraintPolicy) changes nothing here
+	// (0.11.0 replaces 0.10.2); the body names it.
+	f.writeApp("strict", "  bundle: "+host+"/demo/strict-bundle\n  version: v0.10.2\n  namespace: strict\n  upgradeConstraintPolicy: SelfCertified\n")
 	f.writeApp("solo", "  bundle: "+host+"/demo/solo-bundle\n  version: v1.0.0\n  namespace: solo\n")
 	f.writeApp("param", "  bundle: "+host+"/demo/param-bundle\n  namespace: param\n")
 	if err := os.MkdirAll(filepath.Join(f.clone, "argocd"), 0o755); err != nil {
@@ -445,6 +447,7 @@ func TestBotGitHub(t *testing.T) {
 		"### olm-cmp diff: `greeter-operator 0.10.2 -> 0.11.0`",
 		"No safety error",
 		"apps/greeter/olm-cmp.yaml",
+		"Upgrade edge of apps/greeter judged under `upgradeConstraintPolicy` CatalogProvided (the OLM v1 default: the new version must replace, skip or skip-range the current one).",
 		"Job log: https://github.com/org/repo/actions/runs/1",
 	} {
 		if !strings.Contains(greeter.Body, want) {
@@ -461,7 +464,8 @@ func TestBotGitHub(t *testing.T) {
 	if !strict.Draft || strings.Join(strict.Labels, ",") != "olm-cmp:blocked" {
 		t.Errorf("blocked bump: draft %v, labels %v; want a draft labelled olm-cmp:blocked", strict.Draft, strict.Labels)
 	}
-	for _, want := range []string{"Blocked by a safety error", "### olm-cmp diff: `greeter-operator 0.10.2 -> 0.11.0`", "| error | existingFieldRemoval | greeters.greeter.example.com | v1alpha1 | `.spec.extra` |"} {
+	for _, want := range []string{"Blocked by a safety error", "### olm-cmp diff: `greeter-operator 0.10.2 -> 0.11.0`", "| error | existingFieldRemoval | greeters.greeter.example.com | v1alpha1 | `.spec.extra` |",
+		"Upgrade edge of apps/strict judged under `upgradeConstraintPolicy` SelfCertified (the spec says a person checked the upgrade: a missing replaces, skips or skipRange edge is only a warning)."} {
 		if !strings.Contains(strict.Body, want) {
 			t.Errorf("the blocked bump's body lacks %q:\n%s", want, strict.Body)
 		}

@@ -34,6 +34,15 @@ if [[ ${1:-} != --in-netns ]]; then
   (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$WORK/bin/olm-cmp" ./cmd/olm-cmp)
   echo "== go test -c (test/e2e)"
   (cd "$HERE" && go test -c -o "$WORK/bin/e2e.test" .)
+  if [[ " $SUITES " == *" corpus "* ]]; then
+    # the API-server oracle's first half (TestCorpus/oracle judges them): every object olm-cmp
+    # renders for the corpus up to the validate step, with that step's verdict on each
+    echo "== oracle candidates (internal/render TestOracleCandidates) -> $WORK/oracle"
+    (cd "$ROOT" && OLM_CMP_ORACLE_OUT=$WORK/oracle OLM_CMP_SHARED=${OLM_CMP_SHARED:-$ROOT/../shared} \
+      go test -count=1 -run '^TestOracleCandidates$' ./internal/render >"$WORK/oracle-candidates.log" 2>&1) \
+      || { cat "$WORK/oracle-candidates.log"; echo "oracle candidates failed"; exit 1; }
+    export E2E_ORACLE_DIR=$WORK/oracle
+  fi
   if [[ " $SUITES " == *" operators "* ]]; then
     "$HERE/build-operators.sh"   # real operators' binaries from the module proxy (cached, stamped)
   fi

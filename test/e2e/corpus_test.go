@@ -17,12 +17,9 @@ import (
 // CRs, and webhooks patched to failurePolicy: Ignore through spec.patches (kwok pods serve
 // nothing).
 //
-// First, on the fresh cluster, the API-server oracle (oracle_test.go): every object olm-cmp
-// renders for the corpus, the bad-input corpus and the examples, judged by the server with a
-// dry run and held against olm-cmp's verdict; it removes what it created before the applies.
+// The corpus suite runs TestCorpusOracle (oracle_test.go) first, on a control plane of its own.
 func TestCorpus(t *testing.T) {
 	e := setup(t)
-	t.Run("oracle", e.oracle)
 	t.Run("fixtures", func(t *testing.T) {
 		for _, fx := range []string{"examples/demo"} {
 			t.Run(filepath.Base(fx), func(t *testing.T) {

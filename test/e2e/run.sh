@@ -35,7 +35,7 @@ if [[ ${1:-} != --in-netns ]]; then
   echo "== go test -c (test/e2e)"
   (cd "$HERE" && go test -c -o "$WORK/bin/e2e.test" .)
   if [[ " $SUITES " == *" corpus "* ]]; then
-    # the API-server oracle's first half (TestCorpus/oracle judges them): every object olm-cmp
+    # the API-server oracle's first half (TestCorpusOracle judges them): every object olm-cmp
     # renders for the corpus up to the validate step, with that step's verdict on each
     echo "== oracle candidates (internal/render TestOracleCandidates) -> $WORK/oracle"
     (cd "$ROOT" && OLM_CMP_ORACLE_OUT=$WORK/oracle OLM_CMP_SHARED=${OLM_CMP_SHARED:-$ROOT/../shared} \
@@ -77,23 +77,32 @@ teardown() {
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpus$' [argocd]='^TestArgoCD(Signatures)?$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators(Dynatrace|DBaaS)?$')
+# a suite is one or more steps (test patterns), each on its own fresh control plane: corpus is
+# the API-server oracle (TestCorpusOracle: dry runs, and the CRDs and namespaces they need),
+# then the applies (TestCorpus)
+declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpusOracle$ ^TestCorpus$' [argocd]='^TestArgoCD(Signatures)?$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators(Dynatrace|DBaaS)?$')
 failed=()
 for suite in $SUITES; do
   [[ -n ${RUNPAT[$suite]:-} ]] || { echo "unknown suite $suite (upgrade corpus argocd operators argocd-v2)"; exit 2; }
   s0=$SECONDS
-  RUN=$WORK/run-$suite
-  echo "== suite $suite: fresh control plane"
-  RUN=$RUN "$HERE/up.sh"
-  export KUBECONFIG=$RUN/kubeconfig E2E_RUN=$RUN
-  # shellcheck disable=SC2086
-  if (cd "$HERE" && "$WORK/bin/e2e.test" -test.v -test.timeout 60m -test.run "${RUNPAT[$suite]}" ${E2E_TEST_ARGS:-}); then
+  ok=1 step=0
+  for pat in ${RUNPAT[$suite]}; do
+    RUN=$WORK/run-$suite
+    if ((step)); then RUN+=-$step; fi
+    step=$((step + 1))
+    echo "== suite $suite ($pat): fresh control plane"
+    RUN=$RUN "$HERE/up.sh"
+    export KUBECONFIG=$RUN/kubeconfig E2E_RUN=$RUN
+    # shellcheck disable=SC2086
+    (cd "$HERE" && "$WORK/bin/e2e.test" -test.v -test.timeout 60m -test.run "$pat" ${E2E_TEST_ARGS:-}) || ok=0
+    RUN=$RUN "$HERE/down.sh"
+    RUN=
+  done
+  if ((ok)); then
     echo "== suite $suite: PASS in $((SECONDS - s0)) s"
   else
     echo "== suite $suite: FAIL in $((SECONDS - s0)) s"; failed+=("$suite")
   fi
-  RUN=$RUN "$HERE/down.sh"
-  RUN=
 done
 if ((${#failed[@]})); then echo "== e2e FAILED: ${failed[*]}"; exit 1; fi
 echo "== e2e passed: $SUITES"

@@ -26,6 +26,9 @@ type crdEntry struct {
 	typed    *apiextensionsv1.CustomResourceDefinition
 	broken   bool // the CRD itself does not decode: its own line says why
 	versions map[string]*compiled
+	// checked says problems is the CRD's verdict (crdVerdict).
+	checked  bool
+	problems []string
 }
 
 // compiled is one served version's schema as the API server uses it.
@@ -94,6 +97,12 @@ func (v *validator) customResource(n *yaml.RNode, gvk schema.GroupVersionKind, d
 // compiling it on first use. A version the CRD does not serve is a problem;
 // nil without a problem means the CRD itself cannot be used.
 func (v *validator) version(e *crdEntry, name string) (*compiled, string) {
+	// The API server would refuse the CRD itself (its own line says why),
+	// so its custom resources would have no kind at all: their schema is
+	// not judged.
+	if problems, err := v.crdVerdict(e); err != nil || len(problems) > 0 {
+		e.broken = true
+	}
 	if e.typed == nil && !e.broken {
 		if err := v.decodeCRD(e); err != nil {
 			e.broken = true

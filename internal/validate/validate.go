@@ -23,11 +23,21 @@
 //     (x-kubernetes-embedded-resource: apiVersion, kind, metadata) and
 //     duplicate items of set and map lists. A custom
 //     resource of a CRD the render does not ship is checked for metadata
-//     only: its schema is the cluster's business.
+//     only: its schema is the cluster's business; nor is one of a CRD the
+//     server would refuse;
+//   - CustomResourceDefinitions as the server checks one on create, with
+//     apiextensions-apiserver's own validation: versions and storage,
+//     schemas present and structural, defaults, CEL rules compiled and
+//     their cost estimated, conversion (crd.go; verdicts cached by content);
+//   - what the server's validation of a kind checks beyond its schema, for
+//     the kinds bundles ship (kinds.go): a Deployment's selector against
+//     its template's labels and its pod template, a Service's ports,
+//     admission webhooks' sideEffects, admissionReviewVersions and
+//     timeoutSeconds, RBAC rules and bindings, ConfigMap and Secret keys.
 //
-// Not checked: what only the server's per-kind validation knows (e.g. a
-// Deployment's selector matching its template's labels) and CEL rules
-// (x-kubernetes-validations).
+// Not checked: CEL rules of a CRD run against its custom resources
+// (x-kubernetes-validations), and the rest of the per-kind rules (a pod's
+// security context, volumes' sources, …).
 package validate
 
 import (
@@ -142,6 +152,8 @@ type validator struct {
 	json, crdJSON transform.JSONWriter
 	// origin names the file an object came from, or "" (see Objects).
 	origin func(*yaml.RNode) string
+	// hashBuf is crdKey's buffer.
+	hashBuf []byte
 }
 
 func newValidator(nodes []*yaml.RNode) *validator {
@@ -150,13 +162,18 @@ func newValidator(nodes []*yaml.RNode) *validator {
 		if gkOf(n) != crdGK {
 			continue
 		}
-		group, _ := n.GetString("spec.group")
-		kind, _ := n.GetString("spec.names.kind")
-		if kind != "" {
-			v.crds[schema.GroupKind{Group: group, Kind: kind}] = &crdEntry{node: n}
+		if gk := crdKind(n); gk.Kind != "" {
+			v.crds[gk] = &crdEntry{node: n}
 		}
 	}
 	return v
+}
+
+// crdKind is the group and kind of the custom resources CRD n defines.
+func crdKind(n *yaml.RNode) schema.GroupKind {
+	group, _ := n.GetString("spec.group")
+	kind, _ := n.GetString("spec.names.kind")
+	return schema.GroupKind{Group: group, Kind: kind}
 }
 
 var crdGK = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
@@ -180,15 +197,20 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 	var problems []string
 	class := kindOther
 	if gvk.GroupKind() == crdGK {
-		// A CRD reaches this step in its live form, which has already
-		// dropped every field the typed v1 CRD lacks (transform's live
-		// form, with a warning), so a strict decode would only repeat that
-		// walk at several times the CRD's size (most of this step's
-		// allocations for a bundle of large CRDs): its metadata and name
-		// are checked here, and the typed form is decoded only when a
-		// custom resource of the render needs its schema (validator.version).
-		if p := crdProblems(n); len(p) > 0 {
-			return v.line(n, kindBuiltin, p), nil
+		// Its metadata and name are checked here; the rest as the API
+		// server checks a CRD (crd.go), a verdict cached by the CRD's
+		// content: decoding a large CRD and compiling its CEL rules is
+		// most of this step's cost on a bundle of large CRDs.
+		e := v.crds[crdKind(n)]
+		if e == nil || e.node != n {
+			e = &crdEntry{node: n} // a second CRD of one kind
+		}
+		definition, err := v.crdVerdict(e)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", describe(n), err)
+		}
+		if p := append(crdProblems(n), definition...); len(p) > 0 {
+			return v.line(n, kindCRD, p), nil
 		}
 		return "", nil
 	}
@@ -216,22 +238,14 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 // metadata.
 func (v *validator) builtin(n *yaml.RNode, gvk schema.GroupVersionKind, data []byte) []string {
 	obj, _, err := decoder.Decode(data, nil, nil)
-	var problems []string
-	if err != nil {
-		strict, ok := runtime.AsStrictDecodingError(err)
-		if !ok {
-			return []string{decodeProblem(err)}
-		}
-		for _, e := range strict.Errors() {
-			problems = append(problems, strictProblem(e))
-		}
-	}
+	problems := decodeProblems(err)
 	acc, ok := obj.(metav1.ObjectMetaAccessor)
 	if !ok {
 		return problems
 	}
 	problems = append(problems, metadataProblems(acc.GetObjectMeta(), gvk.GroupKind())...)
-	return append(problems, nestedProblems(obj)...)
+	problems = append(problems, nestedProblems(obj)...)
+	return append(problems, fieldProblems(kindProblems(obj))...)
 }
 
 // crdProblems checks a CRD's metadata and that its name is
@@ -272,10 +286,13 @@ func fieldProblems(errs field.ErrorList) []string {
 	for _, e := range errs {
 		// The schema validator repeats the field and names the value's JSON
 		// type as the bad value: `spec.replicas in body must be of type
-		// integer: "string"` is said once, without the repetition.
-		if detail, ok := strings.CutPrefix(e.Detail, e.Field+" in body "); ok {
-			out = append(out, e.Field+": "+detail)
-			continue
+		// integer: "string"` is said once, without the repetition. Within a
+		// CRD's default the name is the path inside the default, or "".
+		if name, detail, ok := strings.Cut(e.Detail, " in body "); ok && !strings.Contains(name, " ") {
+			if name = strings.TrimPrefix(name, "."); name == "" || e.Field == name || strings.HasSuffix(e.Field, "."+name) {
+				out = append(out, e.Field+": "+detail)
+				continue
+			}
 		}
 		s := e.Field + ": " + e.Type.String()
 		if e.Type != field.ErrorTypeRequired && e.Type != field.ErrorTypeForbidden && e.BadValue != nil {
@@ -330,6 +347,24 @@ func controlCharacters(n *yaml.RNode) []string {
 
 func isControl(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
+}
+
+// decodeProblems rewrites the decoder's error: each of a strict decoding
+// error's problems (the object is decoded beside them), or the reason it
+// could not be decoded. nil for no error.
+func decodeProblems(err error) []string {
+	if err == nil {
+		return nil
+	}
+	strict, ok := runtime.AsStrictDecodingError(err)
+	if !ok {
+		return []string{decodeProblem(err)}
+	}
+	var problems []string
+	for _, e := range strict.Errors() {
+		problems = append(problems, strictProblem(e))
+	}
+	return problems
 }
 
 // strictProblem rewrites one of the strict decoder's errors (`unknown field
@@ -389,6 +424,7 @@ func jsonKind(goType string) string {
 const (
 	kindBuiltin = iota
 	kindCR
+	kindCRD
 	kindOther
 )
 
@@ -405,6 +441,8 @@ func (v *validator) line(n *yaml.RNode, class int, problems []string) string {
 	}
 	var fix string
 	switch {
+	case class == kindCRD:
+		fix = crdFix(file)
 	case class == kindCR && file != "":
 		fix = "fix the custom resource in " + file + ", or change it with spec.patches"
 	case class == kindCR:

@@ -249,7 +249,7 @@ spec: {storageClass: fast}`
 // A CRD's name is plural.group, as the API server requires.
 func TestCRDName(t *testing.T) {
 	got := run(t, strings.Replace(lokiCRD, "name: lokistacks.loki.grafana.com", "name: lokistack.loki.grafana.com", 1))
-	wantError(t, got, `CustomResourceDefinition lokistack.loki.grafana.com: metadata.name: must be spec.names.plural+"."+spec.group, "lokistacks.loki.grafana.com": `+fixFile)
+	wantError(t, got, `CustomResourceDefinition lokistack.loki.grafana.com: metadata.name: must be spec.names.plural+"."+spec.group, "lokistacks.loki.grafana.com"`+vendorFix)
 }
 
 // One line per invalid object, every one of them, up to a bound.

@@ -8,11 +8,13 @@
 #      and there, for each suite, starts a fresh control plane (up.sh), runs the suite's Go tests,
 #      and always tears the cluster down (trap -> down.sh).
 #
-#   E2E_SUITES="upgrade corpus argocd operators"  suites to run (each on its own fresh cluster); also
+#   E2E_SUITES="upgrade corpus argocd operators"  suites to run (each on its own fresh cluster; corpus
+#                     is two steps, the API-server oracle then the applies, each on a fresh one); also
+#                     oracle (the corpus suite's first step alone) and
 #                     argocd-v2 (optional, not in the default: the lws-operator sync, a bump and
 #                     classic mode on Argo CD 2.14.21, which costs a second Argo CD build)
 #   E2E_KEEP=1        keep the work dir (logs, rendered streams) even on success
-#   E2E_TEST_ARGS     extra args for the test binary (e.g. "-test.run TestCorpus/flux")
+#   E2E_TEST_ARGS     extra args for the test binary, for every step (e.g. "-test.run ^TestCorpus$/shared/flux")
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -34,7 +36,7 @@ if [[ ${1:-} != --in-netns ]]; then
   (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$WORK/bin/olm-cmp" ./cmd/olm-cmp)
   echo "== go test -c (test/e2e)"
   (cd "$HERE" && go test -c -o "$WORK/bin/e2e.test" .)
-  if [[ " $SUITES " == *" corpus "* ]]; then
+  if [[ " $SUITES " == *" corpus "* || " $SUITES " == *" oracle "* ]]; then
     # the API-server oracle's first half (TestCorpusOracle judges them): every object olm-cmp
     # renders for the corpus up to the validate step, with that step's verdict on each
     echo "== oracle candidates (internal/render TestOracleCandidates) -> $WORK/oracle"
@@ -79,11 +81,11 @@ trap 'exit 130' INT TERM
 
 # a suite is one or more steps (test patterns), each on its own fresh control plane: corpus is
 # the API-server oracle (TestCorpusOracle: dry runs, and the CRDs and namespaces they need),
-# then the applies (TestCorpus)
-declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpusOracle$ ^TestCorpus$' [argocd]='^TestArgoCD(Signatures)?$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators(Dynatrace|DBaaS)?$')
+# then the applies (TestCorpus); oracle is the first step alone
+declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpusOracle$ ^TestCorpus$' [oracle]='^TestCorpusOracle$' [argocd]='^TestArgoCD(Signatures)?$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators(Dynatrace|DBaaS)?$')
 failed=()
 for suite in $SUITES; do
-  [[ -n ${RUNPAT[$suite]:-} ]] || { echo "unknown suite $suite (upgrade corpus argocd operators argocd-v2)"; exit 2; }
+  [[ -n ${RUNPAT[$suite]:-} ]] || { echo "unknown suite $suite (upgrade corpus oracle argocd operators argocd-v2)"; exit 2; }
   s0=$SECONDS
   ok=1 step=0
   for pat in ${RUNPAT[$suite]}; do

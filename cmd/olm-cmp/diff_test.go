@@ -396,7 +396,9 @@ func TestDiffHostileNames(t *testing.T) {
 
 // TestDiffCRDVersionWithoutSchema: crdify dereferences every version's
 // schema; a CRD version without one used to crash diff (exit 2, read by CI
-// as "unsafe"). It is now a safety finding naming the CRD and the version.
+// as "unsafe"). The render now refuses such a CRD as the API server does
+// (internal/validate), naming the CRD and the version's field, before the
+// safety check (whose finding for it internal/safety's tests cover).
 func TestDiffCRDVersionWithoutSchema(t *testing.T) {
 	from := filepath.Join(t.TempDir(), "app")
 	badinput.CopyDir(t, "../../examples/demo", from)
@@ -417,21 +419,11 @@ func TestDiffCRDVersionWithoutSchema(t *testing.T) {
 	if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine") {
 		t.Fatalf("diff crashed:\n%s", stderr)
 	}
-	if code == diffRenderError && strings.Contains(stderr, "v1beta1") {
-		t.Skipf("the render refuses the CRD before the safety check: %s", stderr)
+	if code != diffRenderError {
+		t.Fatalf("status %d, want %d; stdout:\n%s\nstderr:\n%s", code, diffRenderError, out, stderr)
 	}
-	if code != diffUnsafe {
-		t.Fatalf("status %d, want %d; stderr:\n%s", code, diffUnsafe, stderr)
-	}
-	var r jsonReport
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.ContainsFunc(r.Safety, func(f safety.Finding) bool {
-		return f.Rule == "schema" && f.CRD == "greeters.greeter.example.com" && f.Version == "v1beta1" &&
-			strings.HasPrefix(f.Message, "greeter-operator.v0.2.0 ships this version without a schema (spec.versions[1].schema.openAPIV3Schema)")
-	}) {
-		t.Errorf("no schema finding in %+v", r.Safety)
+	if want := "rendering FROM: CustomResourceDefinition greeters.greeter.example.com: spec.versions[1].schema.openAPIV3Schema: Required value: "; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 }
 

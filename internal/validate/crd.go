@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"hash"
 	"regexp"
+	goruntime "runtime"
 	"slices"
 	"strings"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -22,6 +24,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
+	"github.com/olm-cmp/olm-cmp/internal/transform"
 )
 
 // crdVerdictEntries bounds the cache of CRD verdicts: a verdict is a few
@@ -53,8 +56,44 @@ var (
 // The verdict is kept in e for the render and cached by crdKey across
 // renders; a CRD decoded here is kept in e for its custom resources.
 func (v *validator) crdVerdict(e *crdEntry) ([]string, error) {
+	return v.crdScratch.verdict(e)
+}
+
+// crdScratch is one checker's buffers.
+type crdScratch struct {
+	json    transform.JSONWriter
+	hashBuf []byte
+}
+
+// checkCRDs judges the render's CRDs before its objects, several at once:
+// a cold check of a bundle's large CRDs (their CEL rules) is most of the
+// step's time, and each CRD's is its own. Verdicts are kept in each entry,
+// so the result does not depend on the order they finish in.
+func (v *validator) checkCRDs() error {
+	var todo []*crdEntry
+	for _, e := range v.byNode {
+		if !e.checked {
+			todo = append(todo, e)
+		}
+	}
+	if len(todo) < 2 {
+		return nil
+	}
+	var g errgroup.Group
+	g.SetLimit(goruntime.GOMAXPROCS(0))
+	for _, e := range todo {
+		g.Go(func() error {
+			var s crdScratch
+			_, err := s.verdict(e)
+			return err
+		})
+	}
+	return g.Wait()
+}
+
+func (s *crdScratch) verdict(e *crdEntry) ([]string, error) {
 	if !e.checked {
-		problems, err := v.crdDefinitionProblems(e.node, e)
+		problems, err := s.crdDefinitionProblems(e.node, e)
 		if err != nil {
 			return nil, err
 		}
@@ -63,10 +102,10 @@ func (v *validator) crdVerdict(e *crdEntry) ([]string, error) {
 	return e.problems, nil
 }
 
-func (v *validator) crdDefinitionProblems(n *yaml.RNode, e *crdEntry) ([]string, error) {
-	key, ok := v.crdKey(n)
+func (s *crdScratch) crdDefinitionProblems(n *yaml.RNode, e *crdEntry) ([]string, error) {
+	key, ok := s.crdKey(n)
 	if !ok {
-		data, err := v.json.Object(n)
+		data, err := s.json.Object(n)
 		if err != nil {
 			return nil, err
 		}
@@ -79,7 +118,7 @@ func (v *validator) crdDefinitionProblems(n *yaml.RNode, e *crdEntry) ([]string,
 		if problems, ok := crdVerdicts.Get(key); ok {
 			return problems, nil
 		}
-		data, err := v.json.Object(n)
+		data, err := s.json.Object(n)
 		if err != nil {
 			return nil, err
 		}
@@ -99,10 +138,10 @@ func (v *validator) crdDefinitionProblems(n *yaml.RNode, e *crdEntry) ([]string,
 // to render of one CRD). It hashes the nodes themselves, a quarter of the
 // cost of writing the CRD as JSON; false when a node is an alias (the
 // caller hashes the JSON instead).
-func (v *validator) crdKey(n *yaml.RNode) (key [sha256.Size]byte, ok bool) {
+func (s *crdScratch) crdKey(n *yaml.RNode) (key [sha256.Size]byte, ok bool) {
 	h := sha256.New()
-	b := appendString(v.hashBuf[:0], n.GetApiVersion())
-	defer func() { v.hashBuf = b[:0] }() // grown once per render, not per CRD
+	b := appendString(s.hashBuf[:0], n.GetApiVersion())
+	defer func() { s.hashBuf = b[:0] }() // grown once per render, not per CRD
 	approval, approved := n.GetAnnotations()[apiextensionsv1beta1.KubeAPIApprovedAnnotation]
 	if approved {
 		b = appendString(append(b, 1), approval)

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -158,14 +159,19 @@ func TestCRDProblemsInAStableOrder(t *testing.T) {
 	}
 }
 
+var cacheTestRuns int
+
 // A CRD's verdict is kept by what it depends on: the same CRD with other
 // annotations (olm-cmp's own differ by render) is judged once, a changed
 // spec again.
 func TestCRDVerdictCachedByContent(t *testing.T) {
-	crd := broken(t, "                default: 1\n", "                default: 2\n")
+	// A default no other run of the test used (go test -count N).
+	cacheTestRuns++
+	def := strconv.Itoa(1000 + cacheTestRuns)
+	crd := broken(t, "                default: 1\n", "                default: "+def+"\n")
 	key := func(doc string) [32]byte {
 		n := yaml.MustParse(doc)
-		k, ok := (&validator{}).crdKey(n)
+		k, ok := (&crdScratch{}).crdKey(n)
 		if !ok {
 			t.Fatal("no key")
 		}
@@ -185,10 +191,10 @@ func TestCRDVerdictCachedByContent(t *testing.T) {
 	if key(annotated) != k {
 		t.Error("annotations olm-cmp adds change the key")
 	}
-	if key(strings.Replace(crd, "default: 2", "default: 3", 1)) == k {
+	if key(strings.Replace(crd, "default: "+def, "default: 3", 1)) == k {
 		t.Error("a changed default keeps the key")
 	}
-	if key(strings.Replace(crd, "default: 2", `default: "2"`, 1)) == k {
+	if key(strings.Replace(crd, "default: "+def, `default: "`+def+`"`, 1)) == k {
 		t.Error("a quoted default keeps the key")
 	}
 	// A cached verdict is the same line.
@@ -212,4 +218,20 @@ func TestCustomResourceOfABrokenCRD(t *testing.T) {
 	cr := "apiVersion: greeter.example.com/v1alpha1\nkind: Greeter\nmetadata: {name: g, namespace: ops}\nspec: {message: hi}"
 	// The custom resource first: the CRD's verdict still comes first.
 	wantError(t, run(t, cr, crd), demoCRDLine+demoSchema+`.properties[replicas].default: must be of type integer: "string"`+vendorFix)
+}
+
+// A render's CRDs are judged several at once: each line is still its
+// CRD's, in the order of the objects.
+func TestSeveralCRDsJudgedAtOnce(t *testing.T) {
+	var docs, want []string
+	for i, kind := range []string{"Alpha", "Beta", "Gamma", "Delta", "Epsilon"} {
+		plural := strings.ToLower(kind) + "s"
+		crd := strings.NewReplacer("greeters.greeter", plural+".greeter", "kind: Greeter", "kind: "+kind, "listKind: GreeterList", "listKind: "+kind+"List", "plural: greeters", "plural: "+plural, "singular: greeter", "singular: "+strings.ToLower(kind)).Replace(demoCRD(t))
+		if i%2 == 0 {
+			crd = strings.Replace(crd, "default: 1", "default: "+plural, 1)
+			want = append(want, "CustomResourceDefinition "+plural+".greeter.example.com: "+demoSchema+`.properties[replicas].default: must be of type integer: "string"`+vendorFix)
+		}
+		docs = append(docs, crd)
+	}
+	wantError(t, run(t, docs...), strings.Join(want, "\n"))
 }

@@ -185,16 +185,7 @@ func podProblems(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	volumes := map[string]bool{}
 	for i, v := range s.Volumes {
-		vp := p.Child("volumes").Index(i)
-		switch {
-		case v.Name == "":
-			errs = append(errs, field.Required(vp.Child("name"), ""))
-		case volumes[v.Name]:
-			errs = append(errs, field.Duplicate(vp.Child("name"), v.Name))
-		default:
-			errs = append(errs, messages(utilvalidation.IsDNS1123Label(v.Name), vp.Child("name"), v.Name)...)
-		}
-		volumes[v.Name] = true
+		errs = append(errs, uniqueLabel(v.Name, p.Child("volumes").Index(i).Child("name"), volumes)...)
 	}
 	if len(s.Containers) == 0 {
 		errs = append(errs, field.Required(p.Child("containers"), ""))
@@ -245,6 +236,19 @@ func btoi(b bool) int {
 	return 0
 }
 
+// uniqueLabel: a name that is required, a DNS-1123 label, and not one of
+// seen's (which it joins).
+func uniqueLabel(name string, p *field.Path, seen map[string]bool) field.ErrorList {
+	defer func() { seen[name] = true }()
+	switch {
+	case name == "":
+		return field.ErrorList{field.Required(p, "")}
+	case seen[name]:
+		return field.ErrorList{field.Duplicate(p, name)}
+	}
+	return messages(utilvalidation.IsDNS1123Label(name), p, name)
+}
+
 var protocols = []string{string(corev1.ProtocolSCTP), string(corev1.ProtocolTCP), string(corev1.ProtocolUDP)}
 
 func validProtocol(p corev1.Protocol) bool {
@@ -252,16 +256,7 @@ func validProtocol(p corev1.Protocol) bool {
 }
 
 func containerProblems(c *corev1.Container, p *field.Path, names, volumes map[string]bool) field.ErrorList {
-	var errs field.ErrorList
-	switch {
-	case c.Name == "":
-		errs = append(errs, field.Required(p.Child("name"), ""))
-	case names[c.Name]:
-		errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
-	default:
-		errs = append(errs, messages(utilvalidation.IsDNS1123Label(c.Name), p.Child("name"), c.Name)...)
-	}
-	names[c.Name] = true
+	errs := uniqueLabel(c.Name, p.Child("name"), names)
 	if c.Image == "" {
 		errs = append(errs, field.Required(p.Child("image"), ""))
 	}

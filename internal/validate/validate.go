@@ -94,6 +94,9 @@ type filter struct{ origin func(*yaml.RNode) string }
 func (f filter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	v := newValidator(nodes)
 	v.origin = f.origin
+	if err := v.checkCRDs(); err != nil {
+		return nil, err
+	}
 	var lines []string
 	invalid := 0
 	for _, n := range nodes {
@@ -152,18 +155,24 @@ type validator struct {
 	json, crdJSON transform.JSONWriter
 	// origin names the file an object came from, or "" (see Objects).
 	origin func(*yaml.RNode) string
-	// hashBuf is crdKey's buffer.
-	hashBuf []byte
+	// crdScratch is what checking a CRD needs for itself (checkCRDs runs
+	// several at once, each with its own).
+	crdScratch crdScratch
+	// byNode is the entry of every CRD of the render, crds' and any second
+	// CRD of one kind's.
+	byNode map[*yaml.RNode]*crdEntry
 }
 
 func newValidator(nodes []*yaml.RNode) *validator {
-	v := &validator{crds: map[schema.GroupKind]*crdEntry{}}
+	v := &validator{crds: map[schema.GroupKind]*crdEntry{}, byNode: map[*yaml.RNode]*crdEntry{}}
 	for _, n := range nodes {
 		if gkOf(n) != crdGK {
 			continue
 		}
+		e := &crdEntry{node: n}
+		v.byNode[n] = e
 		if gk := crdKind(n); gk.Kind != "" {
-			v.crds[gk] = &crdEntry{node: n}
+			v.crds[gk] = e
 		}
 	}
 	return v
@@ -201,9 +210,9 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 		// server checks a CRD (crd.go), a verdict cached by the CRD's
 		// content: decoding a large CRD and compiling its CEL rules is
 		// most of this step's cost on a bundle of large CRDs.
-		e := v.crds[crdKind(n)]
-		if e == nil || e.node != n {
-			e = &crdEntry{node: n} // a second CRD of one kind
+		e := v.byNode[n]
+		if e == nil { // not seen by newValidator (a test's single object)
+			e = &crdEntry{node: n}
 		}
 		definition, err := v.crdVerdict(e)
 		if err != nil {

@@ -79,11 +79,19 @@ func (v *validator) checkCRDs() error {
 	if len(todo) < 2 {
 		return nil
 	}
+	workers := min(goruntime.GOMAXPROCS(0), len(todo))
+	// One scratch per worker: the errgroup never runs more at once.
+	scratches := make(chan *crdScratch, workers)
+	scratches <- &v.crdScratch
+	for range workers - 1 {
+		scratches <- &crdScratch{}
+	}
 	var g errgroup.Group
-	g.SetLimit(goruntime.GOMAXPROCS(0))
+	g.SetLimit(workers)
 	for _, e := range todo {
 		g.Go(func() error {
-			var s crdScratch
+			s := <-scratches
+			defer func() { scratches <- s }()
 			_, err := s.verdict(e)
 			return err
 		})
@@ -140,6 +148,9 @@ func (s *crdScratch) crdDefinitionProblems(n *yaml.RNode, e *crdEntry) ([]string
 // caller hashes the JSON instead).
 func (s *crdScratch) crdKey(n *yaml.RNode) (key [sha256.Size]byte, ok bool) {
 	h := sha256.New()
+	if s.hashBuf == nil {
+		s.hashBuf = make([]byte, 0, 64<<10) // hashNode flushes at 32 KiB
+	}
 	b := appendString(s.hashBuf[:0], n.GetApiVersion())
 	defer func() { s.hashBuf = b[:0] }() // grown once per render, not per CRD
 	approval, approved := n.GetAnnotations()[apiextensionsv1beta1.KubeAPIApprovedAnnotation]
@@ -191,6 +202,59 @@ func appendString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
+// MaxRuleNodes bounds the schema nodes with x-kubernetes-validations
+// rules of one CRD (all versions): compiling them is most of a CRD's check
+// (sail-operator's bundle, the corpus' largest, has 346 in all its CRDs;
+// 5000 take seconds). A CRD over it is refused unchecked.
+const MaxRuleNodes = 5000
+
+// ruleNodes counts crd's schema nodes with rules, stopping past
+// MaxRuleNodes.
+func ruleNodes(crd *apiextensionsv1.CustomResourceDefinition) int {
+	n := 0
+	var walk func(s *apiextensionsv1.JSONSchemaProps)
+	walk = func(s *apiextensionsv1.JSONSchemaProps) {
+		if s == nil || n > MaxRuleNodes {
+			return
+		}
+		if len(s.XValidations) > 0 {
+			n++
+		}
+		for _, m := range []map[string]apiextensionsv1.JSONSchemaProps{s.Properties, s.PatternProperties, s.Definitions} {
+			for _, c := range m {
+				walk(&c)
+			}
+		}
+		for _, l := range [][]apiextensionsv1.JSONSchemaProps{s.AllOf, s.OneOf, s.AnyOf} {
+			for i := range l {
+				walk(&l[i])
+			}
+		}
+		walk(s.Not)
+		if s.AdditionalProperties != nil {
+			walk(s.AdditionalProperties.Schema)
+		}
+		if s.AdditionalItems != nil {
+			walk(s.AdditionalItems.Schema)
+		}
+		if s.Items != nil {
+			walk(s.Items.Schema)
+			for i := range s.Items.JSONSchemas {
+				walk(&s.Items.JSONSchemas[i])
+			}
+		}
+		for _, d := range s.Dependencies {
+			walk(d.Schema)
+		}
+	}
+	for _, v := range crd.Spec.Versions {
+		if v.Schema != nil {
+			walk(v.Schema.OpenAPIV3Schema)
+		}
+	}
+	return n
+}
+
 // approvalField is where the server reports a *.k8s.io or *.kubernetes.io
 // group's missing API approval, the one metadata problem left to
 // ValidateCustomResourceDefinition (crdProblems checks the rest).
@@ -221,6 +285,9 @@ func checkCRD(data []byte, e *crdEntry) (problems []string) {
 		// A field the live form let through (a duplicate key): the
 		// server refuses the CRD before validating it.
 		return decodeProblems(err)
+	}
+	if n := ruleNodes(crd); n > MaxRuleNodes {
+		return []string{fmt.Sprintf("spec.versions: %d schema nodes carry x-kubernetes-validations rules, over the %d olm-cmp checks in one CRD (the API server compiles each node's rules in a CEL environment of its own, about a millisecond apiece)", n, MaxRuleNodes)}
 	}
 	if e != nil && e.typed == nil {
 		// Kept for the render's custom resources of this CRD: what the

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -234,4 +235,16 @@ func TestSeveralCRDsJudgedAtOnce(t *testing.T) {
 		docs = append(docs, crd)
 	}
 	wantError(t, run(t, docs...), strings.Join(want, "\n"))
+}
+
+// A CRD with more rule-bearing schema nodes than olm-cmp compiles is
+// refused before any is compiled (compiling is a millisecond or so each).
+func TestCRDTooManyRules(t *testing.T) {
+	var props strings.Builder
+	for i := range MaxRuleNodes + 1 {
+		fmt.Fprintf(&props, "              p%d: {type: string, maxLength: 10, x-kubernetes-validations: [{rule: \"self.size() > 1\"}]}\n", i)
+	}
+	crd := broken(t, "              message:\n                type: string\n", props.String())
+	got := run(t, crd)
+	wantError(t, got, demoCRDLine+"spec.versions: 5001 schema nodes carry x-kubernetes-validations rules, over the 5000 olm-cmp checks in one CRD (the API server compiles each node's rules in a CEL environment of its own, about a millisecond apiece)"+vendorFix)
 }

@@ -28,12 +28,18 @@ func requireShared(t testing.TB) {
 // shared/olmv1-testdata/bundles/<op>/<version>.
 func corpusBundles(t testing.TB) map[string]string {
 	t.Helper()
+	return corpusBundlesIn(t, sharedDir)
+}
+
+// corpusBundlesIn is corpusBundles of the shared data at shared.
+func corpusBundlesIn(t testing.TB, shared string) map[string]string {
+	t.Helper()
 	out := map[string]string{}
-	top, _ := filepath.Glob(filepath.Join(sharedDir, "bundles", "*", "manifests"))
-	nested, _ := filepath.Glob(filepath.Join(sharedDir, "olmv1-testdata", "bundles", "*", "*", "manifests"))
+	top, _ := filepath.Glob(filepath.Join(shared, "bundles", "*", "manifests"))
+	nested, _ := filepath.Glob(filepath.Join(shared, "olmv1-testdata", "bundles", "*", "*", "manifests"))
 	for _, m := range append(top, nested...) {
 		dir := filepath.Dir(m)
-		rel, _ := filepath.Rel(sharedDir, dir)
+		rel, _ := filepath.Rel(shared, dir)
 		out[rel] = dir
 	}
 	if len(out) < 20 {

@@ -124,11 +124,7 @@ func keys(m map[string]requirements.Finding) []string {
 // same strict render fails.
 func TestSeedExamplesPassStrict(t *testing.T) {
 	requireShared(t)
-	for example, b := range map[string]string{
-		"lws-operator":          "leader-worker-set-1.0.0",
-		"cert-manager-operator": "cert-manager-operator-1.20.0",
-		"sail-operator":         "sailoperator-1.30.3",
-	} {
+	for example, b := range seedExampleBundles {
 		t.Run(example, func(t *testing.T) {
 			src := filepath.Join("..", "..", "examples", example)
 			f, err := spec.Load(src)

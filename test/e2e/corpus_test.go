@@ -16,6 +16,8 @@ import (
 // object was accepted. Specs are generated per bundle: own namespace, the CSV's alm-examples as
 // CRs, and webhooks patched to failurePolicy: Ignore through spec.patches (kwok pods serve
 // nothing).
+//
+// The corpus suite runs TestCorpusOracle (oracle_test.go) first, on a control plane of its own.
 func TestCorpus(t *testing.T) {
 	e := setup(t)
 	t.Run("fixtures", func(t *testing.T) {

@@ -8,11 +8,13 @@
 #      and there, for each suite, starts a fresh control plane (up.sh), runs the suite's Go tests,
 #      and always tears the cluster down (trap -> down.sh).
 #
-#   E2E_SUITES="upgrade corpus argocd operators"  suites to run (each on its own fresh cluster); also
+#   E2E_SUITES="upgrade corpus argocd operators"  suites to run (each on its own fresh cluster; corpus
+#                     is two steps, the API-server oracle then the applies, each on a fresh one); also
+#                     oracle (the corpus suite's first step alone) and
 #                     argocd-v2 (optional, not in the default: the lws-operator sync, a bump and
 #                     classic mode on Argo CD 2.14.21, which costs a second Argo CD build)
 #   E2E_KEEP=1        keep the work dir (logs, rendered streams) even on success
-#   E2E_TEST_ARGS     extra args for the test binary (e.g. "-test.run TestCorpus/flux")
+#   E2E_TEST_ARGS     extra args for the test binary, for every step (e.g. "-test.run ^TestCorpus$/shared/flux")
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -34,6 +36,15 @@ if [[ ${1:-} != --in-netns ]]; then
   (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$WORK/bin/olm-cmp" ./cmd/olm-cmp)
   echo "== go test -c (test/e2e)"
   (cd "$HERE" && go test -c -o "$WORK/bin/e2e.test" .)
+  if [[ " $SUITES " == *" corpus "* || " $SUITES " == *" oracle "* ]]; then
+    # the API-server oracle's first half (TestCorpusOracle judges them): every object olm-cmp
+    # renders for the corpus up to the validate step, with that step's verdict on each
+    echo "== oracle candidates (internal/render TestOracleCandidates) -> $WORK/oracle"
+    (cd "$ROOT" && OLM_CMP_ORACLE_OUT=$WORK/oracle OLM_CMP_SHARED=${OLM_CMP_SHARED:-$ROOT/../shared} \
+      go test -count=1 -run '^TestOracleCandidates$' ./internal/render >"$WORK/oracle-candidates.log" 2>&1) \
+      || { cat "$WORK/oracle-candidates.log"; echo "oracle candidates failed"; exit 1; }
+    export E2E_ORACLE_DIR=$WORK/oracle
+  fi
   if [[ " $SUITES " == *" operators "* ]]; then
     "$HERE/build-operators.sh"   # real operators' binaries from the module proxy (cached, stamped)
   fi
@@ -68,23 +79,32 @@ teardown() {
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpus$' [argocd]='^TestArgoCD(Signatures)?$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators(Dynatrace|DBaaS)?$')
+# a suite is one or more steps (test patterns), each on its own fresh control plane: corpus is
+# the API-server oracle (TestCorpusOracle: dry runs, and the CRDs and namespaces they need),
+# then the applies (TestCorpus); oracle is the first step alone
+declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpusOracle$ ^TestCorpus$' [oracle]='^TestCorpusOracle$' [argocd]='^TestArgoCD(Signatures)?$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators(Dynatrace|DBaaS)?$')
 failed=()
 for suite in $SUITES; do
-  [[ -n ${RUNPAT[$suite]:-} ]] || { echo "unknown suite $suite (upgrade corpus argocd operators argocd-v2)"; exit 2; }
+  [[ -n ${RUNPAT[$suite]:-} ]] || { echo "unknown suite $suite (upgrade corpus oracle argocd operators argocd-v2)"; exit 2; }
   s0=$SECONDS
-  RUN=$WORK/run-$suite
-  echo "== suite $suite: fresh control plane"
-  RUN=$RUN "$HERE/up.sh"
-  export KUBECONFIG=$RUN/kubeconfig E2E_RUN=$RUN
-  # shellcheck disable=SC2086
-  if (cd "$HERE" && "$WORK/bin/e2e.test" -test.v -test.timeout 60m -test.run "${RUNPAT[$suite]}" ${E2E_TEST_ARGS:-}); then
+  ok=1 step=0
+  for pat in ${RUNPAT[$suite]}; do
+    RUN=$WORK/run-$suite
+    if ((step)); then RUN+=-$step; fi
+    step=$((step + 1))
+    echo "== suite $suite ($pat): fresh control plane"
+    RUN=$RUN "$HERE/up.sh"
+    export KUBECONFIG=$RUN/kubeconfig E2E_RUN=$RUN
+    # shellcheck disable=SC2086
+    (cd "$HERE" && "$WORK/bin/e2e.test" -test.v -test.timeout 60m -test.run "$pat" ${E2E_TEST_ARGS:-}) || ok=0
+    RUN=$RUN "$HERE/down.sh"
+    RUN=
+  done
+  if ((ok)); then
     echo "== suite $suite: PASS in $((SECONDS - s0)) s"
   else
     echo "== suite $suite: FAIL in $((SECONDS - s0)) s"; failed+=("$suite")
   fi
-  RUN=$RUN "$HERE/down.sh"
-  RUN=
 done
 if ((${#failed[@]})); then echo "== e2e FAILED: ${failed[*]}"; exit 1; fi
 echo "== e2e passed: $SUITES"

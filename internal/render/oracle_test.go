@@ -225,7 +225,7 @@ func oracleRender(ctx context.Context, t *testing.T, c oracleCase) oracleCandida
 	if err != nil {
 		t.Fatalf("serialize: %v", err)
 	}
-	verdicts := objectVerdicts(t, objs, p.extraManifestOf)
+	verdicts := objectVerdicts(t, objs, p.originOf)
 	for i := range objs {
 		oc.Objects = append(oc.Objects, oracleObject{YAML: yamls[i], Verdict: verdicts[i]})
 	}
@@ -238,7 +238,7 @@ func oracleRender(ctx context.Context, t *testing.T, c oracleCase) oracleCandida
 			want = append(want, v)
 		}
 	}
-	_, whole := validate.Objects(p.extraManifestOf).Filter(objs)
+	_, whole := validate.Objects(p.originOf).Filter(objs)
 	switch {
 	case len(want) == 0 && whole != nil:
 		t.Errorf("every object passes alone, but the validate step refuses the render:\n%v", whole)
@@ -285,7 +285,7 @@ func untilValidate(ctx context.Context, rv Resolved, b *bundle.Bundle) (*pipelin
 // objectVerdicts asks the validate step about each object alone; a custom
 // resource goes with the CRD of its kind when the render ships one (its
 // schema), and the CRD's own line, if any, is not the resource's.
-func objectVerdicts(t *testing.T, objs []*yaml.RNode, origin func(*yaml.RNode) string) []string {
+func objectVerdicts(t *testing.T, objs []*yaml.RNode, origin func(*yaml.RNode) validate.Origin) []string {
 	t.Helper()
 	crds := map[string]*yaml.RNode{}
 	for _, n := range objs {

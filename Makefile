@@ -13,16 +13,16 @@ all: build
 
 ## build: static olm-cmp binary in bin/ (as the Dockerfile builds it)
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/olm-cmp
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/olm-cmp
 
 ## install: olm-cmp into GOBIN (go env GOBIN, else GOPATH's bin), or PREFIX/bin when PREFIX is set; says when that directory is not on PATH
 PREFIX     ?=
 install:
 	@set -e; \
 	if [ -n "$(PREFIX)" ]; then dir="$(PREFIX)/bin"; mkdir -p "$$dir"; \
-	  CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o "$$dir/olm-cmp" ./cmd/olm-cmp; \
+	  CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' -o "$$dir/olm-cmp" ./cmd/olm-cmp; \
 	else dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir="$$($(GO) env GOPATH | cut -d: -f1)/bin"; \
-	  CGO_ENABLED=0 GOBIN="$$dir" $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/olm-cmp; \
+	  CGO_ENABLED=0 GOBIN="$$dir" $(GO) install -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' ./cmd/olm-cmp; \
 	fi; \
 	echo "installed $$dir/olm-cmp"; \
 	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "$$dir is not on PATH: export PATH=\"$$dir:\$$PATH\" (or make install PREFIX=DIR for a directory that is)";; esac

@@ -116,7 +116,7 @@ func (o Options) fromCatalog(ctx context.Context, r *render.Renderer, t *target,
 	}
 	names := installedNames(p, f.current)
 	for _, e := range es {
-		f.candidates = append(f.candidates, Candidate{Version: e.Version, Edges: entryEdges(e, names, f.current), Deprecated: e.Deprecated})
+		f.candidates = append(f.candidates, Candidate{Version: e.Version, Edges: bundleEdges(p, e, names, f.current), Deprecated: e.Deprecated})
 	}
 	if len(es) > 0 {
 		f.chosen = es[0].Version
@@ -183,6 +183,29 @@ func installedNames(p *versions.Package, v string) []string {
 		}
 	}
 	return out
+}
+
+// bundleEdges are the edges by which the bundle of e upgrades from the
+// installed bundle in any channel of the package: a channel lists a bundle
+// with edges of its own, and a successor's edge may be in a channel other
+// than the one whose entry versions returned (OLM v1 counts an edge of any
+// channel), which showed a real successor as "no edge". Each edge once, in
+// channel order.
+func bundleEdges(p *versions.Package, e versions.Entry, installed []string, version string) []string {
+	edges := entryEdges(e, installed, version)
+	for _, c := range p.Channels {
+		for _, o := range c.Entries {
+			if o.Name != e.Name {
+				continue
+			}
+			for _, edge := range entryEdges(o, installed, version) {
+				if !slices.Contains(edges, edge) {
+					edges = append(edges, edge)
+				}
+			}
+		}
+	}
+	return edges
 }
 
 // entryEdges are the edges by which e upgrades from the installed bundle.

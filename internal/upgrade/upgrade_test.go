@@ -489,6 +489,11 @@ func TestCatalogPolicies(t *testing.T) {
 			if written != want {
 				t.Fatalf("written:\n%s\nwant:\n%s", written, want)
 			}
+			if tc.name == "olmv1 every channel" && !slices.Equal(r.Candidates[1].Edges, []string{"replaces greeter-operator.v0.1.0"}) {
+				// 0.2.0 is fast's first entry (no edge) and stable's
+				// replaces of 0.1.0: its edge is the channel's that has one.
+				t.Errorf("0.2.0's edges %v, want stable's replaces", r.Candidates[1].Edges)
+			}
 			if tc.chosen == "1.0.0" {
 				wantEdges := []string{"skipRange >=0.1.0 <1.0.0"}
 				if tc.from == "0.2.0" {

@@ -17,6 +17,8 @@ import (
 	"github.com/docker/cli/cli/config/types"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/olm-cmp/olm-cmp/internal/safefile"
 )
 
 // authFromConfig looks target up in a docker config file the way
@@ -92,23 +94,21 @@ func (k *fileKeychain) Resolve(target authn.Resource) (authn.Authenticator, erro
 	if !present {
 		return authn.Anonymous, nil
 	}
-	f, err := os.Open(k.path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) { // removed since the check
-			return authn.Anonymous, nil
-		}
-		return nil, fmt.Errorf("registry config %s: cannot be opened", k.path)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	data, err := safefile.Read(k.path, MaxRegistryConfigBytes, true)
+	var notRegular *safefile.NotRegularError
+	var tooLarge *safefile.TooLargeError
+	var pathErr *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist): // removed since the check
+		return authn.Anonymous, nil
+	case errors.As(err, &notRegular):
 		return nil, fmt.Errorf("registry config %s: not a regular file: give a docker config.json", k.path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxRegistryConfigBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("registry config %s: cannot be read", k.path)
-	}
-	if len(data) > MaxRegistryConfigBytes {
+	case errors.As(err, &tooLarge):
 		return nil, fmt.Errorf("registry config %s: larger than %d bytes: not a docker config.json", k.path, MaxRegistryConfigBytes)
+	case errors.As(err, &pathErr) && pathErr.Op == "read":
+		return nil, fmt.Errorf("registry config %s: cannot be read", k.path)
+	case err != nil:
+		return nil, fmt.Errorf("registry config %s: cannot be opened", k.path)
 	}
 	return authFromConfig(bytes.NewReader(data), k.path, target)
 }

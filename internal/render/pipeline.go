@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/convert"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/editdist"
+	"github.com/olm-cmp/olm-cmp/internal/safefile"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 	"github.com/olm-cmp/olm-cmp/internal/transform"
 	"github.com/olm-cmp/olm-cmp/internal/validate"
@@ -344,50 +344,24 @@ func ExtraManifestFiles(dir string) ([]string, error) {
 var errNotRegular = errors.New("not a regular file")
 
 // readRegularFile reads path, up to maxExtraManifestBytes, when it is a
-// regular file, without opening anything else: opening a FIFO blocks until
-// something writes to it, and a link to /dev/zero never ends. The open is
-// non-blocking and checked to be the file looked at, so a file swapped for
-// a FIFO in between cannot block either.
+// regular file (not a link), without opening anything else
+// (safefile.Read): a FIFO or a link to /dev/zero beside the spec must not
+// hang a render.
 func readRegularFile(path string) ([]byte, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s, %w", fileKind(fi.Mode()), errNotRegular)
-	}
-	if fi.Size() > maxExtraManifestBytes {
-		return nil, fmt.Errorf("%d bytes: larger than the %d-byte limit for extra manifests", fi.Size(), maxExtraManifestBytes)
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if now, err := f.Stat(); err != nil || !os.SameFile(fi, now) {
+	data, err := safefile.Read(path, maxExtraManifestBytes, false)
+	var notRegular *safefile.NotRegularError
+	var tooLarge *safefile.TooLargeError
+	switch {
+	case errors.As(err, &notRegular) && notRegular.Changed:
 		return nil, fmt.Errorf("changed while it was read, %w", errNotRegular)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxExtraManifestBytes+1))
-	if err == nil && len(data) > maxExtraManifestBytes {
+	case errors.As(err, &notRegular):
+		return nil, fmt.Errorf("%s, %w", safefile.Kind(notRegular.Mode), errNotRegular)
+	case errors.As(err, &tooLarge) && tooLarge.Grew:
 		return nil, fmt.Errorf("grew past the %d-byte limit for extra manifests while it was read", maxExtraManifestBytes)
+	case errors.As(err, &tooLarge):
+		return nil, fmt.Errorf("%d bytes: larger than the %d-byte limit for extra manifests", tooLarge.Size, maxExtraManifestBytes)
 	}
 	return data, err
-}
-
-// fileKind names a kind of file that is not a regular one, for messages.
-func fileKind(m fs.FileMode) string {
-	switch t := m.Type(); {
-	case t&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case t&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case t&fs.ModeSocket != 0:
-		return "a socket"
-	case t&fs.ModeDevice != 0:
-		return "a device"
-	default:
-		return "a special file"
-	}
 }
 
 // errNotObject marks a file whose YAML is no Kubernetes object (a values

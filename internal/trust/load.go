@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/editdist"
+	"github.com/olm-cmp/olm-cmp/internal/safefile"
 	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
@@ -51,40 +50,27 @@ func Parse(data []byte, name string) (*Policy, error) {
 }
 
 func readBounded(path string, max int64) ([]byte, error) {
-	// Stat before opening: opening a named pipe blocks until something
-	// writes to it, and a device or directory is no key.
-	st, err := os.Stat(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("file does not exist")
-		}
-		if errors.Is(err, fs.ErrPermission) {
-			return nil, fmt.Errorf("permission denied")
-		}
-		return nil, fmt.Errorf("cannot open the file")
-	}
-	if !st.Mode().IsRegular() {
+	// Only a regular file (safefile.Read): opening a named pipe blocks
+	// until something writes to it, and a device or directory is no key.
+	data, err := safefile.Read(path, max, true)
+	var notRegular *safefile.NotRegularError
+	var tooLarge *safefile.TooLargeError
+	var pathErr *fs.PathError
+	switch {
+	case err == nil:
+		return data, nil
+	case errors.As(err, &notRegular):
 		return nil, fmt.Errorf("not a regular file")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrPermission) {
-			return nil, fmt.Errorf("permission denied")
-		}
-		return nil, fmt.Errorf("cannot open the file")
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
+	case errors.As(err, &tooLarge):
+		return nil, fmt.Errorf("larger than %d bytes", max)
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("file does not exist")
+	case errors.Is(err, fs.ErrPermission):
+		return nil, fmt.Errorf("permission denied")
+	case errors.As(err, &pathErr) && pathErr.Op == "read":
 		return nil, fmt.Errorf("cannot read the file")
 	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("larger than %d bytes", max)
-	}
-	return data, nil
+	return nil, fmt.Errorf("cannot open the file")
 }
 
 // decoder walks the policy's YAML nodes against the format, collecting

@@ -3,7 +3,6 @@ package upgrade
 import (
 	"bytes"
 	"errors"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/olm-cmp/olm-cmp/internal/safefile"
 )
 
 // maxGitConfigBytes bounds the Git config read for the remotes: a config
@@ -149,21 +150,16 @@ func configVars(name string, depth int) ([]gitVar, error) {
 }
 
 func readCapped(name string) ([]byte, error) {
-	// Only a regular file: opening a FIFO (a checkout's .git file may
-	// point anywhere, and a config may be a symbolic link) blocks until
+	// Only a regular file, through links (safefile.Read): a checkout's
+	// .git file may point anywhere, and opening a FIFO blocks until
 	// something writes to it, which nothing does.
-	if fi, err := os.Stat(name); err != nil {
-		return nil, err
-	} else if !fi.Mode().IsRegular() {
+	data, err := safefile.Read(name, maxGitConfigBytes, true)
+	var notRegular *safefile.NotRegularError
+	var tooLarge *safefile.TooLargeError
+	switch {
+	case errors.As(err, &notRegular):
 		return nil, errors.New(name + ": not a regular file")
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxGitConfigBytes+1))
-	if err == nil && len(data) > maxGitConfigBytes {
+	case errors.As(err, &tooLarge):
 		return nil, errors.New(name + ": larger than a Git config is")
 	}
 	return data, err

@@ -238,7 +238,7 @@ func oracleRender(ctx context.Context, t *testing.T, c oracleCase) oracleCandida
 			want = append(want, v)
 		}
 	}
-	_, whole := validate.Objects(p.originOf).Filter(objs)
+	_, whole := validate.Objects(context.Background(), p.originOf).Filter(objs)
 	switch {
 	case len(want) == 0 && whole != nil:
 		t.Errorf("every object passes alone, but the validate step refuses the render:\n%v", whole)
@@ -273,7 +273,7 @@ func untilValidate(ctx context.Context, rv Resolved, b *bundle.Bundle) (*pipelin
 	if err := checkExcludeFiles(p, rv.Request.Spec, b); err != nil {
 		return nil, nil, err
 	}
-	all := p.steps()
+	all := p.steps(context.Background())
 	i := slices.IndexFunc(all, func(s step) bool { return s.name == "validate" })
 	if i < 0 {
 		return nil, nil, errors.New("the render has no validate step")
@@ -296,7 +296,7 @@ func objectVerdicts(t *testing.T, objs []*yaml.RNode, origin func(*yaml.RNode) v
 		}
 	}
 	alone := func(nodes ...*yaml.RNode) []string {
-		_, err := validate.Objects(origin).Filter(nodes)
+		_, err := validate.Objects(context.Background(), origin).Filter(nodes)
 		if err == nil {
 			return nil
 		}

@@ -87,7 +87,7 @@ type step struct {
 // steps is the render, from conversion to serialization. Examples and extra
 // manifests join the bundle's objects before transform's steps, so every
 // spec field (images, pull secrets, exclude, patches) reaches them too.
-func (p *pipeline) steps() []step {
+func (p *pipeline) steps(ctx context.Context) []step {
 	steps := []step{
 		{"convert", p.convert},
 		{"examples", p.examples},
@@ -97,7 +97,7 @@ func (p *pipeline) steps() []step {
 		steps = append(steps, step{f.Name, f.Filter.Filter})
 	}
 	return append(steps,
-		step{"validate", validate.Objects(p.originOf).Filter},
+		step{"validate", validate.Objects(ctx, p.originOf).Filter},
 		step{"unique", func(objs []*yaml.RNode) ([]*yaml.RNode, error) { return objs, p.checkUnique(objs) }},
 		step{"serialize", p.serialize},
 	)
@@ -107,7 +107,7 @@ func (p *pipeline) steps() []step {
 // has gone stops at the next step. Everything is built in memory: an error
 // anywhere returns no output at all.
 func (p *pipeline) run(ctx context.Context) ([]*yaml.RNode, []string, error) {
-	return p.runSteps(ctx, p.steps())
+	return p.runSteps(ctx, p.steps(ctx))
 }
 
 func (p *pipeline) runSteps(ctx context.Context, steps []step) ([]*yaml.RNode, []string, error) {

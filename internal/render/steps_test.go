@@ -22,7 +22,7 @@ func TestPipelineDocMatchesSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	var code []string
-	for _, s := range p.steps() {
+	for _, s := range p.steps(context.Background()) {
 		if len(code) == 0 || code[len(code)-1] != s.name { // one entry per annotation key
 			code = append(code, s.name)
 		}
@@ -54,7 +54,7 @@ func TestRenderStopsWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	var ran []string
-	steps := p.steps()
+	steps := p.steps(context.Background())
 	for i := range steps {
 		s := steps[i]
 		steps[i].run = func(objs []*yaml.RNode) ([]*yaml.RNode, error) {

@@ -103,7 +103,7 @@ func benchValidate(b *testing.B, req Request, cold bool) {
 	}
 	// The render above judged its own nodes, whose YAML may differ in
 	// style from these: one run before the clock starts fills the cache.
-	if _, err := validate.Objects(nil).Filter(nodes); err != nil {
+	if _, err := validate.Objects(context.Background(), nil).Filter(nodes); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
@@ -118,7 +118,7 @@ func benchValidate(b *testing.B, req Request, cold bool) {
 			}
 			b.StartTimer()
 		}
-		if _, err := validate.Objects(nil).Filter(nodes); err != nil {
+		if _, err := validate.Objects(context.Background(), nil).Filter(nodes); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -129,7 +131,7 @@ func TestCRDFromAnExtraManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Objects(func(*yaml.RNode) Origin { return Origin{Where: "the extra manifest crd.yaml"} }).Filter(nodes)
+	_, err = Objects(context.Background(), func(*yaml.RNode) Origin { return Origin{Where: "the extra manifest crd.yaml"} }).Filter(nodes)
 	want := "CustomResourceDefinition greeters.greeter.example.com (in the extra manifest crd.yaml): " + demoSchema + `.properties[replicas].default: must be of type integer: "string": fix the extra manifest crd.yaml`
 	if err == nil || err.Error() != want {
 		t.Errorf("error:\n%v\nwant:\n%s", err, want)
@@ -143,7 +145,7 @@ func TestCRDFromABundleFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Objects(func(*yaml.RNode) Origin {
+	_, err = Objects(context.Background(), func(*yaml.RNode) Origin {
 		return Origin{Where: "the bundle file crd.yaml", Fix: "leave it out with spec.excludeFiles"}
 	}).Filter(nodes)
 	want := "CustomResourceDefinition greeters.greeter.example.com (in the bundle file crd.yaml): " + demoSchema + `.properties[replicas].default: must be of type integer: "string"` + vendorFix
@@ -262,5 +264,35 @@ func TestCRDTooManyRules(t *testing.T) {
 	}
 	crd := broken(t, "              message:\n                type: string\n", props.String())
 	got := run(t, crd)
-	wantError(t, got, demoCRDLine+"spec.versions: 5001 schema nodes carry x-kubernetes-validations rules, over the 5000 olm-cmp checks in one CRD (the API server compiles each node's rules in a CEL environment of its own, about a millisecond apiece)"+vendorFix)
+	wantError(t, got, demoCRDLine+"spec.versions: 5001 x-kubernetes-validations rules or more, over the 5000 olm-cmp checks in one CRD (the API server compiles each in a CEL environment of its schema node, about a millisecond apiece)"+vendorFix)
+
+	// One node with the rules on it counts each: a node count let any
+	// number of rules through.
+	var rules strings.Builder
+	for range MaxRuleNodes + 1 {
+		rules.WriteString("{rule: \"self.size() > 1\"},")
+	}
+	crd = broken(t, "              message:\n                type: string\n", "              p: {type: string, maxLength: 10, x-kubernetes-validations: ["+strings.TrimSuffix(rules.String(), ",")+"]}\n")
+	wantError(t, run(t, crd), demoCRDLine+"spec.versions: 5001 x-kubernetes-validations rules or more, over the 5000 olm-cmp checks in one CRD (the API server compiles each in a CEL environment of its schema node, about a millisecond apiece)"+vendorFix)
+}
+
+// TestCRDChecksStopAtDeadline: a render whose request has ended begins no
+// CRD check (compiling CEL rules is the step's long part); the step
+// returns the context's cause and no objects.
+func TestCRDChecksStopAtDeadline(t *testing.T) {
+	second := strings.ReplaceAll(demoCRD(t), "greeter", "welcomer")
+	nodes, err := kio.FromBytes([]byte(demoCRD(t) + "\n---\n" + second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := errors.New("the plugin's deadline passed")
+	cancel(stop)
+	out, err := Objects(ctx, nil).Filter(nodes)
+	if !errors.Is(err, stop) || out != nil {
+		t.Fatalf("got %d objects, %v; want none and %v", len(out), err, stop)
+	}
+	if _, err := Objects(context.Background(), nil).Filter(nodes); err != nil {
+		t.Fatalf("the same CRDs without a deadline: %v", err)
+	}
 }

@@ -41,6 +41,7 @@
 package validate
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,7 +88,9 @@ const (
 // served version it needs once. origin, when not nil, says where an object
 // came from (the zero Origin when it cannot say), so its line says which
 // file to fix, or how to do without it.
-func Objects(origin func(*yaml.RNode) Origin) kio.Filter { return filter{origin} }
+func Objects(ctx context.Context, origin func(*yaml.RNode) Origin) kio.Filter {
+	return filter{ctx, origin}
+}
 
 // Origin is what the caller knows of where an object came from, for the
 // object's error line: validate itself knows only what the object says.
@@ -96,12 +99,17 @@ func Objects(origin func(*yaml.RNode) Origin) kio.Filter { return filter{origin}
 // for that source (a vendor's bundle file cannot be fixed, only left out).
 type Origin struct{ Where, Fix string }
 
-type filter struct{ origin func(*yaml.RNode) Origin }
+type filter struct {
+	// ctx is the render's: checking the CRDs (compiling their CEL rules)
+	// stops at its deadline between CRDs.
+	ctx    context.Context
+	origin func(*yaml.RNode) Origin
+}
 
 func (f filter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	v := newValidator(nodes)
 	v.origin = f.origin
-	if err := v.checkCRDs(); err != nil {
+	if err := v.checkCRDs(f.ctx); err != nil {
 		return nil, err
 	}
 	var lines []string

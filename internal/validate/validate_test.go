@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ func run(t *testing.T, docs ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Objects(nil).Filter(nodes)
+	out, err := Objects(context.Background(), nil).Filter(nodes)
 	if err != nil {
 		if out != nil {
 			t.Error("objects returned with an error")
@@ -385,7 +386,7 @@ func TestOriginNamesTheFile(t *testing.T) {
 		}
 		return Origin{}
 	}
-	_, err = Objects(origin).Filter(nodes)
+	_, err = Objects(context.Background(), origin).Filter(nodes)
 	want := "ConfigMap a (in the extra manifest cm.yaml): wrongfield: unknown field: the API type has no such field, so the server would drop it or refuse the object: fix the extra manifest cm.yaml, or change it with a patch (spec.patches; a JSON 6902 `op: remove` drops a field)\n" +
 		"ConfigMap b: wrongfield: unknown field: the API type has no such field, so the server would drop it or refuse the object: fix the file it comes from, or change it with a patch (spec.patches; a JSON 6902 `op: remove` drops a field)\n" +
 		"ConfigMap c (in the bundle file manifests/c.yaml): wrongfield: unknown field: the API type has no such field, so the server would drop it or refuse the object: leave it out with spec.exclude"

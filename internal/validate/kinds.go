@@ -3,6 +3,7 @@ package validate
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -74,7 +75,7 @@ func deploymentProblems(d *appsv1.Deployment) field.ErrorList {
 	spec := field.NewPath("spec")
 	s := &d.Spec
 	if s.Replicas != nil {
-		errs = append(errs, nonNegative(int64(*s.Replicas), spec.Child("replicas"))...)
+		errs = append(errs, apimachineryvalidation.ValidateNonnegativeField(int64(*s.Replicas), spec.Child("replicas"))...)
 	}
 	switch {
 	case s.Selector == nil:
@@ -86,12 +87,12 @@ func deploymentProblems(d *appsv1.Deployment) field.ErrorList {
 			errs = append(errs, field.Invalid(spec.Child("template", "metadata", "labels"), labels.Set(s.Template.Labels).String(), "`selector` does not match template `labels`"))
 		}
 	}
-	errs = append(errs, nonNegative(int64(s.MinReadySeconds), spec.Child("minReadySeconds"))...)
+	errs = append(errs, apimachineryvalidation.ValidateNonnegativeField(int64(s.MinReadySeconds), spec.Child("minReadySeconds"))...)
 	if s.RevisionHistoryLimit != nil {
-		errs = append(errs, nonNegative(int64(*s.RevisionHistoryLimit), spec.Child("revisionHistoryLimit"))...)
+		errs = append(errs, apimachineryvalidation.ValidateNonnegativeField(int64(*s.RevisionHistoryLimit), spec.Child("revisionHistoryLimit"))...)
 	}
 	if s.ProgressDeadlineSeconds != nil {
-		errs = append(errs, nonNegative(int64(*s.ProgressDeadlineSeconds), spec.Child("progressDeadlineSeconds"))...)
+		errs = append(errs, apimachineryvalidation.ValidateNonnegativeField(int64(*s.ProgressDeadlineSeconds), spec.Child("progressDeadlineSeconds"))...)
 		if *s.ProgressDeadlineSeconds <= s.MinReadySeconds {
 			errs = append(errs, field.Invalid(spec.Child("progressDeadlineSeconds"), *s.ProgressDeadlineSeconds, "must be greater than minReadySeconds"))
 		}
@@ -146,7 +147,7 @@ func strategyProblems(s *appsv1.DeploymentStrategy, p *field.Path) field.ErrorLi
 // intOrPercent: a non-negative number, or a percentage ("25%").
 func intOrPercent(v *intstr.IntOrString, p *field.Path) field.ErrorList {
 	if v.Type == intstr.Int {
-		return nonNegative(int64(v.IntVal), p)
+		return apimachineryvalidation.ValidateNonnegativeField(int64(v.IntVal), p)
 	}
 	if percent(v) < 0 {
 		return field.ErrorList{field.Invalid(p, v.StrVal, "must be an integer or percentage (e.g '5%')")}
@@ -154,11 +155,14 @@ func intOrPercent(v *intstr.IntOrString, p *field.Path) field.ErrorList {
 	return nil
 }
 
-// percent is a "N%" value's N, -1 when it is not one.
+// percent is a "N%" value's N, -1 when it is not one: the server's own
+// format rule (utilvalidation.IsValidPercent, which takes "05%").
 func percent(v *intstr.IntOrString) int {
-	n, ok := strings.CutSuffix(v.StrVal, "%")
-	var i int
-	if _, err := fmt.Sscanf(n, "%d", &i); !ok || err != nil || fmt.Sprint(i) != n || i < 0 {
+	if len(utilvalidation.IsValidPercent(v.StrVal)) > 0 {
+		return -1
+	}
+	i, err := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
+	if err != nil { // too many digits for an int
 		return -1
 	}
 	return i
@@ -166,13 +170,6 @@ func percent(v *intstr.IntOrString) int {
 
 func isZero(v *intstr.IntOrString) bool {
 	return v.Type == intstr.Int && v.IntVal == 0 || v.Type == intstr.String && percent(v) == 0
-}
-
-func nonNegative(v int64, p *field.Path) field.ErrorList {
-	if v < 0 {
-		return field.ErrorList{field.Invalid(p, v, "must be greater than or equal to 0")}
-	}
-	return nil
 }
 
 // podProblems is the part of core's ValidatePodSpec a bundle's pod
@@ -203,7 +200,7 @@ func podProblems(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 		errs = append(errs, messages(apimachineryvalidation.NameIsDNSSubdomain(s.ServiceAccountName, false), p.Child("serviceAccountName"), s.ServiceAccountName)...)
 	}
 	if s.TerminationGracePeriodSeconds != nil {
-		errs = append(errs, nonNegative(*s.TerminationGracePeriodSeconds, p.Child("terminationGracePeriodSeconds"))...)
+		errs = append(errs, apimachineryvalidation.ValidateNonnegativeField(*s.TerminationGracePeriodSeconds, p.Child("terminationGracePeriodSeconds"))...)
 	}
 	return errs
 }

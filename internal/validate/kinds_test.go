@@ -69,6 +69,8 @@ func TestDeploymentChecks(t *testing.T) {
 		{"empty selector", deployment(t, "selector: {matchLabels: {app: op}}", "selector: {}"), "spec.selector: Invalid value \"{}\": empty selector is invalid for deployment"},
 		{"no selector", deployment(t, "  selector: {matchLabels: {app: op}}\n", ""), "spec.selector: Required value"},
 		{"negative replicas", deployment(t, "replicas: 1", "replicas: -1"), "spec.replicas: Invalid value \"-1\": must be greater than or equal to 0"},
+		{"a percentage with a leading zero, as the server reads it", deployment(t, "strategy: {type: RollingUpdate}", "strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 05%, maxUnavailable: 25%}}"), ""},
+		{"a percentage over 100", deployment(t, "strategy: {type: RollingUpdate}", "strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: 101%}}"), "spec.strategy.rollingUpdate.maxUnavailable: Invalid value \"101%\": must not be greater than 100%"},
 		{"a rolling update that cannot move", deployment(t, "strategy: {type: RollingUpdate}", "strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 0, maxUnavailable: 0%}}"), "spec.strategy.rollingUpdate.maxUnavailable: Invalid value \"0%\": may not be 0 when `maxSurge` is 0"},
 		{"recreate with rollingUpdate", deployment(t, "strategy: {type: RollingUpdate}", "strategy: {type: Recreate, rollingUpdate: {maxSurge: 1}}"), "spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'"},
 		{"unknown strategy", deployment(t, "strategy: {type: RollingUpdate}", "strategy: {type: BlueGreen}"), "spec.strategy.type: Unsupported value \"BlueGreen\": supported values: \"Recreate\", \"RollingUpdate\""},

@@ -1,6 +1,9 @@
 package upgrade
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -45,5 +48,26 @@ func TestDuplicateKeyRefused(t *testing.T) {
 	e.file(t, "theirs.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: t}\nspec:\n  source: {repoURL: 'https://github.com/org/else', path: g}\n  source: {repoURL: 'https://github.com/org/else', path: g}\n")
 	if r := one(t, e.run(t, OLMv1, false, "g")); r.Status == Failed || strings.Contains(r.Reason, "twice") {
 		t.Errorf("another directory's manifest: %+v", r)
+	}
+}
+
+// TestDuplicateKeyKeptAfterAWrite: upgrade rebuilds its index after each
+// file it writes; an Application with a key twice is still refused for
+// its directory afterwards (it was dropped, and the next directory read
+// the shadowed block).
+func TestDuplicateKeyKeptAfterAWrite(t *testing.T) {
+	root := t.TempDir()
+	dup := "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: m}\nspec:\n  source: {path: g}\n  source: {path: g}\n"
+	if err := os.WriteFile(filepath.Join(root, "app.yaml"), []byte(dup), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Scan(context.Background(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := ix.dups
+	ix.replace("other.yaml", []byte("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: o}\nspec:\n  source: {path: h}\n"))
+	if len(before) != 1 || len(ix.dups) != 1 || ix.dups[0].file != before[0].file {
+		t.Fatalf("duplicate-key Applications before a write %d, after %d", len(before), len(ix.dups))
 	}
 }

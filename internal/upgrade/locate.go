@@ -256,6 +256,7 @@ func (ix *Index) add(file string, data []byte) {
 				d := dupKeyDoc{what: kind + " " + name, file: file, line: doc.Line, key: key, first: first, then: then}
 				d.paths, d.repoURLs = sourcePaths(doc)
 				ix.dups = append(ix.dups, d)
+				found = true // kept for replace, which rebuilds from ix.data
 				continue
 			}
 		}

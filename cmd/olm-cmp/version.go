@@ -64,10 +64,11 @@ func writeVersion(w io.Writer, bi *debug.BuildInfo) error {
 			}
 		}
 		for _, d := range bi.Deps {
-			if d.Replace != nil {
-				d = d.Replace
+			v := d.Version
+			if d.Replace != nil { // the module built, under the path imported
+				v = d.Replace.Version
 			}
-			deps[d.Path] = d.Version
+			deps[d.Path] = v
 		}
 	}
 	if rev == "" {

@@ -17,6 +17,8 @@ func TestVersion(t *testing.T) {
 		Deps: []*debug.Module{
 			{Path: "github.com/operator-framework/api", Version: "v0.45.0"},
 			{Path: "k8s.io/apimachinery", Version: "v0.36.2"},
+			// a fork under another path: the key module's line gives the fork's version
+			{Path: "sigs.k8s.io/kustomize/api", Version: "v0.20.1", Replace: &debug.Module{Path: "example.com/fork/kustomize-api", Version: "v0.20.1-fork.1"}},
 			{Path: "github.com/google/go-containerregistry", Version: "v0.21.0", Replace: &debug.Module{Path: "github.com/google/go-containerregistry", Version: "v0.21.7"}},
 		},
 		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.time", Value: "2026-11-28T15:00:00Z"}, {Key: "vcs.modified", Value: "true"}},
@@ -34,6 +36,7 @@ func TestVersion(t *testing.T) {
 		"  github.com/operator-framework/api        v0.45.0\n",
 		"  github.com/google/go-containerregistry   v0.21.7\n",
 		"  k8s.io/apiextensions-apiserver           unknown\n",
+		"  sigs.k8s.io/kustomize/api                v0.20.1-fork.1\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("version output lacks %q:\n%s", want, out)

@@ -58,7 +58,7 @@ func (p *pipeline) readExtraManifests() ([]*yaml.RNode, error) {
 					n, o.GetKind(), o.GetName(), key, spec.FileName, n)
 			}
 			p.recordExtra(o, n)
-			if why := otherToolObject(o); strings.HasPrefix(why, "an Argo CD ") {
+			if why, tool := otherToolObject(o); tool == argoCD {
 				p.warn(fmt.Sprintf("extra manifest %s holds %s (%s): the Application rendering this directory will create it; if it is this operator's own Application, leave the file out with spec.extraManifests: {exclude: [%s]}",
 					n, why, echo.Text(o.GetName()), n))
 			}
@@ -172,14 +172,18 @@ var otherToolNames = map[string]string{
 	"mkdocs.yml": "an MkDocs config", "codecov.yml": "a Codecov config",
 }
 
+// argoCD is Argo CD's API group: its objects beside the spec are warned
+// about in a render (the operator's Application would create them).
+const argoCD = "argoproj.io"
+
 // otherToolKinds are the apiVersion groups (the part before "/") and kinds
 // of objects meant for another tool, not the cluster: an Argo CD
 // Application beside olm-cmp.yaml would be deployed by the operator's own
 // Application (usually the one that names this directory).
 var otherToolKinds = []struct{ group, kind, why string }{
-	{"argoproj.io", "Application", "an Argo CD Application"},
-	{"argoproj.io", "ApplicationSet", "an Argo CD ApplicationSet"},
-	{"argoproj.io", "AppProject", "an Argo CD AppProject"},
+	{argoCD, "Application", "an Argo CD Application"},
+	{argoCD, "ApplicationSet", "an Argo CD ApplicationSet"},
+	{argoCD, "AppProject", "an Argo CD AppProject"},
 	{"kustomize.config.k8s.io", "", "a kustomization"},
 	{"config.kubernetes.io", "", "a kustomize function config"},
 	{"backstage.io", "", "a Backstage catalog entry"},
@@ -220,20 +224,21 @@ func otherToolWhy(dir, name string) string {
 		return ""
 	}
 	for _, o := range nodes {
-		if why := otherToolObject(o); why != "" {
+		if why, _ := otherToolObject(o); why != "" {
 			return why
 		}
 	}
 	return ""
 }
 
-// otherToolObject says which other tool's object o is ("" for none).
-func otherToolObject(o *yaml.RNode) string {
-	group, _, _ := strings.Cut(o.GetApiVersion(), "/")
+// otherToolObject says which other tool's object o is ("" for none), and
+// the API group that told (argoCD for Argo CD's objects).
+func otherToolObject(o *yaml.RNode) (why, group string) {
+	group, _, _ = strings.Cut(o.GetApiVersion(), "/")
 	for _, k := range otherToolKinds {
 		if group == k.group && (k.kind == "" || o.GetKind() == k.kind) {
-			return k.why
+			return k.why, k.group
 		}
 	}
-	return ""
+	return "", ""
 }

@@ -85,18 +85,8 @@ func flagNames(c *cobra.Command) []string {
 // a typo (the spec keys' rule: at most 2 edits, or a quarter of the
 // length), or a prefix of it; "" otherwise. Ties go to the first listed.
 func closest(typed string, names []string) string {
-	best, bestDist := "", -1
-	for _, n := range names {
-		if n == typed {
-			continue
-		}
-		d := editdist.Distance(strings.ToLower(typed), strings.ToLower(n))
-		if bestDist < 0 || d < bestDist {
-			best, bestDist = n, d
-		}
-	}
-	if best != "" && bestDist <= max(2, len(typed)/4) {
-		return best
+	if n := editdist.Nearest(typed, names); n != "" {
+		return n
 	}
 	for _, n := range names {
 		if len(typed) >= 3 && strings.HasPrefix(n, typed) {

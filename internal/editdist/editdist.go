@@ -58,3 +58,24 @@ func OneEditApart(a, b string) bool {
 	}
 	return a[i:] == b[i+1:] // insertion
 }
+
+// Nearest is the name of names nearest to typed, ignoring case, when it is
+// near enough to be a typo of it (at most 2 edits, or a quarter of typed's
+// length), else "". A name equal to typed is passed over; ties go to the
+// first listed. The spec keys' and the command line's did-you-means.
+func Nearest(typed string, names []string) string {
+	best, bestDist := "", -1
+	lower := strings.ToLower(typed)
+	for _, n := range names {
+		if n == typed {
+			continue
+		}
+		if d := Distance(lower, strings.ToLower(n)); bestDist < 0 || d < bestDist {
+			best, bestDist = n, d
+		}
+	}
+	if best != "" && bestDist <= max(2, len(typed)/4) {
+		return best
+	}
+	return ""
+}

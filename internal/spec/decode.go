@@ -460,14 +460,7 @@ func describeType(t reflect.Type) string {
 // letter), or the list of known fields when there are few.
 func suggest(key string, fields map[string]jsonfields.Field) string {
 	names := slices.Sorted(maps.Keys(fields))
-	best, bestDist := "", -1
-	for _, n := range names {
-		d := editdist.Distance(strings.ToLower(key), strings.ToLower(n))
-		if bestDist < 0 || d < bestDist {
-			best, bestDist = n, d
-		}
-	}
-	if best != "" && bestDist <= max(2, len(key)/4) {
+	if best := editdist.Nearest(key, names); best != "" {
 		return fmt.Sprintf(": did you mean %s?", best)
 	}
 	if len(names) <= 8 {

@@ -24,6 +24,22 @@ var (
 // PodSecurityPrefix starts the Pod Security Admission namespace labels.
 const PodSecurityPrefix = "pod-security.kubernetes.io/"
 
+// MaxNamespaceMetadata bounds spec.namespaceLabels and
+// spec.namespaceAnnotations, each: a namespace carries a handful, and
+// setting each one on the rendered Namespace looks through the ones set
+// before it.
+const MaxNamespaceMetadata = 256
+
+// metadataKeyPath is a key's path for messages, the key cut and quoted
+// when it is too long to repeat whole (a label key is at most 317 bytes
+// anyway).
+func metadataKeyPath(field, k string) string {
+	if len(k) > 120 {
+		return field + "[" + echo.Quote(k) + "]"
+	}
+	return keyPath(field, k)
+}
+
 // checkNamespaceMetadata checks spec.namespaceLabels and
 // spec.namespaceAnnotations as the API server checks a Namespace's metadata
 // (apimachinery's rules, with words instead of its regular expressions),
@@ -31,8 +47,19 @@ const PodSecurityPrefix = "pod-security.kubernetes.io/"
 func checkNamespaceMetadata(labels, annotations map[string]string) []error {
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if len(labels) > MaxNamespaceMetadata || len(annotations) > MaxNamespaceMetadata {
+		for _, m := range []struct {
+			field string
+			n     int
+		}{{"spec.namespaceLabels", len(labels)}, {"spec.namespaceAnnotations", len(annotations)}} {
+			if m.n > MaxNamespaceMetadata {
+				add("%s: %d entries, over the %d olm-cmp takes: a namespace needs a few; set the rest where the namespace is managed", m.field, m.n, MaxNamespaceMetadata)
+			}
+		}
+		return errs // each key's check waits until the maps are within bounds
+	}
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		v, path := labels[k], keyPath("spec.namespaceLabels", k)
+		v, path := labels[k], metadataKeyPath("spec.namespaceLabels", k)
 		if len(validation.IsQualifiedName(k)) > 0 {
 			add("%s: not a label key: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, after an optional DNS-name prefix and '/' (pod-security.kubernetes.io/enforce)", path)
 			continue
@@ -41,12 +68,16 @@ func checkNamespaceMetadata(labels, annotations map[string]string) []error {
 			add("%s %s: not a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, or empty", path, echo.Quote(v))
 			continue
 		}
+		if k == "kubernetes.io/metadata.name" {
+			add("%s: the API server sets this label to the namespace's name itself (a value of yours would show as a difference for ever): leave it out", path)
+			continue
+		}
 		if msg := checkPodSecurity(k, v); msg != "" {
 			add("%s %s: %s", path, echo.Quote(v), msg)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(annotations)) {
-		path := keyPath("spec.namespaceAnnotations", k)
+		path := metadataKeyPath("spec.namespaceAnnotations", k)
 		switch {
 		case len(validation.IsQualifiedName(strings.ToLower(k))) > 0:
 			add("%s: not an annotation key: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, after an optional DNS-name prefix and '/'", path)

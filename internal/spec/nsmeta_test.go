@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -25,10 +26,16 @@ func TestValidateNamespaceMetadata(t *testing.T) {
 		{nil, map[string]string{"argocd.argoproj.io/sync-wave": "1"}, `the Namespace's wave is spec.syncWaves.crds`},
 		{nil, map[string]string{"a/b/c": "x"}, `spec.namespaceAnnotations["a/b/c"]: not an annotation key`},
 		{nil, map[string]string{"big": strings.Repeat("x", 300_000)}, "spec.namespaceAnnotations: 300003 bytes in all, over the API server's limit of 262144"},
+		{map[string]string{"kubernetes.io/metadata.name": "other"}, nil, `spec.namespaceLabels["kubernetes.io/metadata.name"]: the API server sets this label to the namespace's name itself`},
+		{manyLabels(MaxNamespaceMetadata + 1), nil, "spec.namespaceLabels: 257 entries, over the 256 olm-cmp takes"},
+		{map[string]string{strings.Repeat("k", 3000): "v"}, nil, `spec.namespaceLabels["kkkkkkkk`},
 	}
 	for i, c := range cases {
 		s := Spec{Bundle: "quay.io/x/b:1", Namespace: "ns", NamespaceLabels: c.labels, NamespaceAnnotations: c.annotations}
 		err := s.Validate()
+		if err != nil && len(err.Error()) > 1000 { // a key is cut, not repeated whole
+			t.Errorf("case %d: a %d-byte message", i, len(err.Error()))
+		}
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("case %d: got %v, want %q", i, err, c.want)
 		}
@@ -43,4 +50,12 @@ func TestNormalizedHasNamespaceMetadata(t *testing.T) {
 	if string(a.Normalized()) == string(b.Normalized()) || string(b.Normalized()) == string(c.Normalized()) {
 		t.Errorf("normalized equal: %s, %s, %s", a.Normalized(), b.Normalized(), c.Normalized())
 	}
+}
+
+func manyLabels(n int) map[string]string {
+	m := map[string]string{}
+	for i := range n {
+		m[fmt.Sprintf("k%d", i)] = "v"
+	}
+	return m
 }

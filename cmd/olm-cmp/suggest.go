@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/editdist"
 )
 
@@ -31,13 +32,13 @@ func withSuggestions(root *cobra.Command) {
 			if best := closest(group, names); len(group) > 1 && best != "" {
 				return fmt.Errorf("unknown shorthand flag %q in -%s; did you mean --%s?", ne.GetSpecifiedName(), group, best)
 			}
-			return fmt.Errorf("unknown shorthand flag %q in -%s (olm-cmp %s --help lists the flags)", ne.GetSpecifiedName(), group, c.Name())
+			return fmt.Errorf("unknown shorthand flag %q in -%s (%s --help lists the flags)", ne.GetSpecifiedName(), echo.Short(group), c.CommandPath())
 		}
-		name := ne.GetSpecifiedName()
+		name := echo.Short(ne.GetSpecifiedName()) // the user's: capped, escaped
 		if best := closest(name, names); best != "" {
 			return fmt.Errorf("unknown flag --%s; did you mean --%s?", name, best)
 		}
-		return fmt.Errorf("unknown flag --%s (olm-cmp %s --help lists the flags)", name, c.Name())
+		return fmt.Errorf("unknown flag --%s (%s --help lists the flags)", name, c.CommandPath())
 	})
 }
 

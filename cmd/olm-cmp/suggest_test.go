@@ -24,6 +24,8 @@ func TestMistypedCommandsAndFlags(t *testing.T) {
 		{[]string{"inspect", "--frobnicate"}, "error: unknown flag --frobnicate (olm-cmp inspect --help lists the flags)\n"},
 		{[]string{"init", "-catalog", "x"}, `error: unknown shorthand flag "c" in -catalog; did you mean --catalog?` + "\n"},
 		{[]string{"render", "-Z"}, `error: unknown shorthand flag "Z" in -Z (olm-cmp render --help lists the flags)` + "\n"},
+		{[]string{"-Z"}, `error: unknown shorthand flag "Z" in -Z (olm-cmp --help lists the flags)` + "\n"},
+		{[]string{"render", "--a\x1b[31mb"}, "error: unknown flag --a\\x1b[31mb (olm-cmp render --help lists the flags)\n"},
 	} {
 		root := newRootCmd()
 		var out, errOut bytes.Buffer

@@ -57,6 +57,10 @@ func (p *pipeline) readExtraManifests() ([]*yaml.RNode, error) {
 				return nil, fmt.Errorf("extra manifest %s holds olm-cmp's own output (%s/%s carries the annotation %s): move the file out of the directory of %s (render --output-dir writes elsewhere), or leave it out with spec.extraManifests: {exclude: [%s]}, or list the extra manifests you want with spec.extraManifests: {include: [...]}",
 					n, o.GetKind(), o.GetName(), key, spec.FileName, n)
 			}
+			if o.GetKind() == spec.Kind && strings.HasPrefix(o.GetApiVersion(), "olm-cmp.dev/") {
+				return nil, fmt.Errorf("extra manifest %s holds an olm-cmp spec (%s %s), not an object for the cluster: olm-cmp renders %s only; move the file to a directory of its own (an application of its own), or leave it out with spec.extraManifests: {exclude: [%s]}",
+					n, spec.Kind, echo.Quote(o.GetName()), spec.FileName, n)
+			}
 			p.recordExtra(o, n)
 			if why, tool := otherToolObject(o); tool == argoCD {
 				p.warn(fmt.Sprintf("extra manifest %s holds %s (%s): the Application rendering this directory will create it; if it is this operator's own Application, leave the file out with spec.extraManifests: {exclude: [%s]}",
@@ -187,6 +191,7 @@ var otherToolKinds = []struct{ group, kind, why string }{
 	{"kustomize.config.k8s.io", "", "a kustomization"},
 	{"config.kubernetes.io", "", "a kustomize function config"},
 	{"backstage.io", "", "a Backstage catalog entry"},
+	{"olm-cmp.dev", spec.Kind, "an olm-cmp spec"}, // render refuses it: one spec per directory
 }
 
 // OtherToolFiles lists the extra-manifest candidates of dir (as

@@ -202,3 +202,18 @@ func TestArgoApplicationWarns(t *testing.T) {
 		t.Errorf("excluded, still warned: %q", res.Warnings)
 	}
 }
+
+// TestSecondSpecRefused: a second olm-cmp spec beside olm-cmp.yaml (a
+// copy, another application's) is no object for the cluster: it was
+// rendered, and reported as an unserved olm-cmp.dev API to install.
+func TestSecondSpecRefused(t *testing.T) {
+	req := demoRequest(t)
+	req.SourceDir = extraDir(t, map[string]string{"old.yaml": "apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nmetadata: {name: greeter}\nspec: {bundle: ./bundle}\n"})
+	_, err := (&Renderer{}).Render(context.Background(), req)
+	want := `extra manifest old.yaml holds an olm-cmp spec (OperatorBundle "greeter"), not an object for the cluster: olm-cmp renders olm-cmp.yaml only; move the file to a directory of its own (an application of its own), or leave it out with spec.extraManifests: {exclude: [old.yaml]}`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v\nwant %s", err, want)
+	}
+	req.Spec.ExtraManifests = &spec.ExtraManifests{Exclude: []string{"old.yaml"}}
+	mustRender(t, req)
+}

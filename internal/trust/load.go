@@ -328,7 +328,7 @@ func (d *decoder) scope(n *yaml.Node, path string) *Scope {
 	before := len(d.problems)
 	s := &Scope{Line: n.Line}
 	if m, ok := d.str(f["match"], path+".match"); ok {
-		norm, err := normalizePrefix(m)
+		norm, err := NormalizePrefix(m)
 		if err != nil {
 			d.fail(f["match"], path+".match", "%s is %s: write a registry (registry.redhat.io), a repository prefix (quay.io/myorg) or \"*\"", echo.Quote(m), err)
 		}
@@ -374,7 +374,7 @@ func (d *decoder) scope(n *yaml.Node, path string) *Scope {
 		s.GPG = d.gpg(f["gpg"], path+".gpg")
 	}
 	if v, ok := d.str(f["signedAs"], path+".signedAs"); ok {
-		norm, err := normalizePrefix(v)
+		norm, err := NormalizePrefix(v)
 		if err != nil || norm == "*" {
 			d.fail(f["signedAs"], path+".signedAs", "%s is not a registry or repository prefix: write the name the signatures carry (registry.redhat.io)", echo.Quote(v))
 		}

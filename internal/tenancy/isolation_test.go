@@ -1,0 +1,280 @@
+package tenancy_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+	"github.com/olm-cmp/olm-cmp/internal/engine"
+	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
+	"github.com/olm-cmp/olm-cmp/internal/tenancy"
+)
+
+const demoBundle = "../../examples/demo/bundle"
+
+// world is two registries, each accepting one team's credentials only, the
+// sidecar's own credentials reaching both (a platform team's pull secret),
+// and a tenancy policy: team-a may render from registry A, team-b from
+// registry B, and team-x from both by policy, but holds team-a's
+// credentials.
+type world struct {
+	regA, regB     string
+	reqsB          *bundletest.Counter
+	digestB        string
+	policyFile     string
+	credsDir       string
+	base           *bundle.ImageLoader
+	rs             *tenancy.Renderers
+	eng            *engine.Engine
+	metrics        *engine.Metrics
+	policyTemplate string
+}
+
+func dockerConfig(t *testing.T, file string, logins map[string]string) {
+	t.Helper()
+	var parts []string
+	for host, login := range logins {
+		parts = append(parts, fmt.Sprintf("%q:{\"auth\":%q}", host, base64.StdEncoding.EncodeToString([]byte(login))))
+	}
+	if err := os.WriteFile(file, []byte(`{"auths":{`+strings.Join(parts, ",")+`}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const policyText = `apiVersion: olm-cmp.dev/v1alpha1
+kind: TenancyPolicy
+unlistedProjects: deny
+credentialsDir: %[1]s
+projects:
+- name: team-a
+  images: [%[2]s/team-a]
+  registryConfig: team-a.json
+- name: %[4]s
+  images: [%[3]s/team-b]
+  registryConfig: team-b.json
+- name: team-x
+  images: [%[2]s/team-a, %[3]s/team-b]
+  registryConfig: team-a.json
+`
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	// Independent of the machine's docker login.
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	t.Setenv("REGISTRY_AUTH_FILE", "")
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	w := &world{}
+	w.regA, _ = bundletest.NewAuthRegistry(t, "team-a", "pass-a")
+	w.regB, w.reqsB = bundletest.NewAuthRegistry(t, "team-b", "pass-b")
+	bundletest.PushDir(t, w.regA, "team-a/op", "v1", demoBundle)
+	w.digestB = bundletest.PushDir(t, w.regB, "team-b/op", "v1", demoBundle)
+
+	w.credsDir = t.TempDir()
+	dockerConfig(t, filepath.Join(w.credsDir, "team-a.json"), map[string]string{w.regA: "team-a:pass-a"})
+	dockerConfig(t, filepath.Join(w.credsDir, "team-b.json"), map[string]string{w.regB: "team-b:pass-b"})
+	sidecar := filepath.Join(t.TempDir(), "sidecar.json")
+	dockerConfig(t, sidecar, map[string]string{w.regA: "team-a:pass-a", w.regB: "team-b:pass-b"})
+
+	w.policyFile = filepath.Join(t.TempDir(), "tenancy.yaml")
+	w.writePolicy(t, "team-b")
+	w.base = &bundle.ImageLoader{CacheDir: t.TempDir(), RegistryConfig: sidecar, Insecure: []string{w.regA, w.regB}}
+	w.rs = &tenancy.Renderers{Base: w.base, Policy: func() (*tenancy.Policy, error) { return tenancy.Load(w.policyFile) }}
+	w.metrics = engine.NewMetrics()
+	w.eng = engine.NewEngine(engine.EngineOptions{Loader: w.base, Metrics: w.metrics, Tenancy: func(project string) (engine.Tenant, error) {
+		r, tn, err := w.rs.For(project)
+		if err != nil {
+			return engine.Tenant{}, err
+		}
+		return engine.Tenant{Renderer: r, Key: tn.Key(), Label: tn.Label()}, nil
+	}})
+	return w
+}
+
+// writePolicy writes the policy with team B's entry named nameB.
+func (w *world) writePolicy(t *testing.T, nameB string) {
+	t.Helper()
+	if err := os.WriteFile(w.policyFile, fmt.Appendf(nil, policyText, w.credsDir, w.regA, w.regB, nameB), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (w *world) render(project, image string) (*render.Result, engine.Info, error) {
+	req := render.Request{
+		Spec:    spec.Spec{Bundle: image, Namespace: "demo-system"},
+		Name:    "demo",
+		Project: project,
+	}
+	return w.eng.Render(context.Background(), req)
+}
+
+func refusal(t *testing.T, err error, want string) {
+	t.Helper()
+	var re *tenancy.RefusalError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("got  %v\nwant a tenancy refusal containing %s", err, want)
+	}
+}
+
+// TestOwnImagesRender: each team renders its own registry's image with its
+// own credentials.
+func TestOwnImagesRender(t *testing.T) {
+	w := newWorld(t)
+	for project, image := range map[string]string{"team-a": w.regA + "/team-a/op:v1", "team-b": w.regB + "/team-b/op:v1"} {
+		res, _, err := w.render(project, image)
+		if err != nil || len(res.Manifests) == 0 {
+			t.Fatalf("%s: %v", project, err)
+		}
+	}
+}
+
+// TestOtherRegistryRefusedBeforeAnyRequest: team A naming team B's registry
+// is refused by the policy before a request reaches registry B, and the
+// refusal names project, image, entry and fix.
+func TestOtherRegistryRefusedBeforeAnyRequest(t *testing.T) {
+	w := newWorld(t)
+	before := w.reqsB.Total()
+	_, _, err := w.render("team-a", w.regB+"/team-b/op:v1")
+	refusal(t, err, fmt.Sprintf(`project "team-a" may not render spec.bundle "%s/team-b/op:v1": tenancy policy tenancy.yaml line 6 (project "team-a") allows bundle images from %s/team-a only; fix: use an image from there, or ask the cluster admin to add %s/team-b/op (or its registry) to that entry's images`, w.regB, w.regA, w.regB))
+	if n := w.reqsB.Total() - before; n != 0 {
+		t.Errorf("registry B got %d requests for a refused render", n)
+	}
+}
+
+// TestCachedImageNeedsOwnCredentials: after team B's render put its private
+// image in both caches (rendered output, extracted bundle), team X, whose
+// policy allows the repository but whose credentials cannot read it, is
+// refused by tag and by digest, every time (a refusal is never cached as a
+// success), while team B keeps being served from the cache. The sidecar's
+// own credentials, which could read it, are never used for team X.
+func TestCachedImageNeedsOwnCredentials(t *testing.T) {
+	w := newWorld(t)
+	byDigest := w.regB + "/team-b/op@" + w.digestB
+	if _, _, err := w.render("team-b", byDigest); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`cannot read image %s with its registryConfig "team-a.json" (tenancy policy tenancy.yaml line 12 (project "team-x")): the registry %s answered 401; fix: add credentials for %s to that entry's registryConfig`, byDigest, w.regB, w.regB)
+	for range 2 {
+		_, info, err := w.render("team-x", byDigest)
+		refusal(t, err, `project "team-x" `+want)
+		if info.Cache == "hit" {
+			t.Fatal("served from the cache")
+		}
+		_, _, err = w.render("team-x", w.regB+"/team-b/op:v1")
+		refusal(t, err, `project "team-x" cannot read image `+w.regB+"/team-b/op:v1")
+	}
+	if _, info, err := w.render("team-b", byDigest); err != nil || info.Cache != "hit" {
+		t.Fatalf("team-b again: %v, cache %s", err, info.Cache)
+	}
+	// The verdict for team B's credentials is kept: its cache hit asked
+	// registry B nothing.
+	before := w.reqsB.Total()
+	if _, _, err := w.render("team-b", byDigest); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.reqsB.Total() - before; n != 0 {
+		t.Errorf("a cached verdict still sent %d requests", n)
+	}
+	if got := w.projectCount(t, "team-x", "refused"); got != 4 {
+		t.Errorf("team-x refusals counted %v, want 4", got)
+	}
+}
+
+// TestRaceForOneImage: two projects racing for one uncached private image:
+// every render of the project that may read it succeeds, every render of
+// the one that may not is refused, whichever pulled first.
+func TestRaceForOneImage(t *testing.T) {
+	w := newWorld(t)
+	byDigest := w.regB + "/team-b/op@" + w.digestB
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for i := range 16 {
+		project := []string{"team-b", "team-x"}[i%2]
+		wg.Go(func() {
+			_, _, err := w.render(project, byDigest)
+			var re *tenancy.RefusalError
+			switch {
+			case project == "team-b" && err != nil:
+				errs <- fmt.Errorf("team-b: %v", err)
+			case project == "team-x" && !errors.As(err, &re):
+				errs <- fmt.Errorf("team-x was not refused: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestRenamedEntry: a policy edited while renders are cached (team-b's
+// entry renamed) takes effect on the next request: the old name is refused,
+// the new one renders anew (the cache key carries the policy's hash).
+func TestRenamedEntry(t *testing.T) {
+	w := newWorld(t)
+	image := w.regB + "/team-b/op:v1"
+	if _, _, err := w.render("team-b", image); err != nil {
+		t.Fatal(err)
+	}
+	if _, info, err := w.render("team-b", image); err != nil || info.Cache != "hit" {
+		t.Fatalf("second render: %v %s", err, info.Cache)
+	}
+	w.writePolicy(t, "team-b2")
+	_, _, err := w.render("team-b", image)
+	refusal(t, err, `project "team-b" may render nothing with olm-cmp: no entry of tenancy policy tenancy.yaml names it, and unlistedProjects is deny`)
+	if _, info, err := w.render("team-b2", image); err != nil || info.Cache != "miss" {
+		t.Fatalf("renamed entry: %v, cache %q (want a miss: another policy)", err, info.Cache)
+	}
+}
+
+// TestProjectLabelsBounded: the metrics name policy entries, never project
+// names: a thousand unknown projects are one series.
+func TestProjectLabelsBounded(t *testing.T) {
+	w := newWorld(t)
+	for i := range 1000 {
+		w.render(fmt.Sprintf("unknown-%d", i), w.regA+"/team-a/op:v1")
+	}
+	if n := testutil.CollectAndCount(w.metrics.Registry, engine.MetricProjects); n != 1 {
+		t.Errorf("%d series for 1000 unknown projects", n)
+	}
+	if got := w.projectCount(t, "(unlisted)", "refused"); got != 1000 {
+		t.Errorf("refusals counted %v", got)
+	}
+}
+
+// projectCount reads engine.MetricProjects{entry, outcome} from the
+// metrics registry, as a scrape would.
+func (w *world) projectCount(t *testing.T, entry, outcome string) float64 {
+	t.Helper()
+	mfs, err := w.metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != engine.MetricProjects {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["entry"] == entry && labels["outcome"] == outcome {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}

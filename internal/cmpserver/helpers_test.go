@@ -1,7 +1,6 @@
 package cmpserver
 
 import (
-	"strings"
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
@@ -14,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"

@@ -41,7 +41,7 @@ type world struct {
 	policyTemplate string
 }
 
-func dockerConfig(t *testing.T, file string, logins map[string]string) {
+func dockerConfig(t testing.TB, file string, logins map[string]string) {
 	t.Helper()
 	var parts []string
 	for host, login := range logins {
@@ -68,7 +68,7 @@ projects:
   registryConfig: team-a.json
 `
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	// Independent of the machine's docker login.
 	t.Setenv("HOME", t.TempDir())
@@ -103,7 +103,7 @@ func newWorld(t *testing.T) *world {
 }
 
 // writePolicy writes the policy with team B's entry named nameB.
-func (w *world) writePolicy(t *testing.T, nameB string) {
+func (w *world) writePolicy(t testing.TB, nameB string) {
 	t.Helper()
 	if err := os.WriteFile(w.policyFile, fmt.Appendf(nil, policyText, w.credsDir, w.regA, w.regB, nameB), 0o644); err != nil {
 		t.Fatal(err)

@@ -163,7 +163,7 @@ docs/operations.md; the plugin: docs/plugin.md.`,
 			eng := engine.NewEngine(engine.EngineOptions{
 				Loader:     loader,
 				Verifier:   policy.getter(),
-				Tenancy:    engineTenancy(tenants),
+				Tenancy:    engine.TenantsOf(tenants),
 				MaxEntries: cacheEntries,
 				MaxBytes:   cacheBytes,
 				Metrics:    metrics,

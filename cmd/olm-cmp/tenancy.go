@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
-	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/tenancy"
 	"github.com/olm-cmp/olm-cmp/internal/verify"
@@ -59,21 +58,6 @@ func (f *registryFlags) tenantRenderers(loader *bundle.ImageLoader, trust func()
 		return nil, err
 	}
 	return &tenancy.Renderers{Base: loader, Policy: src.Get, Trust: trust, VerifyOptions: verifyOptions}, nil
-}
-
-// engineTenancy is rs as engine.EngineOptions.Tenancy (nil without a
-// policy).
-func engineTenancy(rs *tenancy.Renderers) func(string) (engine.Tenant, error) {
-	if rs == nil {
-		return nil
-	}
-	return func(project string) (engine.Tenant, error) {
-		r, t, err := rs.For(project)
-		if err != nil {
-			return engine.Tenant{}, err
-		}
-		return engine.Tenant{Renderer: r, Key: t.Key(), Label: t.Label()}, nil
-	}
 }
 
 // projectRenderer is the renderer of the command's --project under the

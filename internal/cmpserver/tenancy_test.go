@@ -96,13 +96,7 @@ projects:
 // sending the project twice is refused.
 func TestTenancyThroughPlugin(t *testing.T) {
 	host, rs := tenancyWorld(t)
-	eng := engine.NewEngine(engine.EngineOptions{Loader: rs.Base, Tenancy: func(project string) (engine.Tenant, error) {
-		r, tn, err := rs.For(project)
-		if err != nil {
-			return engine.Tenant{}, err
-		}
-		return engine.Tenant{Renderer: r, Key: tn.Key(), Label: tn.Label()}, nil
-	}})
+	eng := engine.NewEngine(engine.EngineOptions{Loader: rs.Base, Tenancy: engine.TenantsOf(rs)})
 	ts := startServer(t, eng)
 	dir := t.TempDir()
 	for _, team := range []string{"team-a", "team-b"} {

@@ -25,6 +25,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
+	"github.com/olm-cmp/olm-cmp/internal/tenancy"
 	"github.com/olm-cmp/olm-cmp/internal/verify"
 )
 
@@ -191,6 +192,22 @@ type Tenant struct {
 	Key string
 	// Label names the tenant in metrics (the policy entry: bounded).
 	Label string
+}
+
+// TenantsOf is rs as EngineOptions.Tenancy: each project's renderer, the
+// policy's and entry's hashes as its key part, its entry as its metrics
+// label. nil for a nil rs (no tenancy policy).
+func TenantsOf(rs *tenancy.Renderers) func(project string) (Tenant, error) {
+	if rs == nil {
+		return nil
+	}
+	return func(project string) (Tenant, error) {
+		r, t, err := rs.For(project)
+		if err != nil {
+			return Tenant{}, err
+		}
+		return Tenant{Renderer: r, Key: t.Key(), Label: t.Label()}, nil
+	}
 }
 
 // resolveAndRender resolves req with r, then answers from the cache, from

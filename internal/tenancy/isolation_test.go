@@ -92,13 +92,7 @@ func newWorld(t testing.TB) *world {
 	w.base = &bundle.ImageLoader{CacheDir: t.TempDir(), RegistryConfig: sidecar, Insecure: []string{w.regA, w.regB}}
 	w.rs = &tenancy.Renderers{Base: w.base, Policy: func() (*tenancy.Policy, error) { return tenancy.Load(w.policyFile) }}
 	w.metrics = engine.NewMetrics()
-	w.eng = engine.NewEngine(engine.EngineOptions{Loader: w.base, Metrics: w.metrics, Tenancy: func(project string) (engine.Tenant, error) {
-		r, tn, err := w.rs.For(project)
-		if err != nil {
-			return engine.Tenant{}, err
-		}
-		return engine.Tenant{Renderer: r, Key: tn.Key(), Label: tn.Label()}, nil
-	}})
+	w.eng = engine.NewEngine(engine.EngineOptions{Loader: w.base, Metrics: w.metrics, Tenancy: engine.TenantsOf(w.rs)})
 	return w
 }
 

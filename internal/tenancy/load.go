@@ -15,7 +15,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/safefile"
 	"github.com/olm-cmp/olm-cmp/internal/trust"
-	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
+	"github.com/olm-cmp/olm-cmp/internal/yamlstrict"
 )
 
 // Bounds on a policy. It is the admin's file, but a file someone edits by
@@ -58,55 +58,58 @@ func fileProblem(err error, max int64) string {
 	return "cannot be read"
 }
 
+// decoder reads the policy's nodes: yamlstrict's walk, and where files
+// the policy names are found.
+type decoder struct {
+	yamlstrict.Decoder
+	dir string
+}
+
+// constant checks a required field that has one allowed value.
+func (d *decoder) constant(doc *yaml.Node, top map[string]*yaml.Node, field, want string) {
+	v, ok := d.Str(top[field], field)
+	switch {
+	case !ok && top[field] == nil:
+		d.Fail(doc, field, "is required: write %s: %s", field, want)
+	case ok && v != want:
+		d.Fail(top[field], field, "%s is not known: write %s", echo.Quote(v), want)
+	}
+}
+
 // Parse reads a policy from data; file is where it came from (messages
 // show its base name; relative files it names are found beside it).
 func Parse(data []byte, file string) (*Policy, error) {
 	name := filepath.Base(file)
-	if len(data) > MaxPolicyBytes {
-		return nil, fmt.Errorf("tenancy policy %s: larger than %d bytes", name, MaxPolicyBytes)
-	}
-	docs, err := yamlsafe.Parse(data)
+	doc, err := yamlstrict.Document(data, "tenancy policy "+name, MaxPolicyBytes,
+		fmt.Sprintf("write apiVersion: %s, kind: %s, unlistedProjects and projects (docs/tenancy.md)", APIVersion, Kind))
 	if err != nil {
-		return nil, fmt.Errorf("tenancy policy %s: %s", name, echo.Short(strings.Join(strings.Fields(err.Error()), " ")))
-	}
-	var doc *yaml.Node
-	for _, n := range docs {
-		if n == nil {
-			continue
-		}
-		if doc != nil {
-			return nil, fmt.Errorf("tenancy policy %s: line %d: a second YAML document: the policy is one document", name, n.Line)
-		}
-		doc = n
-	}
-	if doc == nil {
-		return nil, fmt.Errorf("tenancy policy %s: the file is empty: write apiVersion: %s, kind: %s, unlistedProjects and projects (docs/tenancy.md)", name, APIVersion, Kind)
+		return nil, err
 	}
 	d := &decoder{dir: filepath.Dir(file)}
 	p := &Policy{Name: file}
-	top := d.fields(doc, "", "apiVersion", "kind", "unlistedProjects", "credentialsDir", "projects")
+	top := d.Fields(doc, "", "apiVersion", "kind", "unlistedProjects", "credentialsDir", "projects")
 	d.constant(doc, top, "apiVersion", APIVersion)
 	d.constant(doc, top, "kind", Kind)
-	switch v, ok := d.str(top["unlistedProjects"], "unlistedProjects"); {
+	switch v, ok := d.Str(top["unlistedProjects"], "unlistedProjects"); {
 	case !ok && top["unlistedProjects"] == nil:
 		// No default: the admin says which, the safe one is not guessed
 		// for them silently, nor today's.
-		d.fail(doc, "unlistedProjects", "is required: deny (projects no entry names render nothing) or allow (they render as without a tenancy policy)")
+		d.Fail(doc, "unlistedProjects", "is required: deny (projects no entry names render nothing) or allow (they render as without a tenancy policy)")
 	case ok && (v == string(Deny) || v == string(Allow)):
 		p.Unlisted = Default(v)
 	case ok:
-		d.fail(top["unlistedProjects"], "unlistedProjects", "expected deny or allow, got %s", echo.Quote(v))
+		d.Fail(top["unlistedProjects"], "unlistedProjects", "expected deny or allow, got %s", echo.Quote(v))
 	}
 	p.CredentialsDir = d.dir
-	if v, ok := d.str(top["credentialsDir"], "credentialsDir"); ok {
+	if v, ok := d.Str(top["credentialsDir"], "credentialsDir"); ok {
 		if !filepath.IsAbs(v) {
-			d.fail(top["credentialsDir"], "credentialsDir", "%s is not an absolute path: give the directory the credentials Secret is mounted at", echo.Quote(v))
+			d.Fail(top["credentialsDir"], "credentialsDir", "%s is not an absolute path: give the directory the credentials Secret is mounted at", echo.Quote(v))
 		}
 		p.CredentialsDir = filepath.Clean(v)
 	}
-	items := d.list(top["projects"], "projects")
+	items := d.List(top["projects"], "projects")
 	if len(items) > MaxProjects {
-		d.fail(top["projects"], "projects", "%d entries, more than %d", len(items), MaxProjects)
+		d.Fail(top["projects"], "projects", "%d entries, more than %d", len(items), MaxProjects)
 		items = nil
 	}
 	seen := map[string]int{}
@@ -116,13 +119,13 @@ func Parse(data []byte, file string) (*Policy, error) {
 			continue
 		}
 		if line, dup := seen[e.Name]; dup {
-			d.fail(item, fmt.Sprintf("projects[%d].name", i), "%s is also the name of the entry at line %d: merge them", echo.Quote(e.Name), line)
+			d.Fail(item, fmt.Sprintf("projects[%d].name", i), "%s is also the name of the entry at line %d: merge them", echo.Quote(e.Name), line)
 			continue
 		}
 		seen[e.Name] = e.Line
 		p.Projects = append(p.Projects, e)
 	}
-	if err := d.err("tenancy policy " + name); err != nil {
+	if err := d.Err("tenancy policy " + name); err != nil {
 		return nil, err
 	}
 	p.hash = computeHash(p)
@@ -130,23 +133,23 @@ func Parse(data []byte, file string) (*Policy, error) {
 }
 
 func (d *decoder) project(n *yaml.Node, at, credDir string) *Project {
-	f := d.fields(n, at, "name", "images", "catalogs", "directories", "registryConfig", "sidecarCredentials", "trustPolicy")
+	f := d.Fields(n, at, "name", "images", "catalogs", "directories", "registryConfig", "sidecarCredentials", "trustPolicy")
 	if n.Kind != yaml.MappingNode {
 		return nil
 	}
-	before := len(d.problems)
+	before := len(d.Problems)
 	e := &Project{Line: n.Line}
-	if v, ok := d.str(f["name"], at+".name"); ok {
+	if v, ok := d.Str(f["name"], at+".name"); ok {
 		if err := checkNamePattern(v); err != nil {
-			d.fail(f["name"], at+".name", "%s", err)
+			d.Fail(f["name"], at+".name", "%s", err)
 		}
 		e.Name = v
 	} else if f["name"] == nil {
-		d.fail(n, at+".name", "is required: the AppProject name, or a glob such as team-*")
+		d.Fail(n, at+".name", "is required: the AppProject name, or a glob such as team-*")
 	}
-	images := d.list(f["images"], at+".images")
+	images := d.List(f["images"], at+".images")
 	if len(images) > MaxImagesPerProject {
-		d.fail(f["images"], at+".images", "%d prefixes, more than %d", len(images), MaxImagesPerProject)
+		d.Fail(f["images"], at+".images", "%d prefixes, more than %d", len(images), MaxImagesPerProject)
 		images = nil
 	}
 	for i, in := range images {
@@ -154,9 +157,9 @@ func (d *decoder) project(n *yaml.Node, at, credDir string) *Project {
 			e.Images = append(e.Images, v)
 		}
 	}
-	cats := d.list(f["catalogs"], at+".catalogs")
+	cats := d.List(f["catalogs"], at+".catalogs")
 	if len(cats) > MaxCatalogsPerProject {
-		d.fail(f["catalogs"], at+".catalogs", "%d catalogs, more than %d", len(cats), MaxCatalogsPerProject)
+		d.Fail(f["catalogs"], at+".catalogs", "%d catalogs, more than %d", len(cats), MaxCatalogsPerProject)
 		cats = nil
 	}
 	for i, cn := range cats {
@@ -164,34 +167,34 @@ func (d *decoder) project(n *yaml.Node, at, credDir string) *Project {
 			e.Catalogs = append(e.Catalogs, c)
 		}
 	}
-	e.Directories, _ = d.boolean(f["directories"], at+".directories")
-	e.SidecarCredentials, _ = d.boolean(f["sidecarCredentials"], at+".sidecarCredentials")
-	if v, ok := d.str(f["registryConfig"], at+".registryConfig"); ok {
+	e.Directories, _ = d.Bool(f["directories"], at+".directories")
+	e.SidecarCredentials, _ = d.Bool(f["sidecarCredentials"], at+".sidecarCredentials")
+	if v, ok := d.Str(f["registryConfig"], at+".registryConfig"); ok {
 		switch {
 		case e.SidecarCredentials:
-			d.fail(f["registryConfig"], at+".registryConfig", "set registryConfig or sidecarCredentials: true, not both")
+			d.Fail(f["registryConfig"], at+".registryConfig", "set registryConfig or sidecarCredentials: true, not both")
 		case !filepath.IsLocal(v):
-			d.fail(f["registryConfig"], at+".registryConfig", "%s is not a file name below credentialsDir: give the key of the credentials Secret (team-a.json)", echo.Quote(v))
+			d.Fail(f["registryConfig"], at+".registryConfig", "%s is not a file name below credentialsDir: give the key of the credentials Secret (team-a.json)", echo.Quote(v))
 		default:
 			e.RegistryConfig = filepath.Clean(v)
 			if _, err := ReadCredentials(credDir, e.RegistryConfig); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				d.fail(f["registryConfig"], at+".registryConfig", "%s", err)
+				d.Fail(f["registryConfig"], at+".registryConfig", "%s", err)
 			}
 		}
 	}
-	if v, ok := d.str(f["trustPolicy"], at+".trustPolicy"); ok {
+	if v, ok := d.Str(f["trustPolicy"], at+".trustPolicy"); ok {
 		if !filepath.IsLocal(v) {
-			d.fail(f["trustPolicy"], at+".trustPolicy", "%s is not a file name beside the tenancy policy: give the key of its ConfigMap", echo.Quote(v))
+			d.Fail(f["trustPolicy"], at+".trustPolicy", "%s is not a file name beside the tenancy policy: give the key of its ConfigMap", echo.Quote(v))
 		} else if tp, err := trust.Load(filepath.Join(d.dir, v)); err != nil {
-			d.fail(f["trustPolicy"], at+".trustPolicy", "%s", echo.Short(err.Error()))
+			d.Fail(f["trustPolicy"], at+".trustPolicy", "%s", echo.Short(err.Error()))
 		} else {
 			e.Trust, e.TrustFile = tp, v
 		}
 	}
-	if len(e.Images) == 0 && len(e.Catalogs) == 0 && !e.Directories && len(d.problems) == before {
-		d.fail(n, at, "grants nothing (no images, catalogs or directories): add what the project may render, or remove the entry (unlistedProjects decides for projects no entry names)")
+	if len(e.Images) == 0 && len(e.Catalogs) == 0 && !e.Directories && len(d.Problems) == before {
+		d.Fail(n, at, "grants nothing (no images, catalogs or directories): add what the project may render, or remove the entry (unlistedProjects decides for projects no entry names)")
 	}
-	if len(d.problems) > before {
+	if len(d.Problems) > before {
 		return nil
 	}
 	return e
@@ -221,40 +224,40 @@ func checkNamePattern(v string) error {
 }
 
 func (d *decoder) catalog(n *yaml.Node, at string) *Catalog {
-	f := d.fields(n, at, "image", "packages")
+	f := d.Fields(n, at, "image", "packages")
 	if n.Kind != yaml.MappingNode {
 		return nil
 	}
 	c := &Catalog{Line: n.Line}
 	if f["image"] == nil {
-		d.fail(n, at+".image", "is required: the catalog image's registry or repository prefix")
+		d.Fail(n, at+".image", "is required: the catalog image's registry or repository prefix")
 	} else if v, ok := d.prefix(f["image"], at+".image"); ok {
 		c.Image = v
 	}
-	pkgs := d.list(f["packages"], at+".packages")
+	pkgs := d.List(f["packages"], at+".packages")
 	switch {
 	case f["packages"] == nil:
-		d.fail(n, at+".packages", "is required: the packages the project may choose, or [\"*\"] for all of this catalog's")
+		d.Fail(n, at+".packages", "is required: the packages the project may choose, or [\"*\"] for all of this catalog's")
 	case len(pkgs) == 0:
-		d.fail(f["packages"], at+".packages", "is empty: list the packages the project may choose, or remove the catalog")
+		d.Fail(f["packages"], at+".packages", "is empty: list the packages the project may choose, or remove the catalog")
 	case len(pkgs) > MaxPackagesPerCatalog:
-		d.fail(f["packages"], at+".packages", "%d packages, more than %d: use [\"*\"] for all", len(pkgs), MaxPackagesPerCatalog)
+		d.Fail(f["packages"], at+".packages", "%d packages, more than %d: use [\"*\"] for all", len(pkgs), MaxPackagesPerCatalog)
 		pkgs = nil
 	}
 	for i, pn := range pkgs {
 		p := fmt.Sprintf("%s.packages[%d]", at, i)
-		v, ok := d.str(pn, p)
+		v, ok := d.Str(pn, p)
 		if !ok {
 			continue
 		}
 		if v != AnyPackage && len(validation.IsDNS1123Subdomain(v)) > 0 {
-			d.fail(pn, p, "%s is not a package name (lower-case letters, digits, '-' and '.'), nor \"*\"", echo.Quote(v))
+			d.Fail(pn, p, "%s is not a package name (lower-case letters, digits, '-' and '.'), nor \"*\"", echo.Quote(v))
 			continue
 		}
 		c.Packages = append(c.Packages, v)
 	}
 	if len(c.Packages) > 1 && slices.Contains(c.Packages, AnyPackage) {
-		d.fail(f["packages"], at+".packages", "\"*\" allows every package: write it alone, or list the packages")
+		d.Fail(f["packages"], at+".packages", "\"*\" allows every package: write it alone, or list the packages")
 	}
 	return c
 }
@@ -262,17 +265,17 @@ func (d *decoder) catalog(n *yaml.Node, at string) *Catalog {
 // prefix reads an image prefix: a registry or a repository prefix, never
 // "*" (a policy granting every registry by accident).
 func (d *decoder) prefix(n *yaml.Node, at string) (string, bool) {
-	v, ok := d.str(n, at)
+	v, ok := d.Str(n, at)
 	if !ok {
 		return "", false
 	}
 	if strings.Trim(strings.TrimSpace(v), "*/") == "" {
-		d.fail(n, at, "%s would grant every registry: name the registries (registry.example.com) or repository prefixes (quay.io/myorg) this project may use", echo.Quote(v))
+		d.Fail(n, at, "%s would grant every registry: name the registries (registry.example.com) or repository prefixes (quay.io/myorg) this project may use", echo.Quote(v))
 		return "", false
 	}
 	norm, err := trust.NormalizePrefix(v)
 	if err != nil || strings.ContainsAny(v, "*?[") {
-		d.fail(n, at, "%s is not a registry (registry.example.com) or repository prefix (quay.io/myorg): no tags, digests or wildcards", echo.Quote(v))
+		d.Fail(n, at, "%s is not a registry (registry.example.com) or repository prefix (quay.io/myorg): no tags, digests or wildcards", echo.Quote(v))
 		return "", false
 	}
 	return norm, true

@@ -59,6 +59,9 @@ credentialsDir: %[1]s
 projects:
 - name: team-a
   images: [%[2]s/team-a]
+  catalogs:
+  - image: %[2]s/team-a/catalog
+    packages: [greeter-operator]
   registryConfig: team-a.json
 - name: %[4]s
   images: [%[3]s/team-b]
@@ -133,6 +136,51 @@ func TestOwnImagesRender(t *testing.T) {
 	}
 }
 
+// pushCatalog pushes to registry A, as team-a/catalog:tag, a catalog whose
+// greeter-operator 0.2.0 is the image bundleImage.
+func (w *world) pushCatalog(t *testing.T, tag, bundleImage string) string {
+	t.Helper()
+	dir := t.TempDir()
+	fbc := `{"schema": "olm.package", "name": "greeter-operator"}
+{"schema": "olm.channel", "name": "stable", "package": "greeter-operator", "entries": [{"name": "g.v1"}]}
+{"schema": "olm.bundle", "name": "g.v1", "package": "greeter-operator", "image": "` + bundleImage + `", "properties": [{"type": "olm.package", "value": {"packageName": "greeter-operator", "version": "0.2.0"}}]}
+`
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(fbc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bundletest.Push(t, w.regA, "team-a/catalog", tag, bundletest.CatalogImage(t, dir, "/configs"))
+	return w.regA + "/team-a/catalog:" + tag
+}
+
+func (w *world) renderCatalog(project, catalog, pkg string) (*render.Result, error) {
+	req := render.Request{Spec: spec.Spec{Catalog: catalog, Package: pkg, Namespace: "demo-system"}, Name: "demo", Project: project}
+	res, _, err := w.eng.Render(context.Background(), req)
+	return res, err
+}
+
+// TestCatalogs: a project chooses from its catalogs the packages its entry
+// lists, and a bundle the catalog chooses must be under its images too
+// (refused before it is resolved: registry B hears nothing); a project
+// without catalogs uses none.
+func TestCatalogs(t *testing.T) {
+	w := newWorld(t)
+	good := w.pushCatalog(t, "good", w.regA+"/team-a/op:v1")
+	evil := w.pushCatalog(t, "evil", w.regB+"/team-b/op@"+w.digestB)
+	if res, err := w.renderCatalog("team-a", good, "greeter-operator"); err != nil || res.Catalog == nil {
+		t.Fatalf("team-a's own catalog: %v", err)
+	}
+	_, err := w.renderCatalog("team-a", good, "cert-manager")
+	refusal(t, err, fmt.Sprintf(`project "team-a" may not choose package "cert-manager" from spec.catalog "%s": tenancy policy tenancy.yaml line 6 (project "team-a") allows packages greeter-operator only; fix: choose one of those, or ask the cluster admin to add "cert-manager" to that entry's catalog packages`, good))
+	before := w.reqsB.Total()
+	_, err = w.renderCatalog("team-a", evil, "greeter-operator")
+	refusal(t, err, fmt.Sprintf(`project "team-a" may not render bundle %s/team-b/op@%s (greeter-operator 0.2.0 from spec.catalog "%s"): tenancy policy tenancy.yaml line 6 (project "team-a") allows bundle images from %s/team-a only`, w.regB, w.digestB, evil, w.regA))
+	if n := w.reqsB.Total() - before; n != 0 {
+		t.Errorf("registry B got %d requests for a refused bundle", n)
+	}
+	_, err = w.renderCatalog("team-b", good, "greeter-operator")
+	refusal(t, err, fmt.Sprintf(`project "team-b" may not use spec.catalog "%s": tenancy policy tenancy.yaml line 12 (project "team-b") allows no catalogs; fix:`, good))
+}
+
 // TestOtherRegistryRefusedBeforeAnyRequest: team A naming team B's registry
 // is refused by the policy before a request reaches registry B, and the
 // refusal names project, image, entry and fix.
@@ -158,7 +206,7 @@ func TestCachedImageNeedsOwnCredentials(t *testing.T) {
 	if _, _, err := w.render("team-b", byDigest); err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf(`cannot read image %s with its registryConfig "team-a.json" (tenancy policy tenancy.yaml line 12 (project "team-x")): the registry %s answered 401; fix: add credentials for %s to that entry's registryConfig`, byDigest, w.regB, w.regB)
+	want := fmt.Sprintf(`cannot read image %s with its registryConfig "team-a.json" (tenancy policy tenancy.yaml line 15 (project "team-x")): the registry %s answered 401; fix: add credentials for %s to that entry's registryConfig`, byDigest, w.regB, w.regB)
 	for range 2 {
 		_, info, err := w.render("team-x", byDigest)
 		refusal(t, err, `project "team-x" `+want)

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -37,11 +38,15 @@ func TestArgoCDTenancy(t *testing.T) {
 	regA, openA := authRegistry(t, "team-a", "pass-a")
 	regB, openB := authRegistry(t, "team-b", "pass-b")
 	tiny := filepath.Join(e.repo, "internal", "cmpserver", "testdata", "repo", "bundles", "tiny")
+	// Team B's operator is another one (its own package, CRD group and names): two Applications
+	// of one operator would fight over its cluster-scoped objects.
+	tinyB := filepath.Join(e.work, "tinyb")
+	renamed(t, tiny, tinyB, "tiny", "tinyb")
 	openA.Store(true)
 	openB.Store(true)
 	pushBundle(t, tiny, regA+"/team-a/tiny:v1", nil)
-	pushBundle(t, tiny, regB+"/team-b/tiny:v1", nil)
-	pushBundle(t, tiny, regB+"/shared/tiny:v1", nil)
+	pushBundle(t, tinyB, regB+"/team-b/tiny:v1", nil)
+	pushBundle(t, tinyB, regB+"/shared/tiny:v1", nil)
 	sharedDigest, err := crane.Digest(regB + "/shared/tiny:v1")
 	must(t, err)
 	openA.Store(false)
@@ -178,6 +183,25 @@ func waitComparisonError(t *testing.T, name string, want []string) string {
 		return true
 	})
 	return msg
+}
+
+// renamed copies the bundle directory from to to with every old in its files' text replaced.
+func renamed(t *testing.T, from, to, old, new string) {
+	t.Helper()
+	must(t, filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), []byte(strings.ReplaceAll(string(b), old, new)), 0o644)
+	}))
 }
 
 // authRegistry is an in-process registry on loopback that answers reads only to user's basic

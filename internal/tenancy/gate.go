@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -142,13 +143,18 @@ func (l *TenantLoader) refusal(image, asked string, err error) error {
 		image = asked
 	}
 	t := l.t
-	entry := "tenancy policy"
+	entry := fmt.Sprintf("tenancy policy %s, unlistedProjects: allow", filepath.Base(t.Policy.Name))
+	fix := fmt.Sprintf("add credentials for %s to the sidecar's registry config, or ask the cluster admin for an entry for this project with its own", re.Host)
 	if t.Entry != nil {
 		entry = t.describe()
+		fix = fmt.Sprintf("add credentials for %s to that entry's registryConfig, or use an image the project's credentials can read", re.Host)
+		if t.Entry.SidecarCredentials {
+			fix = fmt.Sprintf("add credentials for %s to the sidecar's registry config, or give the entry a registryConfig of its own", re.Host)
+		}
 	}
 	return &RefusalError{Project: t.Project,
 		Problem: fmt.Sprintf("cannot read image %s with %s (%s): the registry %s answered %d", shortImage(image), l.g.creds, entry, re.Host, re.Status),
-		Fix:     fmt.Sprintf("add credentials for %s to that entry's registryConfig, or use an image the project's credentials can read", re.Host)}
+		Fix:     fix}
 }
 
 func shortImage(s string) string {

@@ -33,6 +33,7 @@ type world struct {
 	reqsB          *bundletest.Counter
 	digestB        string
 	policyFile     string
+	sidecar        string
 	credsDir       string
 	base           *bundle.ImageLoader
 	rs             *tenancy.Renderers
@@ -87,12 +88,12 @@ func newWorld(t testing.TB) *world {
 	w.credsDir = t.TempDir()
 	dockerConfig(t, filepath.Join(w.credsDir, "team-a.json"), map[string]string{w.regA: "team-a:pass-a"})
 	dockerConfig(t, filepath.Join(w.credsDir, "team-b.json"), map[string]string{w.regB: "team-b:pass-b"})
-	sidecar := filepath.Join(t.TempDir(), "sidecar.json")
-	dockerConfig(t, sidecar, map[string]string{w.regA: "team-a:pass-a", w.regB: "team-b:pass-b"})
+	w.sidecar = filepath.Join(t.TempDir(), "sidecar.json")
+	dockerConfig(t, w.sidecar, map[string]string{w.regA: "team-a:pass-a", w.regB: "team-b:pass-b"})
 
 	w.policyFile = filepath.Join(t.TempDir(), "tenancy.yaml")
 	w.writePolicy(t, "team-b")
-	w.base = &bundle.ImageLoader{CacheDir: t.TempDir(), RegistryConfig: sidecar, Insecure: []string{w.regA, w.regB}}
+	w.base = &bundle.ImageLoader{CacheDir: t.TempDir(), RegistryConfig: w.sidecar, Insecure: []string{w.regA, w.regB}}
 	w.rs = &tenancy.Renderers{Base: w.base, Policy: func() (*tenancy.Policy, error) { return tenancy.Load(w.policyFile) }}
 	w.metrics = engine.NewMetrics()
 	w.eng = engine.NewEngine(engine.EngineOptions{Loader: w.base, Metrics: w.metrics, Tenancy: engine.TenantsOf(w.rs)})
@@ -230,6 +231,33 @@ func TestCachedImageNeedsOwnCredentials(t *testing.T) {
 	}
 	if got := w.projectCount(t, "team-x", "refused"); got != 4 {
 		t.Errorf("team-x refusals counted %v, want 4", got)
+	}
+}
+
+// TestUnlistedAllowedStillGated: under unlistedProjects: allow, a project
+// no entry names renders as without tenancy, with the sidecar's
+// credentials, but is served a cached image only if those credentials read
+// it: team B's private image, cached by team B's render, is refused to it
+// once the sidecar's credentials no longer reach registry B.
+func TestUnlistedAllowedStillGated(t *testing.T) {
+	w := newWorld(t)
+	text, err := os.ReadFile(w.policyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(w.policyFile, []byte(strings.Replace(string(text), "unlistedProjects: deny", "unlistedProjects: allow", 1)), 0o644)
+	byDigest := w.regB + "/team-b/op@" + w.digestB
+	if _, _, err := w.render("team-b", byDigest); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := w.render("someone", w.regA+"/team-a/op:v1"); err != nil {
+		t.Fatalf("an unlisted project, any image, the sidecar's credentials: %v", err)
+	}
+	dockerConfig(t, w.sidecar, map[string]string{w.regA: "team-a:pass-a"})
+	_, info, err := w.render("someone", byDigest)
+	refusal(t, err, `project "someone" cannot read image `+byDigest+` with the sidecar's registry credentials (tenancy policy tenancy.yaml, unlistedProjects: allow): the registry `+w.regB+` answered 401; fix: add credentials for `+w.regB+` to the sidecar's registry config, or ask the cluster admin for an entry for this project with its own`)
+	if info.Cache == "hit" {
+		t.Error("served from the cache")
 	}
 }
 

@@ -13,8 +13,10 @@ import (
 // an entry covers, that entry's Gate (its own credentials, access proven
 // per image), the cluster trust policy verified with those credentials, the
 // entry's own trust policy on top, and the entry's admission; for an
-// unlisted project under unlistedProjects: allow, the sidecar's renderer as
-// without tenancy. Each entry's gate and verifiers are built once per
+// unlisted project under unlistedProjects: allow, what it rendered without
+// tenancy (every image, the sidecar's credentials) through a gate of the
+// sidecar's credentials, so that no project is served from the cache an
+// image those credentials cannot read. Each entry's gate and verifiers are built once per
 // policy version and shared by its projects' requests.
 type Renderers struct {
 	// Base is the sidecar's loader: its settings, its on-disk cache and,
@@ -34,6 +36,10 @@ type Renderers struct {
 	version string
 	entries map[string]*entryState
 }
+
+// unlisted is the entry an unlisted project under unlistedProjects: allow
+// renders with: the sidecar's credentials. Its name is no AppProject's.
+var unlisted = &Project{Name: "(unlisted)", SidecarCredentials: true}
 
 type entryState struct {
 	gate            *Gate
@@ -59,10 +65,15 @@ func (rs *Renderers) For(project string) (*render.Renderer, *Tenant, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if t.Entry == nil {
-		return &render.Renderer{Loader: rs.Base, Verifier: cluster, Admit: t}, t, nil
+	e := t.Entry
+	if e == nil {
+		// Today's behaviour (every image, the sidecar's credentials), but
+		// through a gate all the same: an image another project's
+		// credentials put in the cache is served only if the sidecar's
+		// credentials read it too.
+		e = unlisted
 	}
-	st := rs.entry(p, t.Entry, cluster)
+	st := rs.entry(p, e, cluster)
 	return &render.Renderer{Loader: st.gate.For(t), Verifier: st.cluster, ProjectVerifier: st.extra, Admit: t}, t, nil
 }
 

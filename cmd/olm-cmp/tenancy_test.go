@@ -71,3 +71,22 @@ func TestTenancyCommands(t *testing.T) {
 		t.Errorf("upgrade as an unlisted project: %v", err)
 	}
 }
+
+// TestGenerateTenancy: classic mode judges the repo-server's project, from
+// its environment, under OLM_CMP_TENANCY_POLICY (the plugin env's attempts
+// are internal/cmpserver's TestProjectFromRepoServerOnly).
+func TestGenerateTenancy(t *testing.T) {
+	host, policy := tenancyFixture(t)
+	dir := specDir(t, host+"/team-b/demo:v1", "demo")
+	t.Setenv(EnvTenancyPolicy, policy)
+	t.Setenv(EnvInsecureRegistries, host)
+	t.Setenv("ARGOCD_APP_PROJECT_NAME", "team-a")
+	out, _, err := run(t, "generate", dir)
+	if err == nil || out != "" || !strings.Contains(err.Error(), `project "team-a" may not render spec.bundle "`+host+`/team-b/demo:v1"`) {
+		t.Errorf("generate as team-a: %v\n%.200s", err, out)
+	}
+	t.Setenv("ARGOCD_APP_PROJECT_NAME", "team-b")
+	if out, _, err := run(t, "generate", dir); err != nil || !strings.Contains(out, "kind: Deployment") {
+		t.Errorf("generate as team-b: %v", err)
+	}
+}

@@ -135,6 +135,14 @@ func TestTenancyThroughPlugin(t *testing.T) {
 	if st, _ := status.FromError(err); st.Code() != codes.PermissionDenied || !strings.Contains(st.Message(), `project "" is no Argo CD project (the request named none)`) {
 		t.Errorf("no project: %v", err)
 	}
+	// Names no AppProject can have: refused in one escaped, bounded line.
+	for _, name := range []string{"team-a\nteam-b", "team-a/../team-b", "team-\x1b[31ma", strings.Repeat("a", 10<<10)} {
+		_, err = ts.generate(ctxT(t), t, call{tgz: tgz, appRelPath: "team-a", rawEnv: []string{EnvAppProject + "=" + name}})
+		st, _ := status.FromError(err)
+		if st.Code() != codes.PermissionDenied || !strings.Contains(st.Message(), "is not an AppProject name") || strings.ContainsAny(st.Message(), "\n\x1b") || len(st.Message()) > 1024 {
+			t.Errorf("project %.30q: %v", name, err)
+		}
+	}
 }
 
 // TestGenerateProjectFromEnvironment: classic mode picks the renderer of the

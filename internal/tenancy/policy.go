@@ -164,10 +164,11 @@ const MaxProjectName = validation.DNS1123SubdomainMaxLength
 
 // CheckProjectName refuses a project name no AppProject can have (control
 // characters, slashes, upper case, 10 KB of text): it came from the
-// repo-server, and anything else means something is wrong upstream.
+// repo-server, and anything else means something is wrong upstream. The
+// error does not repeat the name.
 func CheckProjectName(project string) error {
 	if errs := validation.IsDNS1123Subdomain(project); len(errs) > 0 || len(project) > MaxProjectName {
-		return fmt.Errorf("the Argo CD project %s is not an AppProject name (lower-case letters, digits, '-' and '.', at most %d characters)", echo.Quote(project), MaxProjectName)
+		return fmt.Errorf("is not an AppProject name (lower-case letters, digits, '-' and '.', at most %d characters)", MaxProjectName)
 	}
 	return nil
 }

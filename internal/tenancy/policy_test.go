@@ -198,12 +198,12 @@ func TestPolicyFileNotRegular(t *testing.T) {
 func TestHostileProjectNames(t *testing.T) {
 	p := mustLoad(t, strings.Replace(goodPolicy, "unlistedProjects: deny", "unlistedProjects: allow", 1))
 	for name, want := range map[string]string{
-		"team-a\nteam-b":                      `project "team-a\nteam-b" cannot be matched against tenancy policy tenancy.yaml: the Argo CD project "team-a\nteam-b" is not an AppProject name`,
-		"team-a/../team-b":                    `project "team-a/../team-b" cannot be matched`,
-		"team-\x1b[31ma":                      `project "team-\x1b[31ma" cannot be matched`,
-		strings.Repeat("a", 10<<10):           `… (10240 bytes)`,
-		"Team-A":                              `project "Team-A" cannot be matched`,
-		"team-a\u202e":                        `cannot be matched`,
+		"team-a\nteam-b":                      `project "team-a\nteam-b" is not an AppProject name (lower-case letters, digits, '-' and '.', at most 253 characters), so tenancy policy tenancy.yaml cannot match it; fix: check what sets ARGOCD_APP_PROJECT_NAME (only the repo-server may), or the --project value`,
+		"team-a/../team-b":                    `project "team-a/../team-b" is not an AppProject name`,
+		"team-\x1b[31ma":                      `project "team-\x1b[31ma" is not an AppProject name`,
+		strings.Repeat("a", 10<<10):           `"… (10240 bytes) is not an AppProject name`,
+		"Team-A":                              `project "Team-A" is not an AppProject name`,
+		"team-a\u202e":                        `is not an AppProject name`,
 		strings.Repeat("a", MaxProjectName+1): `is not an AppProject name`,
 	} {
 		_, err := p.Tenant(name)

@@ -48,7 +48,7 @@ func (p *Policy) Tenant(project string) (*Tenant, error) {
 			Fix: "render through Argo CD (the repo-server sends ARGOCD_APP_PROJECT_NAME), or pass --project NAME to the command"}
 	}
 	if err := CheckProjectName(project); err != nil {
-		return nil, &RefusalError{Project: project, Problem: fmt.Sprintf("cannot be matched against tenancy policy %s: %s", base, err),
+		return nil, &RefusalError{Project: project, Problem: fmt.Sprintf("%s, so tenancy policy %s cannot match it", err, base),
 			Fix: "check what sets ARGOCD_APP_PROJECT_NAME (only the repo-server may), or the --project value"}
 	}
 	if e := p.Match(project); e != nil {

@@ -31,10 +31,7 @@ import (
 //     has put in the sidecar's caches stays refused: team A's credentials cannot read it.
 func TestArgoCDTenancy(t *testing.T) {
 	e := setup(t)
-	bin := os.Getenv("ARGOCD_BIN")
-	if bin == "" {
-		bin = filepath.Join(os.Getenv("HOME"), ".cache", "olm-cmp", "argocd-v3", "bin")
-	}
+	bin := argoV3Bin()
 	regA, openA := authRegistry(t, "team-a", "pass-a")
 	regB, openB := authRegistry(t, "team-b", "pass-b")
 	tiny := filepath.Join(e.repo, "internal", "cmpserver", "testdata", "repo", "bundles", "tiny")
@@ -136,6 +133,15 @@ projects:
 			t.Errorf("namespace %s exists: %s", name, out)
 		}
 	}
+}
+
+// argoV3Bin is where the Argo CD 3.6.1 binaries are: $ARGOCD_BIN (run.sh sets it), else
+// build-argocd.sh's default.
+func argoV3Bin() string {
+	if bin := os.Getenv("ARGOCD_BIN"); bin != "" {
+		return bin
+	}
+	return filepath.Join(os.Getenv("HOME"), ".cache", "olm-cmp", "argocd-v3", "bin")
 }
 
 // projectApplication applies an Application of project for the directory tenancy/<name> of

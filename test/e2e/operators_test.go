@@ -19,6 +19,9 @@ type operatorCase struct {
 	bundle   string            // directory in ../shared/bundles
 	binaries map[string]string // command or image name -> binary file in $E2E_BIN
 	examples []string          // alm-example kinds the spec renders (applied once the operator runs)
+	// spec: more olm-cmp.yaml spec fields (they win over bundle, namespace and examples): what
+	// the operator's example in examples/ answers (images, clusterAPIs, accept, ...)
+	spec map[string]any
 	// imageFiles: directories the image carries (container path -> host path)
 	imageFiles func(t *testing.T) map[string]string
 	// check asserts what the operator did with its examples; it returns a one-line summary
@@ -112,6 +115,9 @@ func (e env) installOperator(t *testing.T, bundle string, oc operatorCase, bins 
 	t.Helper()
 	r := &operatorRun{ns: nsName("op", oc.name)}
 	spec := map[string]any{"bundle": bundle, "namespace": r.ns, "examples": oc.examples}
+	for k, v := range oc.spec {
+		spec[k] = v
+	}
 	dir := filepath.Join(e.work, "op-"+oc.name)
 	f := map[string]any{"apiVersion": "olm-cmp.dev/v1alpha1", "kind": "OperatorBundle",
 		"metadata": map[string]any{"name": oc.name}, "spec": spec}

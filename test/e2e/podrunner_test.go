@@ -38,7 +38,9 @@ package e2e
 //   - the service-account volume at /var/run/secrets/kubernetes.io/serviceaccount (token from a
 //     TokenRequest for the rendered ServiceAccount, bound to the kwok Pod; ca.crt from the
 //     namespace's kube-root-ca.crt; namespace) and KUBECONFIG (/var/run/olm-cmp-e2e/kubeconfig)
-//     carrying that token: the process has exactly the rendered RBAC.
+//     carrying that token: the process has exactly the rendered RBAC. KUBERNETES_SERVICE_HOST/PORT
+//     (and _PORT_HTTPS, KUBERNETES_PORT) name the API server's address inside the pod, as the
+//     kubelet sets them for rest.InClusterConfig.
 //   - volumes: secret, configMap, projected (secret, configMap, downwardAPI,
 //     serviceAccountToken), downwardAPI, emptyDir, with items and subPath, written as files at
 //     the mount path inside the pod's root. ImageFiles adds files the image would carry (a
@@ -46,11 +48,11 @@ package e2e
 //   - working dir: the container's workingDir (created), else /; HOME=/root. Output: one log
 //     file per container under the pod's directory in the test's work dir.
 //
-// Not emulated: KUBERNETES_SERVICE_HOST/PORT and the other Service links (KUBECONFIG is set
-// instead), probes and restarts (p.Exited lists containers that stopped), resource limits,
-// securityContext (runs as the test's user), image contents beyond the binary and ImageFiles,
-// hostPath/PVC volumes (refused), mount paths under the host-bound directories (refused), and
-// updates of mounted Secrets/ConfigMaps or token rotation after start.
+// Not emulated: the Service links of other Services (enableServiceLinks), probes and restarts
+// (p.Exited lists containers that stopped), resource limits, securityContext (runs as the test's
+// user), image contents beyond the binary and ImageFiles, hostPath/PVC volumes (refused), mount
+// paths under the host-bound directories (refused), and updates of mounted Secrets/ConfigMaps or
+// token rotation after start.
 
 import (
 	"bufio"
@@ -364,8 +366,14 @@ func (p *runningPod) start(c map[string]any, vols map[string]map[string]any, opt
 		must(t, os.MkdirAll(p.inRoot(w), 0o755))
 		wd = w
 	}
+	// the kubelet always sets the API server's Service variables (rest.InClusterConfig reads them:
+	// library-go's controllercmd, lws-operator's, has no other way in); here they name the
+	// address the API server is forwarded to inside the pod
+	host, port, _ := net.SplitHostPort(p.apiAddr)
 	procEnv := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root",
-		"HOSTNAME=" + p.Pod, "KUBECONFIG=/var/run/olm-cmp-e2e/kubeconfig"}
+		"HOSTNAME=" + p.Pod, "KUBECONFIG=/var/run/olm-cmp-e2e/kubeconfig",
+		"KUBERNETES_SERVICE_HOST=" + host, "KUBERNETES_SERVICE_PORT=" + port, "KUBERNETES_SERVICE_PORT_HTTPS=" + port,
+		"KUBERNETES_PORT=tcp://" + p.apiAddr}
 	for _, kv := range env {
 		procEnv = append(procEnv, kv[0]+"="+kv[1])
 	}

@@ -100,13 +100,7 @@ func TestOperatorsSeedsArgoCD(t *testing.T) {
 		d := getJSON(t, "deployment", cmDep.Name, "-n", cmDep.Namespace)
 		return d != nil && relatedImage(t, docOf(d), "RELATED_IMAGE_CERT_MANAGER_CONTROLLER") == img120
 	})
-	mustKubectl(t, "rollout", "status", "--timeout=180s", "-n", cmDep.Namespace, "deployment/"+cmDep.Name)
-	waitFor(t, 2*time.Minute, "the 1.19.1 operator Pod "+old.Pod+" to go", func() bool {
-		p := getJSON(t, "pod", old.Pod, "-n", old.Namespace)
-		return p == nil || str(p, "metadata", "deletionTimestamp") != ""
-	})
-	old.Stop()
-	np := runPod(t, newDep, podOptions{Binaries: map[string]string{"cert-manager-operator": bin120}})
+	np := rollPod(t, old, newDep, map[string]string{"cert-manager-operator": bin120})
 	cm.synced = waitApp(t, cm.name, rev2, 8*time.Minute)
 	t.Logf("%s bumped: re-synced + Healthy %v after the refresh", cm.name, time.Since(start).Round(time.Second))
 	checkSyncOrder(t, cm.synced, cm.want)

@@ -410,7 +410,6 @@ func certManagerReconciled(t *testing.T, cr Doc, controllerImage string, timeout
 // with cert-manager at the 1.20.0 operator's images.
 func testSeedCertManager(t *testing.T, e env, root string) {
 	bin119 := seedBinary(t, e, "cert-manager-operator-1.19.1")
-	bin120 := seedBinary(t, e, "cert-manager-operator-1.20.0")
 	reg := serveRegistry(t)
 	t.Setenv("OLM_CMP_INSECURE_REGISTRIES", reg) // the olm-cmp the test runs reads it
 	repo := reg + "/cert-manager-operator-bundle"
@@ -486,16 +485,7 @@ func testSeedCertManager(t *testing.T, e env, root string) {
 	// ---- the kubelet's part: the old Pod goes with the rollout, its process with it; the new Pod
 	// runs the 1.20.0 binary
 	old := r.pods[0]
-	mustKubectl(t, "rollout", "status", "--timeout=180s", "-n", r.ns, "deployment/"+depName)
-	waitFor(t, 2*time.Minute, "the 1.19.1 operator Pod "+old.Pod+" to go", func() bool {
-		p := getJSON(t, "pod", old.Pod, "-n", r.ns)
-		return p == nil || str(p, "metadata", "deletionTimestamp") != ""
-	})
-	old.Stop()
-	if ex := old.Exited(); len(ex) > 0 {
-		t.Errorf("the 1.19.1 operator stopped on its own before the rollout: %v", ex)
-	}
-	np := runPod(t, newDep, podOptions{Binaries: map[string]string{"cert-manager-operator": bin120}})
+	np := rollPod(t, old, newDep, map[string]string{"cert-manager-operator": seedBinary(t, e, "cert-manager-operator-1.20.0")})
 	if np.Pod == old.Pod {
 		t.Fatalf("the 1.20.0 operator runs as the old Pod %s", old.Pod)
 	}
@@ -507,6 +497,23 @@ func testSeedCertManager(t *testing.T, e env, root string) {
 	finish(t, "cert-manager-operator", []*runningPod{np}, fmt.Sprintf(
 		"1 Deployment run (1.19.1, then 1.20.0 in the rolled Pod); no webhooks; CertManager cluster reconciled (cert-manager, -webhook, -cainjector Deployments, kwok pods) in %v; bump 1.19.1 -> 1.20.0 with upgradeFrom: %d CRDs upgraded, cert-manager %s -> %s, reconciled again in %v",
 		took119.Round(time.Second), len(changedCRDs), imageName(img119)+":"+tagOf(img119), tagOf(img120), tookBump.Round(time.Second)))
+}
+
+// rollPod does the kubelet's part of a Deployment's rollout to dep's template: once the rollout is
+// done and the old Pod is going, the old Pod's processes stop (they must not have stopped on their
+// own before), and the new Pod's containers run with bins.
+func rollPod(t *testing.T, old *runningPod, dep Doc, bins map[string]string) *runningPod {
+	t.Helper()
+	mustKubectl(t, "rollout", "status", "--timeout=180s", "-n", dep.Namespace, "deployment/"+dep.Name)
+	waitFor(t, 2*time.Minute, "the old Pod "+old.Pod+" to go", func() bool {
+		p := getJSON(t, "pod", old.Pod, "-n", old.Namespace)
+		return p == nil || str(p, "metadata", "deletionTimestamp") != ""
+	})
+	if ex := old.Exited(); len(ex) > 0 {
+		t.Errorf("pod %s: stopped on its own before the Pod went: %v", old.Pod, ex)
+	}
+	old.Stop()
+	return runPod(t, dep, podOptions{Binaries: bins})
 }
 
 func tagOf(ref string) string {

@@ -84,7 +84,7 @@ trap 'exit 130' INT TERM
 # then the applies (TestCorpus); oracle is the first step alone; operators runs the real
 # operators, then the seed operators through Argo CD (their cluster-scoped objects and CRs
 # would otherwise meet the first step's)
-declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpusOracle$ ^TestCorpus$' [oracle]='^TestCorpusOracle$' [argocd]='^TestArgoCD(Signatures)?$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators(Dynatrace|DBaaS|Seeds)?$ ^TestOperatorsSeedsArgoCD$')
+declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpusOracle$ ^TestCorpus$' [oracle]='^TestCorpusOracle$' [argocd]='^TestArgoCD(Signatures)?$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators(Dynatrace|DBaaS|Seeds)?$ ^TestOperatorsSeedsArgoCD$ ^TestOperatorsSeedsArgoCDBump$')
 failed=()
 for suite in $SUITES; do
   [[ -n ${RUNPAT[$suite]:-} ]] || { echo "unknown suite $suite (upgrade corpus oracle argocd operators argocd-v2)"; exit 2; }

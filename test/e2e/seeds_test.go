@@ -580,8 +580,9 @@ func testSeedSail(t *testing.T, e env, root string) {
 	t.Logf("Istio %s: %s; IstioRevision %s: %s; Deployment istio-system/istiod (%s, kwok pods) in %v",
 		istio.Name, conditions(o), istio.Name, conditions(getJSON(t, "istiorevisions.sailoperator.io", istio.Name)),
 		strings.Join(images(istiod), ","), took.Round(time.Second))
-	if !strings.Contains(r.pods[0].Logs(), `"platform": "Kubernetes"`) && !strings.Contains(r.pods[0].Logs(), `"platform":"Kubernetes"`) {
-		t.Logf("note: sail-operator's log does not say it detected plain Kubernetes")
+	// operator.openshift.io is not served: plain-Kubernetes mode (profile "default")
+	if !strings.Contains(r.pods[0].Logs(), `detected platform	{"platform": "kubernetes"}`) {
+		t.Errorf("sail-operator did not detect plain Kubernetes (its log has no `detected platform {\"platform\": \"kubernetes\"}`)")
 	}
 	finish(t, "sail-operator", r.pods, fmt.Sprintf(
 		"1 Deployment run; no webhooks of its own; Istio %s Reconciled -> IstioRevision %s -> Deployment istiod (kwok pods) in %v",

@@ -47,6 +47,9 @@ package e2e
 //     directory per path: crossplane's `core init` reads its CRDs from /crds).
 //   - working dir: the container's workingDir (created), else /; HOME=/root. Output: one log
 //     file per container under the pod's directory in the test's work dir.
+//   - the kwok Pod's object is held (a finalizer) until Stop, as the kubelet holds a deleted Pod's
+//     object until its containers are gone: a deleted Pod has a deletionTimestamp
+//     (p.Terminating()), its token still works, and its processes stop with Stop.
 //
 // Not emulated: the Service links of other Services (enableServiceLinks), probes and restarts
 // (p.Exited lists containers that stopped), resource limits, securityContext (runs as the test's
@@ -207,6 +210,7 @@ current-context: sa
 		vols[str(vm, "name")] = vm
 	}
 	t.Cleanup(p.Stop)
+	p.holdPod()
 	p.startNetns(opt)
 	for _, c := range list(spec["initContainers"]) {
 		if pr := p.start(c.(map[string]any), vols, opt, true); pr != nil {
@@ -958,12 +962,40 @@ func (p *runningPod) Stop() {
 		if p.netns != nil {
 			p.netns.Close()
 		}
+		p.releasePod()
 		if p.t.Failed() {
 			for _, l := range p.logs {
 				p.t.Logf("%s (tail):\n%s", l, tail(l, 40))
 			}
 		}
 	})
+}
+
+// podFinalizer holds a run Pod's object until its processes have stopped, as the kubelet does: a
+// deleted Pod keeps its object (deletionTimestamp set) until the kubelet reports its containers
+// gone, and only then does the token bound to it stop working. kwok would remove it at once, and an
+// operator stopping on its rolled-out Pod could no longer release its leader lease (its
+// successor then waits for the lease to expire).
+const podFinalizer = "e2e.olm-cmp.dev/pod-runner"
+
+func (p *runningPod) holdPod() {
+	patch := fmt.Sprintf(`{"metadata":{"finalizers":[%q]}}`, podFinalizer)
+	if _, err := kubectl(p.t, "patch", "pod", p.Pod, "-n", p.Namespace, "--type=merge", "-p", patch); err != nil {
+		p.t.Fatalf("pod %s/%s: cannot hold it for its processes: %v", p.Namespace, p.Pod, err)
+	}
+}
+
+func (p *runningPod) releasePod() {
+	if p.Pod == "" {
+		return
+	}
+	_, _ = kubectl(p.t, "patch", "pod", p.Pod, "-n", p.Namespace, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+}
+
+// Terminating reports whether the Pod is being deleted (the kubelet's signal to stop it) or gone.
+func (p *runningPod) Terminating() bool {
+	o := getJSON(p.t, "pod", p.Pod, "-n", p.Namespace)
+	return o == nil || str(o, "metadata", "deletionTimestamp") != ""
 }
 
 // ---------------------------------------------------------------- small helpers

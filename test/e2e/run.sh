@@ -82,8 +82,9 @@ trap 'exit 130' INT TERM
 # a suite is one or more steps (test patterns), each on its own fresh control plane: corpus is
 # the API-server oracle (TestCorpusOracle: dry runs, and the CRDs and namespaces they need),
 # then the applies (TestCorpus); oracle is the first step alone; operators runs the real
-# operators, then the seed operators through Argo CD (their cluster-scoped objects and CRs
-# would otherwise meet the first step's)
+# operators, then the seed operators through Argo CD, lws-operator and cert-manager-operator's
+# bump each on its own cluster (their cluster-scoped objects and CRs would meet the first step's,
+# and cert-manager's webhook, which no binary serves here, would refuse lws-operator's Issuer)
 declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpusOracle$ ^TestCorpus$' [oracle]='^TestCorpusOracle$' [argocd]='^TestArgoCD(Signatures)?$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators(Dynatrace|DBaaS|Seeds)?$ ^TestOperatorsSeedsArgoCD$ ^TestOperatorsSeedsArgoCDBump$')
 failed=()
 for suite in $SUITES; do

@@ -20,6 +20,23 @@ func seedsArgoCD(t *testing.T, e env) *argoCD {
 	return startArgoCD(t, e, bin, argoOptions{v3: true, cm: healthCustomizations(t, e.repo)})
 }
 
+// syncExample commits c's source (written by c.prepare), creates its Application, and runs the
+// operator's Deployment depName with bins once Argo CD has applied it. It returns the revision,
+// when the Application was created, the rendered Deployment and its running Pod.
+func syncExample(t *testing.T, a *argoCD, c *syncCase, depName string, bins map[string]string) (string, time.Time, Doc, *runningPod) {
+	t.Helper()
+	rev := a.commit(c.name + " " + c.tag)
+	c.docs = a.render(c.dir)
+	c.want = wavesOf(c.docs)
+	created := time.Now()
+	a.application(c.name, c.example, relPath(a, c), "")
+	dep := findDoc(t, c.docs, "Deployment", depName)
+	waitFor(t, 6*time.Minute, "Argo CD to apply Deployment "+dep.Name, func() bool {
+		return getJSON(t, "deployment", dep.Name, "-n", dep.Namespace) != nil
+	})
+	return rev, created, dep, runPod(t, dep, podOptions{Binaries: bins})
+}
+
 // TestOperatorsSeedsArgoCD installs lws-operator from examples/lws-operator through Argo CD 3.6.1
 // and the plugin, with the real operator (build-seeds.sh) run by the pod runner once Argo CD has
 // applied its Deployment, and its operand once the operator has applied that one: the Application
@@ -40,16 +57,7 @@ func TestOperatorsSeedsArgoCD(t *testing.T) {
 
 	lws := &syncCase{name: "lws-operator", example: "lws-operator", bundle: "leader-worker-set-1.0.0", tag: "1.0", rewrite: lwsAt("1.0.0")}
 	lws.prepare(t, a, root)
-	rev := a.commit("lws-operator 1.0")
-	lws.docs = a.render(lws.dir)
-	lws.want = wavesOf(lws.docs)
-	start := time.Now()
-	a.application(lws.name, lws.example, relPath(a, lws), "")
-	dep := findDoc(t, lws.docs, "Deployment", "openshift-lws-operator")
-	waitFor(t, 6*time.Minute, "Argo CD to apply Deployment "+dep.Name, func() bool {
-		return getJSON(t, "deployment", dep.Name, "-n", dep.Namespace) != nil
-	})
-	op := runPod(t, dep, podOptions{Binaries: map[string]string{"lws-operator": lwsBin}})
+	rev, start, dep, op := syncExample(t, a, lws, "openshift-lws-operator", map[string]string{"lws-operator": lwsBin})
 	// the CR comes in the last wave, once the operator's Deployment is Healthy
 	waitFor(t, 6*time.Minute, "Argo CD to apply LeaderWorkerSetOperator cluster", func() bool {
 		return getJSON(t, "leaderworkersetoperators.operator.openshift.io", "cluster") != nil
@@ -88,16 +96,7 @@ func TestOperatorsSeedsArgoCDBump(t *testing.T) {
 	cm := &syncCase{name: "cert-manager-operator", example: "cert-manager-operator", bundle: "cert-manager-operator-1.19.1", tag: "v1.19.1"}
 	cm.prepare(t, a, root)
 	pushBundle(t, filepath.Join(root, "cert-manager-operator-1.20.0"), a.reg+"/cert-manager-operator-bundle:v1.20.0", nil)
-	rev1 := a.commit("cert-manager-operator v1.19.1")
-	cm.docs = a.render(cm.dir)
-	cm.want = wavesOf(cm.docs)
-	start := time.Now()
-	a.application(cm.name, cm.example, relPath(a, cm), "")
-	dep := findDoc(t, cm.docs, "Deployment", "cert-manager-operator-controller-manager")
-	waitFor(t, 6*time.Minute, "Argo CD to apply Deployment "+dep.Name, func() bool {
-		return getJSON(t, "deployment", dep.Name, "-n", dep.Namespace) != nil
-	})
-	old := runPod(t, dep, podOptions{Binaries: map[string]string{"cert-manager-operator": bin119}})
+	rev1, start, dep, old := syncExample(t, a, cm, "cert-manager-operator-controller-manager", map[string]string{"cert-manager-operator": bin119})
 	cm.synced = waitApp(t, cm.name, rev1, 8*time.Minute)
 	t.Logf("%s 1.19.1: Synced + Healthy %v after the Application was created", cm.name, time.Since(start).Round(time.Second))
 	checkSyncOrder(t, cm.synced, cm.want)

@@ -459,6 +459,21 @@ func testSeedCertManager(t *testing.T, e env, root string) {
 	bumped := time.Now()
 	r.applier.examples = almExamples(t, filepath.Join(root, "cert-manager-operator-1.20.0"))
 	applied := r.applier.apply(oc.name+"-1.20.0", newDocs)
+	for _, d := range applied {
+		if d.Kind == "CustomResourceDefinition" {
+			checkOlmCmpAnnotations(t, d)
+		}
+	}
+
+	// ---- the kubelet's part: the old Pod goes with the rollout, its process with it; the new Pod
+	// runs the 1.20.0 binary
+	old := r.pods[0]
+	np := rollPod(t, old, newDep, map[string]string{"cert-manager-operator": seedBinary(t, e, "cert-manager-operator-1.20.0")})
+	if np.Pod == old.Pod {
+		t.Fatalf("the 1.20.0 operator runs as the old Pod %s", old.Pod)
+	}
+	// then what the new render no longer has (CRDs kept), once the new operator runs: Argo CD
+	// prunes the old RBAC last too (the render marks it PruneLast)
 	inNew := map[string]bool{}
 	for _, d := range newDocs {
 		inNew[d.Key()] = true
@@ -475,20 +490,7 @@ func testSeedCertManager(t *testing.T, e env, root string) {
 		mustKubectl(t, args...)
 		pruned = append(pruned, d.Kind+"/"+d.Name)
 	}
-	for _, d := range applied {
-		if d.Kind == "CustomResourceDefinition" {
-			checkOlmCmpAnnotations(t, d)
-		}
-	}
 	t.Logf("bump applied: %d objects, %d CRDs upgraded (%s), pruned %v", len(applied), len(changedCRDs), strings.Join(changedCRDs, ", "), pruned)
-
-	// ---- the kubelet's part: the old Pod goes with the rollout, its process with it; the new Pod
-	// runs the 1.20.0 binary
-	old := r.pods[0]
-	np := rollPod(t, old, newDep, map[string]string{"cert-manager-operator": seedBinary(t, e, "cert-manager-operator-1.20.0")})
-	if np.Pod == old.Pod {
-		t.Fatalf("the 1.20.0 operator runs as the old Pod %s", old.Pod)
-	}
 	o, deps = certManagerReconciled(t, cr, img120, 5*time.Minute)
 	tookBump := time.Since(bumped)
 	t.Logf("1.20.0: the new operator (Pod %s) took over; CertManager %s reconciled again in %v: %s; operand Deployments %s",
@@ -505,10 +507,7 @@ func testSeedCertManager(t *testing.T, e env, root string) {
 func rollPod(t *testing.T, old *runningPod, dep Doc, bins map[string]string) *runningPod {
 	t.Helper()
 	mustKubectl(t, "rollout", "status", "--timeout=180s", "-n", dep.Namespace, "deployment/"+dep.Name)
-	waitFor(t, 2*time.Minute, "the old Pod "+old.Pod+" to go", func() bool {
-		p := getJSON(t, "pod", old.Pod, "-n", old.Namespace)
-		return p == nil || str(p, "metadata", "deletionTimestamp") != ""
-	})
+	waitFor(t, 2*time.Minute, "the old Pod "+old.Pod+" to be deleted", old.Terminating)
 	if ex := old.Exited(); len(ex) > 0 {
 		t.Errorf("pod %s: stopped on its own before the Pod went: %v", old.Pod, ex)
 	}

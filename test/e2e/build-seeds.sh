@@ -14,9 +14,10 @@
 # Each binary has a stamp (its source tarball's sha256, or module@version, the Go version and this
 # recipe): a re-run with matching stamps is a no-op. Builds run one at a time under `nice` (each
 # is 5-6 CPU-minutes on a shared machine); a failed build is reported, leaves
-# $E2E_BIN/.seed-<name>.notbuilt with the reason for the suite's skip message, and does not stop
-# the others. Without ../shared/seedsrc (a user's clone) nothing is built, and the reason is left
-# the same way. Called by build-operators.sh; runs alone too.
+# $E2E_BIN/.seed-<name>.notbuilt with the reason, which TestOperatorsSeeds fails with, and does
+# not stop the others. Without ../shared/seedsrc (a user's clone) nothing is built, the reason is
+# left the same way, and the suite skips the seed operators. Called by build-operators.sh; runs
+# alone too.
 #
 #   SEEDS="lws-operator lws-manager cert-manager-operator-1.19.1 cert-manager-operator-1.20.0 sail-operator"
 #   OLM_CMP_SHARED=<dir>   the reference data (default: ../shared beside the repository)
@@ -161,5 +162,5 @@ for spec in "${SPECS[@]}"; do
   (build "$name" "$src" "$kind" "$pkg" "${gitvar:-}") || true   # a subshell: its exports stay in it
   [[ -x $BIN/$name && -f $BIN/.seed-$name.stamp ]] || failed+=("$name")
 done
-((${#failed[@]} == 0)) || log "not built: ${failed[*]} (the suite skips them, naming the reason)"
+((${#failed[@]} == 0)) || log "not built: ${failed[*]} (TestOperatorsSeeds fails on them, naming the reason in $BIN/.seed-<name>.notbuilt)"
 log "done"

@@ -130,6 +130,14 @@ func deleteWebhookConfigs(t *testing.T, docs []Doc) {
 func finish(t *testing.T, name string, pods []*runningPod, result string) {
 	t.Helper()
 	checkDenials(t, pods)
+	// every $(VAR) of command and args resolved (the runner writes the command line first)
+	for _, p := range pods {
+		for _, l := range p.LogFiles() {
+			if line, _, _ := strings.Cut(readText(l), "\n"); strings.Contains(line, "$(") {
+				t.Errorf("pod %s/%s: a $(VAR) the container does not define: %s", p.Namespace, p.Pod, line)
+			}
+		}
+	}
 	for _, p := range pods {
 		if ex := p.Exited(); len(ex) > 0 {
 			t.Errorf("pod %s/%s: containers stopped on their own: %s", p.Namespace, p.Pod, strings.Join(ex, ", "))
@@ -138,6 +146,11 @@ func finish(t *testing.T, name string, pods []*runningPod, result string) {
 	if !t.Failed() {
 		t.Logf("RESULT %s: %s; no RBAC denial", name, result)
 	}
+}
+
+func readText(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
 }
 
 // ---------------------------------------------------------------- lws-operator

@@ -105,6 +105,7 @@ func Build(ctx context.Context, r *render.Renderer, req Request) (*Result, error
 		return nil, err
 	}
 	plan.ExcludeConsole(res.Requirements)
+	plan.AnswerRan(b.Package, res.Requirements)
 	plan.AnswerInstalls(res.Requirements)
 	found := len(res.Requirements)
 	if res, err = report(); err != nil {

@@ -81,6 +81,10 @@ type Plan struct {
 
 	ClusterAPIs []Group
 	Accept      []Group
+	// AuthReaderBinding is set for an operator seen reading the API
+	// server's authentication ConfigMap (AnswerRan); authReaderNote says so.
+	AuthReaderBinding bool
+	authReaderNote    string
 	// images and pullSecrets are commented-out suggestions for the image
 	// findings accepted (a placeholder to replace, a registry needing
 	// credentials): what the accept entries stand in for.
@@ -184,6 +188,7 @@ func (p *Plan) Spec() spec.Spec {
 	if p.PodSecurity != "" {
 		s.NamespaceLabels = map[string]string{podSecurityEnforce: p.PodSecurity}
 	}
+	s.AuthReaderBinding = p.AuthReaderBinding
 	if len(p.OtherTools) > 0 {
 		s.ExtraManifests = &spec.ExtraManifests{Exclude: p.otherToolGlobs()}
 	}

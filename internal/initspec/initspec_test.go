@@ -541,3 +541,68 @@ func TestPreReleaseNote(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerRan: for a package whose operator was seen needing APIs its
+// bundle names only in RBAC rules (ranFacts), init declares them in
+// clusterAPIs, saying why, and sets authReaderBinding; another package's
+// same findings stay for AnswerRest to accept.
+func TestAnswerRan(t *testing.T) {
+	role := "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: a}\nrules:\n" +
+		"- apiGroups: [cert-manager.io]\n  resources: [issuers, certificates]\n  verbs: [create, get]\n" +
+		"- apiGroups: [monitoring.coreos.com]\n  resources: [servicemonitors]\n  verbs: [create, get]\n"
+	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(role), OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	findings := requirements.Report(requirements.Input{Bundle: &bundle.Bundle{CSV: &v1alpha1.ClusterServiceVersion{}}, Objects: nodes})
+	p := &Plan{Namespace: "ns", Source: Source{Bundle: "./bundle"}}
+	p.AnswerRan("leader-worker-set", findings)
+	s := p.Spec()
+	if !slices.Equal(s.ClusterAPIs, []string{"cert-manager.io/v1", "monitoring.coreos.com/v1"}) || !s.AuthReaderBinding || s.Validate() != nil {
+		t.Fatalf("clusterAPIs %q, authReaderBinding %v (%v)", s.ClusterAPIs, s.AuthReaderBinding, s.Validate())
+	}
+	text := string(p.Text("x"))
+	for _, want := range []string{
+		"  authReaderBinding: true\n",
+		"  # seen running lws-operator: it stops at start (\"error initializing delegating authentication\")",
+		"  # APIs lws-operator needs served before its CR reconciles (docs/olm-parity.md,",
+		"  - cert-manager.io/v1  # TODO: install what serves it before the first sync\n",
+		"  # seen running lws-operator: it applies a ServiceMonitor before its operand's Deployment",
+		"  - monitoring.coreos.com/v1  # TODO: install what serves it before the first sync\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in:\n%s", want, text)
+		}
+	}
+	other := &Plan{Namespace: "ns", Source: Source{Bundle: "./bundle"}}
+	other.AnswerRan("another-operator", findings)
+	if s := other.Spec(); len(s.ClusterAPIs) != 0 || s.AuthReaderBinding {
+		t.Errorf("another package: clusterAPIs %q, authReaderBinding %v; want neither", s.ClusterAPIs, s.AuthReaderBinding)
+	}
+}
+
+// TestBuildLeaderWorkerSet: init's spec for the shared lws-operator bundle
+// declares what the operator was seen needing, and renders strictly.
+func TestBuildLeaderWorkerSet(t *testing.T) {
+	b := filepath.Join("..", "..", "..", "shared", "bundles", "leader-worker-set-1.0.0")
+	if _, err := os.Stat(b); err != nil {
+		t.Skipf("%s absent: the shared bundles are next to the project checkout only", b)
+	}
+	dir := t.TempDir()
+	res, err := Build(context.Background(), &render.Renderer{}, Request{Ref: b, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(dir, res.Text, false); err != nil {
+		t.Fatal(err)
+	}
+	strictRender(t, dir)
+	f, err := spec.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.Spec.ClusterAPIs, []string{"cert-manager.io/v1", "monitoring.coreos.com/v1"}) || !f.Spec.AuthReaderBinding ||
+		slices.Contains(f.Spec.Accept, "api:cert-manager.io") || slices.Contains(f.Spec.Accept, "api:monitoring.coreos.com") {
+		t.Errorf("clusterAPIs %q, authReaderBinding %v, accept %q", f.Spec.ClusterAPIs, f.Spec.AuthReaderBinding, f.Spec.Accept)
+	}
+}

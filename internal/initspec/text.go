@@ -94,6 +94,10 @@ func (p *Plan) Text(csv string) []byte {
 			}
 		}
 	}
+	if p.AuthReaderBinding {
+		w.comment("  ", p.authReaderNote)
+		w.line("  authReaderBinding: true")
+	}
 	w.list("clusterAPIs", p.ClusterAPIs)
 	w.list("accept", p.Accept)
 	return []byte(w.String())

@@ -423,6 +423,7 @@ metadata:
     olm-cmp.dev/bundle: 'etcd@1.0.0'
     olm-cmp.dev/bundle-image: 'quay.io/org/etcd-bundle@sha256:00'
     argocd.argoproj.io/sync-wave: '-3'
+    argocd.argoproj.io/sync-options: 'PruneLast=true'
 imagePullSecrets:
 - name: pull
 ---
@@ -435,6 +436,7 @@ metadata:
     olm-cmp.dev/bundle: 'etcd@1.0.0'
     olm-cmp.dev/bundle-image: 'quay.io/org/etcd-bundle@sha256:00'
     argocd.argoproj.io/sync-wave: '-3'
+    argocd.argoproj.io/sync-options: 'PruneLast=true'
 imagePullSecrets:
 - name: pull
 ---
@@ -446,6 +448,7 @@ metadata:
     olm-cmp.dev/bundle: 'etcd@1.0.0'
     olm-cmp.dev/bundle-image: 'quay.io/org/etcd-bundle@sha256:00'
     argocd.argoproj.io/sync-wave: '-3'
+    argocd.argoproj.io/sync-options: 'PruneLast=true'
 rules:
 - apiGroups: ["etcd.example.com"]
   resources: ["*"]
@@ -459,6 +462,7 @@ metadata:
     olm-cmp.dev/bundle: 'etcd@1.0.0'
     olm-cmp.dev/bundle-image: 'quay.io/org/etcd-bundle@sha256:00'
     argocd.argoproj.io/sync-wave: '-3'
+    argocd.argoproj.io/sync-options: 'PruneLast=true'
 roleRef:
   apiGroup: rbac.authorization.k8s.io
   kind: ClusterRole
@@ -477,6 +481,7 @@ metadata:
     olm-cmp.dev/bundle: 'etcd@1.0.0'
     olm-cmp.dev/bundle-image: 'quay.io/org/etcd-bundle@sha256:00'
     argocd.argoproj.io/sync-wave: '-3'
+    argocd.argoproj.io/sync-options: 'PruneLast=true'
 roleRef:
   apiGroup: rbac.authorization.k8s.io
   kind: Role

@@ -23,6 +23,7 @@ const (
 	OptDeleteFalse     = "Delete=false"
 	OptPruneFalse      = "Prune=false"
 	OptSkipDryRun      = "SkipDryRunOnMissingResource=true"
+	OptPruneLast       = "PruneLast=true"
 )
 
 // CRMarker is the internal annotation MarkCR sets and WaveStep removes.
@@ -120,6 +121,8 @@ func SyncWaves(w spec.Waves, keepCRDs bool) kio.Filter {
 //     every custom resource of it.
 //   - SkipDryRunOnMissingResource=true on custom resources whose CRD is not in
 //     the render (it is installed by something else, perhaps in the same sync).
+//   - PruneLast=true on ServiceAccounts, Roles, ClusterRoles and their
+//     bindings: a bump's old RBAC stays until the new operator runs.
 //
 // WaveStep sets the waves and the options the objects call for as they are;
 // OptionsStep decides again on the final objects (after exclude, patches and
@@ -241,6 +244,17 @@ func (s *SyncWaveSteps) setOptions(n *yaml.RNode, g waveGroup, defined map[group
 	}
 	if _, ok := defined[gkOf(n)]; g == groupCRs && !ok {
 		opts = append(opts, OptSkipDryRun)
+	}
+	// The previous version's ServiceAccounts and RBAC go last, once the new
+	// operator's Deployment is healthy: OLM's RBAC names hash their rules, so
+	// a bump renames them, and Argo CD prunes in an object's own wave, before
+	// the operator wave rolls the old Pod, whose operator then runs without its
+	// permissions (cert-manager-operator 1.19.1, bumped to 1.20.0 through Argo
+	// CD: forbidden on its own CertManager, Issuers, ClusterRoles, ... until
+	// its Pod went). OLM v0 too keeps the old CSV's RBAC until the new one
+	// succeeds.
+	if g == groupRBACObjects {
+		opts = append(opts, OptPruneLast)
 	}
 	// CRDs always take server-side apply: cert-manager (or service-ca)
 	// injects caBundle into CRDs with conversion webhooks, and SSA leaves that

@@ -132,6 +132,7 @@ metadata:
   name: op
   annotations:
     argocd.argoproj.io/sync-wave: '-3'
+    argocd.argoproj.io/sync-options: 'PruneLast=true'
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -139,6 +140,7 @@ metadata:
   name: op
   annotations:
     argocd.argoproj.io/sync-wave: '-3'
+    argocd.argoproj.io/sync-options: 'PruneLast=true'
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
@@ -146,6 +148,7 @@ metadata:
   name: op
   annotations:
     argocd.argoproj.io/sync-wave: '-3'
+    argocd.argoproj.io/sync-options: 'PruneLast=true'
 ---
 apiVersion: apps/v1
 kind: Deployment

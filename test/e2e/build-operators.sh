@@ -11,7 +11,7 @@
 # published version instead. Builds run one at a time under `nice` (a shared 2-core machine); a
 # failed build is reported and skipped (the suite skips that operator), it does not stop the others.
 #
-#   OPERATORS="psmdb source-controller observability-operator crossplane dbaas dynatrace"  which ones
+#   OPERATORS="psmdb source-controller observability-operator crossplane dbaas dynatrace seeds"  which ones
 set -euo pipefail
 CACHE=${OLM_CMP_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/olm-cmp/e2e}
 BIN=${E2E_BIN:-$CACHE/bin}
@@ -79,6 +79,11 @@ if [[ -z ${OPERATORS:-} || " $WANT " == *" dynatrace "* ]]; then
   # a failure (CI's proxy refuses its dependency dynatrace-bootstrapper) is reported, never fatal:
   # TestOperatorsDynatrace then skips with the reason build-dynatrace.sh left in .dynatrace-operator.notbuilt
   "$(dirname "${BASH_SOURCE[0]}")/build-dynatrace.sh" || { log "dynatrace-operator: NOT BUILT (above)"; failed+=("dynatrace"); }
+fi
+# the seed operators (seeds_test.go): from ../shared/seedsrc, their own script (it says why when
+# it builds nothing, and leaves the reason for the suite)
+if [[ -z ${OPERATORS:-} || " $WANT " == *" seeds "* ]]; then
+  "$(dirname "${BASH_SOURCE[0]}")/build-seeds.sh" || { log "seed operators: NOT BUILT (above)"; failed+=("seeds"); }
 fi
 ((${#failed[@]} == 0)) || log "not built: ${failed[*]} (the suite skips them; logs in $CACHE/src/op-*.log)"
 log "operator binaries in $BIN"

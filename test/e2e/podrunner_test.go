@@ -38,19 +38,24 @@ package e2e
 //   - the service-account volume at /var/run/secrets/kubernetes.io/serviceaccount (token from a
 //     TokenRequest for the rendered ServiceAccount, bound to the kwok Pod; ca.crt from the
 //     namespace's kube-root-ca.crt; namespace) and KUBECONFIG (/var/run/olm-cmp-e2e/kubeconfig)
-//     carrying that token: the process has exactly the rendered RBAC.
+//     carrying that token: the process has exactly the rendered RBAC. KUBERNETES_SERVICE_HOST/PORT
+//     (and _PORT_HTTPS, KUBERNETES_PORT) name the API server's address inside the pod, as the
+//     kubelet sets them for rest.InClusterConfig.
 //   - volumes: secret, configMap, projected (secret, configMap, downwardAPI,
 //     serviceAccountToken), downwardAPI, emptyDir, with items and subPath, written as files at
 //     the mount path inside the pod's root. ImageFiles adds files the image would carry (a
 //     directory per path: crossplane's `core init` reads its CRDs from /crds).
 //   - working dir: the container's workingDir (created), else /; HOME=/root. Output: one log
 //     file per container under the pod's directory in the test's work dir.
+//   - the kwok Pod's object is held (a finalizer) until Stop, as the kubelet holds a deleted Pod's
+//     object until its containers are gone: a deleted Pod has a deletionTimestamp
+//     (p.Terminating()), its token still works, and its processes stop with Stop.
 //
-// Not emulated: KUBERNETES_SERVICE_HOST/PORT and the other Service links (KUBECONFIG is set
-// instead), probes and restarts (p.Exited lists containers that stopped), resource limits,
-// securityContext (runs as the test's user), image contents beyond the binary and ImageFiles,
-// hostPath/PVC volumes (refused), mount paths under the host-bound directories (refused), and
-// updates of mounted Secrets/ConfigMaps or token rotation after start.
+// Not emulated: the Service links of other Services (enableServiceLinks), probes and restarts
+// (p.Exited lists containers that stopped), resource limits, securityContext (runs as the test's
+// user), image contents beyond the binary and ImageFiles, hostPath/PVC volumes (refused), mount
+// paths under the host-bound directories (refused), and updates of mounted Secrets/ConfigMaps or
+// token rotation after start.
 
 import (
 	"bufio"
@@ -205,6 +210,7 @@ current-context: sa
 		vols[str(vm, "name")] = vm
 	}
 	t.Cleanup(p.Stop)
+	p.holdPod()
 	p.startNetns(opt)
 	for _, c := range list(spec["initContainers"]) {
 		if pr := p.start(c.(map[string]any), vols, opt, true); pr != nil {
@@ -364,8 +370,14 @@ func (p *runningPod) start(c map[string]any, vols map[string]map[string]any, opt
 		must(t, os.MkdirAll(p.inRoot(w), 0o755))
 		wd = w
 	}
+	// the kubelet always sets the API server's Service variables (rest.InClusterConfig reads them:
+	// library-go's controllercmd, lws-operator's, has no other way in); here they name the
+	// address the API server is forwarded to inside the pod
+	host, port, _ := net.SplitHostPort(p.apiAddr)
 	procEnv := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root",
-		"HOSTNAME=" + p.Pod, "KUBECONFIG=/var/run/olm-cmp-e2e/kubeconfig"}
+		"HOSTNAME=" + p.Pod, "KUBECONFIG=/var/run/olm-cmp-e2e/kubeconfig",
+		"KUBERNETES_SERVICE_HOST=" + host, "KUBERNETES_SERVICE_PORT=" + port, "KUBERNETES_SERVICE_PORT_HTTPS=" + port,
+		"KUBERNETES_PORT=tcp://" + p.apiAddr}
 	for _, kv := range env {
 		procEnv = append(procEnv, kv[0]+"="+kv[1])
 	}
@@ -950,12 +962,40 @@ func (p *runningPod) Stop() {
 		if p.netns != nil {
 			p.netns.Close()
 		}
+		p.releasePod()
 		if p.t.Failed() {
 			for _, l := range p.logs {
 				p.t.Logf("%s (tail):\n%s", l, tail(l, 40))
 			}
 		}
 	})
+}
+
+// podFinalizer holds a run Pod's object until its processes have stopped, as the kubelet does: a
+// deleted Pod keeps its object (deletionTimestamp set) until the kubelet reports its containers
+// gone, and only then does the token bound to it stop working. kwok would remove it at once, and an
+// operator stopping on its rolled-out Pod could no longer release its leader lease (its
+// successor then waits for the lease to expire).
+const podFinalizer = "e2e.olm-cmp.dev/pod-runner"
+
+func (p *runningPod) holdPod() {
+	patch := fmt.Sprintf(`{"metadata":{"finalizers":[%q]}}`, podFinalizer)
+	if _, err := kubectl(p.t, "patch", "pod", p.Pod, "-n", p.Namespace, "--type=merge", "-p", patch); err != nil {
+		p.t.Fatalf("pod %s/%s: cannot hold it for its processes: %v", p.Namespace, p.Pod, err)
+	}
+}
+
+func (p *runningPod) releasePod() {
+	if p.Pod == "" {
+		return
+	}
+	_, _ = kubectl(p.t, "patch", "pod", p.Pod, "-n", p.Namespace, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+}
+
+// Terminating reports whether the Pod is being deleted (the kubelet's signal to stop it) or gone.
+func (p *runningPod) Terminating() bool {
+	o := getJSON(p.t, "pod", p.Pod, "-n", p.Namespace)
+	return o == nil || str(o, "metadata", "deletionTimestamp") != ""
 }
 
 // ---------------------------------------------------------------- small helpers

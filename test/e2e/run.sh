@@ -46,7 +46,7 @@ if [[ ${1:-} != --in-netns ]]; then
     export E2E_ORACLE_DIR=$WORK/oracle
   fi
   if [[ " $SUITES " == *" operators "* ]]; then
-    "$HERE/build-operators.sh"   # real operators' binaries from the module proxy (cached, stamped)
+    "$HERE/build-operators.sh"   # real operators' binaries: the module proxy's, and the seeds' from ../shared/seedsrc (cached, stamped)
   fi
   if [[ " $SUITES " == *" argocd "* || " $SUITES " == *" operators "* ]]; then
     ARGOCD_BIN=$ARGOCD_BIN "$ROOT/test/argocd/build-argocd.sh" v3
@@ -81,8 +81,11 @@ trap 'exit 130' INT TERM
 
 # a suite is one or more steps (test patterns), each on its own fresh control plane: corpus is
 # the API-server oracle (TestCorpusOracle: dry runs, and the CRDs and namespaces they need),
-# then the applies (TestCorpus); oracle is the first step alone
-declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpusOracle$ ^TestCorpus$' [oracle]='^TestCorpusOracle$' [argocd]='^TestArgoCD(Signatures|Tenancy)?$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators(Dynatrace|DBaaS)?$')
+# then the applies (TestCorpus); oracle is the first step alone; operators runs the real
+# operators, then the seed operators through Argo CD, lws-operator and cert-manager-operator's
+# bump each on its own cluster (their cluster-scoped objects and CRs would meet the first step's,
+# and cert-manager's webhook, which no binary serves here, would refuse lws-operator's Issuer)
+declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpusOracle$ ^TestCorpus$' [oracle]='^TestCorpusOracle$' [argocd]='^TestArgoCD(Signatures|Tenancy)?$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators(Dynatrace|DBaaS|Seeds)?$ ^TestOperatorsSeedsArgoCD$ ^TestOperatorsSeedsArgoCDBump$')
 failed=()
 for suite in $SUITES; do
   [[ -n ${RUNPAT[$suite]:-} ]] || { echo "unknown suite $suite (upgrade corpus oracle argocd operators argocd-v2)"; exit 2; }

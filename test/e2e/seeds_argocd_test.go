@@ -49,7 +49,6 @@ func TestOperatorsSeedsArgoCD(t *testing.T) {
 	e := setup(t)
 	root := e.sharedBundles(t)
 	lwsBin := seedBinary(t, e, "lws-operator")
-	seedBinary(t, e, "lws-manager")
 	a := seedsArgoCD(t, e)
 	// what a vanilla cluster must provide for lws-operator (docs/olm-parity.md)
 	serveCertManagerAPI(t, root)

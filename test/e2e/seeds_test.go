@@ -36,6 +36,12 @@ func seedBinary(t *testing.T, e env, name string) string {
 	}
 	dir := os.Getenv("E2E_BIN")
 	if why, err := os.ReadFile(filepath.Join(dir, ".seed-"+name+".notbuilt")); err == nil {
+		// A module the proxy refuses (sigs.k8s.io/lws@v0.10.0, lws-operator's operand, on some
+		// machines) is no fault of this checkout: what needs that binary is skipped, by name and
+		// with the way to build it; the steps before it have run. Every other reason fails.
+		if r := strings.TrimSpace(string(why)); strings.HasPrefix(r, "the module proxy refuses") {
+			t.Skipf("%s not built, so what needs it is skipped: %s", name, r)
+		}
 		t.Fatalf("%s not built: %s", name, strings.TrimSpace(string(why)))
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".seed-"+name+".stamp")); err != nil {

@@ -130,12 +130,17 @@ func (s *crdScratch) crdDefinitionProblems(n *yaml.RNode, e *crdEntry) ([]string
 		if problems, ok := crdVerdicts.Get(key); ok {
 			return problems, nil
 		}
+		if problems, ok := loadVerdict(key); ok {
+			crdVerdicts.Add(key, problems)
+			return problems, nil
+		}
 		data, err := s.json.Object(n)
 		if err != nil {
 			return nil, err
 		}
 		problems := checkCRD(data, e)
 		crdVerdicts.Add(key, problems)
+		storeVerdict(key, problems)
 		return problems, nil
 	})
 	if err != nil {

@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/olm-cmp/olm-cmp/internal/safefile"
 )
@@ -27,8 +29,8 @@ import (
 // A verdict is a pure function of the CRD's crdKey and of the code that
 // judged it: files live under a directory named after this build
 // (verdictBuild), so another olm-cmp (or the same source rebuilt) never
-// reads a verdict it did not write, and a new build clears the others'
-// directories when it makes its own.
+// reads a verdict it did not write, and a new build clears the directories
+// of all but the few builds written last when it makes its own.
 
 // verdictDirName is the subdirectory of a cache directory verdicts live in.
 const verdictDirName = "crd-verdicts"
@@ -127,19 +129,37 @@ func storeVerdict(key [sha256.Size]byte, problems []string) {
 	}
 }
 
-// clearOtherBuilds removes the verdict directories of other builds beside
-// dir (named as verdictBuild names them, nothing else): their verdicts are
-// never read again by this one, and each build would otherwise leave its own.
+// keptBuilds is how many builds' verdict directories a cache keeps: a
+// machine running two olm-cmp versions in turn (an upgrade under way, CI
+// jobs pinned to different releases) keeps both, not each clearing the
+// other's.
+const keptBuilds = 4
+
+// clearOtherBuilds removes the verdict directories of the builds beside dir
+// (named as verdictBuild names them, nothing else) beyond the keptBuilds-1
+// most recently written: an old build's verdicts are never read by this
+// one, and each build would otherwise leave its own.
 func clearOtherBuilds(dir string) {
 	parent, self := filepath.Split(dir)
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		return
 	}
+	type build struct {
+		name string
+		mod  time.Time
+	}
+	var others []build
 	for _, e := range entries {
 		if name := e.Name(); e.IsDir() && name != self && isBuildName(name) {
-			os.RemoveAll(filepath.Join(parent, name))
+			if fi, err := e.Info(); err == nil {
+				others = append(others, build{name, fi.ModTime()})
+			}
 		}
+	}
+	slices.SortFunc(others, func(a, b build) int { return b.mod.Compare(a.mod) })
+	for _, o := range others[min(len(others), keptBuilds-1):] {
+		os.RemoveAll(filepath.Join(parent, o.name))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -59,17 +60,27 @@ func TestCRDVerdictKeptOnDisk(t *testing.T) {
 	}
 }
 
-// A build's first verdict clears the verdicts of other builds, never
-// anything else in the directory.
-func TestCRDVerdictsOfOtherBuildsCleared(t *testing.T) {
+// A build's first verdict clears the verdicts of all but the builds written
+// last, never anything else in the directory.
+func TestCRDVerdictsOfOldBuildsCleared(t *testing.T) {
 	cache := t.TempDir()
 	root := filepath.Join(cache, verdictDirName)
-	other := filepath.Join(root, strings.Repeat("ab", 16))
-	mine := filepath.Join(root, "not-a-build")
-	for _, d := range []string{other, mine} {
+	var builds []string
+	now := time.Now()
+	for i := range keptBuilds + 1 {
+		d := filepath.Join(root, strings.Repeat(strconv.Itoa(i), 32))
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		// builds[0] written last, builds[keptBuilds] first.
+		if err := os.Chtimes(d, now, now.Add(-time.Duration(i)*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		builds = append(builds, d)
+	}
+	other := filepath.Join(root, "not-a-build")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	KeepVerdicts(cache)
 	defer KeepVerdicts("")
@@ -79,10 +90,13 @@ func TestCRDVerdictsOfOtherBuildsCleared(t *testing.T) {
 	if got, ok := loadVerdict(k); !ok || got != nil {
 		t.Errorf("a verdict of no problems read back as %q (%v)", got, ok)
 	}
-	if _, err := os.Stat(other); !os.IsNotExist(err) {
-		t.Errorf("another build's verdicts are kept: %v", err)
+	for i, d := range builds {
+		_, err := os.Stat(d)
+		if kept := i < keptBuilds-1; kept != (err == nil) {
+			t.Errorf("build written %d hours ago: kept %v, want %v", i, err == nil, kept)
+		}
 	}
-	if _, err := os.Stat(mine); err != nil {
+	if _, err := os.Stat(other); err != nil {
 		t.Errorf("a directory that is not a build's was removed: %v", err)
 	}
 }

@@ -173,7 +173,9 @@ type Resolved struct {
 // Render runs the whole pipeline. It returns either the complete output or an
 // error; never a partial stream.
 func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
-	rv, err := r.Resolve(ctx, req)
+	// Resolve and Load at once: a directory is digested by its load (the
+	// Result's Origin is the loaded bundle's), not read a second time first.
+	rv, err := r.resolve(ctx, req, false)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +206,7 @@ func (r *Renderer) RenderLoaded(ctx context.Context, rv Resolved, b *bundle.Bund
 // (and kept inside RootDir) and digested, an image tag is resolved to a
 // digest, the bundle the catalog cat (spec.catalog, opened by the caller)
 // chooses is resolved.
-func (r *Renderer) resolveBundle(ctx context.Context, req Request, cat *openedCatalog) (Resolved, error) {
+func (r *Renderer) resolveBundle(ctx context.Context, req Request, cat *openedCatalog, digestDir bool) (Resolved, error) {
 	s := req.Spec
 	rv := Resolved{Request: req}
 	if s.Catalog != "" {
@@ -234,11 +236,14 @@ func (r *Renderer) resolveBundle(ctx context.Context, req Request, cat *openedCa
 		return Resolved{}, err
 	}
 	if isDir {
-		d, err := bundle.DirDigest(dir)
-		if err != nil {
-			return Resolved{}, dirError(fmt.Sprintf("spec.bundle %q", s.Bundle), err)
+		rv.Origin = bundle.Origin{Ref: s.Bundle, Dir: dir}
+		if digestDir {
+			d, err := bundle.DirDigest(dir)
+			if err != nil {
+				return Resolved{}, dirError(fmt.Sprintf("spec.bundle %q", s.Bundle), err)
+			}
+			rv.Origin.Digest = d
 		}
-		rv.Origin = bundle.Origin{Ref: s.Bundle, Dir: dir, Digest: d}
 		return rv, nil
 	}
 	if r.Loader == nil {

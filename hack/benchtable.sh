@@ -50,13 +50,20 @@ benchre='^BenchmarkRender(LWS|Sail|Kubevirt)$'
 # process has judged the bundle's CRDs, as a warm render has.
 (cd "$tmp/base" && go test -run '^$' -bench "$benchre" -benchmem -benchtime 3x -count 2 ./internal/render/) >"$tmp/base.bench"
 go test -run '^$' -bench "$benchre" -benchmem -benchtime 3x -count 2 ./internal/render/ >"$tmp/new.bench"
+# benchAllocs NAME FILE: allocations and MB per render of BenchmarkRenderNAME,
+# its last run in FILE.
+benchAllocs() {
+	awk -v n="BenchmarkRender$1" '$1 ~ "^"n"(-[0-9]+)?$" {
+		for (i = 1; i < NF; i++) {if ($(i+1) == "allocs/op") a = $i; if ($(i+1) == "B/op") m = $i}
+	} END {printf "%d %.1f\n", a, m / 1e6}' "$2"
+}
 {
 	echo "version $(inits "$tmp/olm-cmp-base") $(inits bin/olm-cmp)"
 	for pair in LWS:leader-worker-set-1.0.0 Sail:sailoperator-1.30.3 Kubevirt:community-kubevirt-hyperconverged-1.18.1; do
 		b=${pair%%:*}
 		# BenchmarkRenderSail-2  3  N ns/op  X MB/s  B B/op  A allocs/op
-		read -r ba bb < <(awk -v n="BenchmarkRender$b" '$1 ~ "^"n"(-[0-9]+)?$" {for (i = 1; i < NF; i++) {if ($(i+1) == "allocs/op") a = $i; if ($(i+1) == "B/op") m = $i}; printf "%d %.1f\n", a, m / 1e6}' "$tmp/base.bench")
-		read -r na nb < <(awk -v n="BenchmarkRender$b" '$1 ~ "^"n"(-[0-9]+)?$" {for (i = 1; i < NF; i++) {if ($(i+1) == "allocs/op") a = $i; if ($(i+1) == "B/op") m = $i}; printf "%d %.1f\n", a, m / 1e6}' "$tmp/new.bench")
+		read -r ba bb < <(benchAllocs "$b" "$tmp/base.bench")
+		read -r na nb < <(benchAllocs "$b" "$tmp/new.bench")
 		echo "${pair#*:} $ba $bb $na $nb"
 	done
 } >"$tmp/allocs"

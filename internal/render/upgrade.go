@@ -25,8 +25,9 @@ func (r *Renderer) Resolve(ctx context.Context, req Request) (Resolved, error) {
 
 // resolve is Resolve; without digestDir a directory bundle is left
 // undigested (Origin.Digest empty) when nothing before its load reads the
-// digest: no signature check (a trust policy, spec.requireSignature) and no
-// spec.upgradeFrom. Its load digests the files it reads (bundle.LoadFS).
+// digest: no signature check (a trust policy, the project's, or
+// spec.requireSignature) and no spec.upgradeFrom. Its load digests the
+// files it reads (bundle.LoadFS).
 func (r *Renderer) resolve(ctx context.Context, req Request, digestDir bool) (Resolved, error) {
 	if err := req.Spec.Validate(); err != nil {
 		return Resolved{}, err
@@ -48,7 +49,7 @@ func (r *Renderer) resolve(ctx context.Context, req Request, digestDir bool) (Re
 		}
 		defer cat.close()
 	}
-	digestDir = digestDir || r.verifier(req.Spec.RequireSignature) != nil || req.Spec.UpgradeFrom != ""
+	digestDir = digestDir || len(r.verifiers(req.Spec.RequireSignature)) > 0 || req.Spec.UpgradeFrom != ""
 	rv, err := r.resolveBundle(ctx, req, cat, digestDir)
 	if err == nil {
 		err = r.verifyBundle(ctx, &rv, cat)

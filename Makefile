@@ -6,6 +6,7 @@ VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo d
 LDFLAGS    := -s -w -X main.version=$(VERSION)
 BIN        := bin/olm-cmp
 PKGS       := ./...
+BENCH_BASE ?= d5b6ac3
 
 .PHONY: all build install image image-push image-docker demo demo-registry test test-unit test-argocd lint vet fmt bench generate e2e clean
 
@@ -75,8 +76,9 @@ vet:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-## bench: render benchmarks (lws-operator, sail-operator, kubevirt; need ../shared), diff against the one render it is made of twice (BenchmarkCLIDiff*, BenchmarkCLIRender*: sail-operator, kubevirt; diff must stay under 2.5x two renders; BenchmarkCLIDiffBigCRD: diff of two generated CRDs of 100,000 properties in a child process, its wall, CPU and peak RSS, bounded in docs/operations.md), catalog benchmarks on generated vendor-sized catalogs (OLM_CMP_BENCH_BUNDLES=1000,10000 by default; 50000 is about 650 MB); whole-process figures: hack/growth.sh
+## bench: first the before/after table of start-up and renders (hack/benchtable.sh: `olm-cmp version`, leader-worker-set, sail-operator, kubevirt; CPU, peak RSS, allocations; BENCH_BASE, default d5b6ac3, the build before issue 30), then render benchmarks (lws-operator, sail-operator, kubevirt; need ../shared), diff against the one render it is made of twice (BenchmarkCLIDiff*, BenchmarkCLIRender*: sail-operator, kubevirt; diff must stay under 2.5x two renders; BenchmarkCLIDiffBigCRD: diff of two generated CRDs of 100,000 properties in a child process, its wall, CPU and peak RSS, bounded in docs/operations.md), catalog benchmarks on generated vendor-sized catalogs (OLM_CMP_BENCH_BUNDLES=1000,10000 by default; 50000 is about 650 MB); whole-process figures: hack/growth.sh
 bench:
+	BASE=$(BENCH_BASE) hack/benchtable.sh
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/render/ ./internal/bundle/ ./internal/convert/
 	$(GO) test -run '^$$' -bench 'CLI(Render|Diff)' -benchmem ./cmd/olm-cmp/
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./internal/catalog/ ./internal/engine/

@@ -18,6 +18,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/registry"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
+	"github.com/olm-cmp/olm-cmp/internal/validate"
 )
 
 // Environment equivalents of the registry flags, for deployments where the
@@ -155,6 +156,7 @@ func (f *registryFlags) loader() (*bundle.ImageLoader, error) {
 			})
 		}
 	}
+	validate.KeepVerdicts(f.cacheDir) // CRD verdicts beside the bundles: the next process skips their CEL compiles
 	return &bundle.ImageLoader{
 		CacheDir:          f.cacheDir,
 		RegistryConfig:    f.registryConfig,

@@ -190,12 +190,14 @@ func (e *timeoutError) Error() string {
 // limit, so big bundles still render.
 const oneShotMemoryLimit = 80 << 20
 
-// oneShotGCPercent is the GOGC of one-shot commands: below the soft limit
-// above, collecting at every doubling of a render's small live heap was a
-// quarter of a small render's CPU. Measured (2 shared cores, medians of 9,
-// against GOGC=100): leader-worker-set 19 to 14 CPU-ms, sail-operator 0.185
-// to 0.165 CPU-s, peak RSS +4 MiB; 400 saved no more and cost 10 MiB.
-const oneShotGCPercent = 200
+// oneShotGCPercent is the GOGC of one-shot commands: off, so the heap is
+// collected only as it nears the soft limit above. A one-shot render's
+// garbage dies with the process; collecting at every doubling of its small
+// live heap was a quarter of a small render's CPU. Measured (2 shared
+// cores, paired medians of 7, against GOGC=200): leader-worker-set 37 to 31
+// CPU-ms, sail-operator 0.227 to 0.187 CPU-s, peak RSS +10 MiB (the limit
+// bounds it); GOGC=100 to 200 had saved 10% before.
+const oneShotGCPercent = -1
 
 // limitMemory applies oneShotMemoryLimit and oneShotGCPercent unless
 // GOMEMLIMIT or GOGC say otherwise. The server is left alone: its limit

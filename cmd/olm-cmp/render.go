@@ -354,6 +354,7 @@ per finding category instead; olm-cmp inspect DIR lists the findings.`,
 			if err != nil {
 				return err
 			}
+			r.YAMLOnly = out.format == outputYAML && out.dir == "" // nothing else reads Result.JSON
 			res, err := r.Render(cmd.Context(), req)
 			if err != nil {
 				return req.Locate(err)

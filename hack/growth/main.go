@@ -27,8 +27,9 @@ func main() {
 	bin := flag.String("bin", "bin/olm-cmp", "olm-cmp binary to measure")
 	base := flag.String("base", "", "baseline olm-cmp binary, run alternately with -bin (optional)")
 	runs := flag.Int("runs", 5, "runs per bundle and binary (the median is printed)")
+	cold := flag.Bool("cold", false, "give every render a new, empty --cache-dir (no CRD verdict kept by an earlier process; see docs/operations.md)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: growth [-bin B] [-base B] [-runs N] BUNDLE_DIR...")
+		fmt.Fprintln(os.Stderr, "usage: growth [-bin B] [-base B] [-runs N] [-cold] BUNDLE_DIR...")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -36,11 +37,15 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	coldRuns = *cold
 	if err := run(*bin, *base, *runs, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "growth:", err)
 		os.Exit(1)
 	}
 }
+
+// coldRuns gives each render its own empty cache directory (-cold).
+var coldRuns bool
 
 type sample struct {
 	cpu time.Duration
@@ -109,6 +114,14 @@ func measure(bin, dir string) (sample, error) {
 	args := []string{"version"}
 	if dir != "" {
 		args = []string{"render", "--bundle", dir, "-n", "growth-system"}
+		if coldRuns {
+			cache, err := os.MkdirTemp("", "growth-cache-")
+			if err != nil {
+				return sample{}, err
+			}
+			defer os.RemoveAll(cache)
+			args = append(args, "--cache-dir", cache)
+		}
 	}
 	rssFile, err := os.CreateTemp("", "growth-rss-")
 	if err != nil {

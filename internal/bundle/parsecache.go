@@ -81,7 +81,7 @@ func copyDocs(docs []*yaml.Node) []*yaml.Node {
 	out := make([]*yaml.Node, len(docs))
 	for i, d := range docs {
 		if d != nil {
-			out[i] = yaml.CopyYNode(d)
+			out[i] = yamlsafe.CopyTree(d)
 		}
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
 // GenerateCRDs reproduces OLM v1's BundleCRDGenerator. CRDs are copies of the
@@ -33,7 +34,7 @@ func GenerateCRDs(b *bundle.Bundle, o Options) ([]*yaml.RNode, error) {
 		if crd.RNode == nil {
 			return nil, fmt.Errorf("%s: empty CustomResourceDefinition", crd.File)
 		}
-		n := crd.Copy()
+		n := yaml.NewRNode(yamlsafe.CopyTree(crd.YNode())) // the bundle is shared: changes go to a copy
 		if err := dropClusterScopedFields(n); err != nil {
 			return nil, fmt.Errorf("%s: %w", crd.File, err)
 		}

@@ -76,6 +76,7 @@ type Result struct {
 	// same order, written from the objects themselves (the plugin server
 	// sends them: the repo-server reads JSON faster). An object JSON cannot
 	// say exactly is its YAML document (see transform.SerializeJSON).
+	// Empty when the Renderer is YAMLOnly.
 	JSON []string
 	// KeptYAML counts the objects JSON holds as YAML.
 	KeptYAML int
@@ -132,6 +133,12 @@ type Renderer struct {
 	// project asking may use what its spec names (admission.go); nil
 	// admits everything.
 	Admit Admission
+
+	// YAMLOnly leaves Result.JSON and Result.KeptYAML empty, for a caller
+	// that only prints Manifests (`olm-cmp render -o yaml` to stdout):
+	// writing every object as JSON is a few percent of a large render's CPU
+	// and a copy of its output in memory.
+	YAMLOnly bool
 }
 
 // Loader resolves image references to digests and loads bundles.
@@ -166,7 +173,9 @@ type Resolved struct {
 // Render runs the whole pipeline. It returns either the complete output or an
 // error; never a partial stream.
 func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
-	rv, err := r.Resolve(ctx, req)
+	// Resolve and Load at once: a directory is digested by its load (the
+	// Result's Origin is the loaded bundle's), not read a second time first.
+	rv, err := r.resolve(ctx, req, false)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +194,7 @@ func (r *Renderer) RenderLoaded(ctx context.Context, rv Resolved, b *bundle.Bund
 	if err != nil {
 		return nil, err
 	}
-	res, err := RenderBundle(ctx, rv, b)
+	res, err := renderBundle(ctx, rv, b, !r.YAMLOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +206,7 @@ func (r *Renderer) RenderLoaded(ctx context.Context, rv Resolved, b *bundle.Bund
 // (and kept inside RootDir) and digested, an image tag is resolved to a
 // digest, the bundle the catalog cat (spec.catalog, opened by the caller)
 // chooses is resolved.
-func (r *Renderer) resolveBundle(ctx context.Context, req Request, cat *openedCatalog) (Resolved, error) {
+func (r *Renderer) resolveBundle(ctx context.Context, req Request, cat *openedCatalog, digestDir bool) (Resolved, error) {
 	s := req.Spec
 	rv := Resolved{Request: req}
 	if s.Catalog != "" {
@@ -227,11 +236,14 @@ func (r *Renderer) resolveBundle(ctx context.Context, req Request, cat *openedCa
 		return Resolved{}, err
 	}
 	if isDir {
-		d, err := bundle.DirDigest(dir)
-		if err != nil {
-			return Resolved{}, dirError(fmt.Sprintf("spec.bundle %q", s.Bundle), err)
+		rv.Origin = bundle.Origin{Ref: s.Bundle, Dir: dir}
+		if digestDir {
+			d, err := bundle.DirDigest(dir)
+			if err != nil {
+				return Resolved{}, dirError(fmt.Sprintf("spec.bundle %q", s.Bundle), err)
+			}
+			rv.Origin.Digest = d
 		}
-		rv.Origin = bundle.Origin{Ref: s.Bundle, Dir: dir, Digest: d}
 		return rv, nil
 	}
 	if r.Loader == nil {
@@ -309,6 +321,11 @@ func dirError(what string, err error) error {
 // modifies b (the pipeline copies what it changes), so one loaded bundle can
 // be rendered by many requests at once.
 func RenderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, error) {
+	return renderBundle(ctx, rv, b, true)
+}
+
+// renderBundle is RenderBundle, writing Result.JSON only when withJSON.
+func renderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle, withJSON bool) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -337,7 +354,11 @@ func RenderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	js, kept := transform.SerializeJSON(nodes, manifests)
+	var js []string
+	var kept int
+	if withJSON {
+		js, kept = transform.SerializeJSON(nodes, manifests)
+	}
 	return &Result{
 		Origin:    b.Origin,
 		Catalog:   rv.Catalog,

@@ -20,6 +20,15 @@ import (
 // request (a cache keys on it) as much as TO. spec.catalog is read once for
 // both, so they are chosen from the same catalog.
 func (r *Renderer) Resolve(ctx context.Context, req Request) (Resolved, error) {
+	return r.resolve(ctx, req, true)
+}
+
+// resolve is Resolve; without digestDir a directory bundle is left
+// undigested (Origin.Digest empty) when nothing before its load reads the
+// digest: no signature check (a trust policy, the project's, or
+// spec.requireSignature) and no spec.upgradeFrom. Its load digests the
+// files it reads (bundle.LoadFS).
+func (r *Renderer) resolve(ctx context.Context, req Request, digestDir bool) (Resolved, error) {
 	if err := req.Spec.Validate(); err != nil {
 		return Resolved{}, err
 	}
@@ -40,7 +49,8 @@ func (r *Renderer) Resolve(ctx context.Context, req Request) (Resolved, error) {
 		}
 		defer cat.close()
 	}
-	rv, err := r.resolveBundle(ctx, req, cat)
+	digestDir = digestDir || len(r.verifiers(req.Spec.RequireSignature)) > 0 || req.Spec.UpgradeFrom != ""
+	rv, err := r.resolveBundle(ctx, req, cat, digestDir)
 	if err == nil {
 		err = r.verifyBundle(ctx, &rv, cat)
 	}
@@ -54,7 +64,7 @@ func (r *Renderer) Resolve(ctx context.Context, req Request) (Resolved, error) {
 	err = fromReq.Spec.Validate()
 	var from Resolved
 	if err == nil {
-		from, err = r.resolveBundle(ctx, fromReq, cat)
+		from, err = r.resolveBundle(ctx, fromReq, cat, true)
 	}
 	if err != nil {
 		return Resolved{}, fmt.Errorf("spec.upgradeFrom %s: %w", echo.Quote(req.Spec.UpgradeFrom), err)

@@ -153,6 +153,22 @@ type typeWalker struct {
 	w       jsonWriter
 	path    []pathSeg
 	unknown []string
+	// selfDecoding caches decodesItself: a CRD walks the few schema types
+	// once per node, and asking reflect each time was a third of the walk.
+	selfDecoding map[reflect.Type]bool
+}
+
+// decodesItself says whether *t implements json.Unmarshaler.
+func (tw *typeWalker) decodesItself(t reflect.Type) bool {
+	d, ok := tw.selfDecoding[t]
+	if !ok {
+		if tw.selfDecoding == nil {
+			tw.selfDecoding = map[reflect.Type]bool{}
+		}
+		d = reflect.PointerTo(t).Implements(jsonUnmarshaler)
+		tw.selfDecoding[t] = d
+	}
+	return d
 }
 
 // pathSeg is a key, or an index when key is "".
@@ -212,7 +228,7 @@ func (tw *typeWalker) walk(n *yaml.Node, t reflect.Type) error {
 		}
 		return nil
 	}
-	if reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+	if tw.decodesItself(t) {
 		return nil // e.g. metav1.FieldsV1: its own encoding, not its Go fields
 	}
 	switch {

@@ -157,7 +157,7 @@ func (v *validator) decodeCRD(e *crdEntry) error {
 	if err != nil {
 		return err
 	}
-	obj, _, err := decoder.Decode(data, nil, nil)
+	obj, _, err := decoder().Decode(data, nil, nil)
 	if err != nil {
 		return err
 	}

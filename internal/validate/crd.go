@@ -130,12 +130,17 @@ func (s *crdScratch) crdDefinitionProblems(n *yaml.RNode, e *crdEntry) ([]string
 		if problems, ok := crdVerdicts.Get(key); ok {
 			return problems, nil
 		}
+		if problems, ok := loadVerdict(key); ok {
+			crdVerdicts.Add(key, problems)
+			return problems, nil
+		}
 		data, err := s.json.Object(n)
 		if err != nil {
 			return nil, err
 		}
 		problems := checkCRD(data, e)
 		crdVerdicts.Add(key, problems)
+		storeVerdict(key, problems)
 		return problems, nil
 	})
 	if err != nil {
@@ -273,7 +278,7 @@ func checkCRD(data []byte, e *crdEntry) (problems []string) {
 			problems = []string{fmt.Sprintf("could not be checked as the API server checks a CustomResourceDefinition (%v); report this to olm-cmp", r)}
 		}
 	}()
-	obj, _, err := decoder.Decode(data, nil, nil)
+	obj, _, err := decoder().Decode(data, nil, nil)
 	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
 	if !ok {
 		if runtime.IsNotRegisteredError(err) {
@@ -303,7 +308,7 @@ func checkCRD(data []byte, e *crdEntry) (problems []string) {
 	// validation: v1's defaults (the decoder applies them), conversion to
 	// the internal version, then the registry strategy's PrepareForCreate
 	// (status cleared, storedVersions the storage version, generation 1).
-	scheme.Default(crd)
+	scheme().Default(crd)
 	internal := &apiextensions.CustomResourceDefinition{}
 	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, internal, nil); err != nil {
 		return []string{"not a valid CustomResourceDefinition: " + err.Error()}

@@ -66,6 +66,13 @@ func Check(n *yaml.Node, l Limits) error {
 // together. Nothing is expanded: each anchor's size is computed once, so
 // the cost is that of the nodes written, whatever they expand to.
 func Measure(n *yaml.Node, l Limits) (added int, err error) {
+	// Nearly every document has no alias: one walk without the memo's
+	// maps decides it (a map entry per node was most of a bundle load's
+	// checking). Until the first alias the walks below visit the same
+	// nodes in the same order, so an error found first is the same error.
+	if alias, err := plainSize(n, 0, l); !alias {
+		return 0, err
+	}
 	c := checker{l: l, memo: map[*yaml.Node]int{}, active: map[*yaml.Node]bool{}}
 	expanded, err := c.size(n, 0)
 	if err != nil || !c.sawAlias {
@@ -93,6 +100,33 @@ func written(n *yaml.Node) int {
 		size += written(c)
 	}
 	return size
+}
+
+// plainSize checks n as checker.size does while n has no alias: alias is
+// true, and nothing else is said, once one is met.
+func plainSize(n *yaml.Node, depth int, l Limits) (alias bool, err error) {
+	_, alias, err = plainWalk(n, depth, l)
+	return alias, err
+}
+
+func plainWalk(n *yaml.Node, depth int, l Limits) (size int, alias bool, err error) {
+	if depth > l.MaxDepth {
+		return 0, false, fmt.Errorf("nested more than %d levels deep", l.MaxDepth)
+	}
+	if n.Kind == yaml.AliasNode {
+		return 0, true, nil
+	}
+	size = 1
+	for _, child := range n.Content {
+		s, alias, err := plainWalk(child, depth+1, l)
+		if alias || err != nil {
+			return 0, alias, err
+		}
+		if size += s; size > l.MaxNodes {
+			return 0, false, fmt.Errorf("aliases expand to more than %d YAML nodes", l.MaxNodes)
+		}
+	}
+	return size, false, nil
 }
 
 type checker struct {

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Start-up bounds: every olm-cmp process (a per-request `generate` in Argo
+// CD's classic plugin mode, `diff` per pull request in CI) pays its
+// packages' initialisation before main. These are counts and bytes the Go
+// runtime reports (GODEBUG=inittrace=1), not times, so they hold on any
+// machine; this test binary links what olm-cmp links, plus the test
+// helpers. Measured at issue 30: 472 package inits allocating 5.17 MB (the
+// binary: 468, 5.23 MB; before, 467 and 5.38 MB). A new dependency that
+// registers schemes, metrics or validators at init shows here first.
+const (
+	maxInitPackages  = 490
+	maxInitBytes     = 5_500_000
+	maxOwnInitBytes  = 64 << 10 // any one package of olm-cmp's own
+	ownPackagePrefix = "github.com/olm-cmp/olm-cmp/"
+)
+
+func TestStartupInitBudget(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "GODEBUG=") || strings.HasPrefix(kv, "GOGC=")
+	})
+	cmd.Env = append(env, "GODEBUG=inittrace=1,gctrace=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	var inits, total int
+	var own []string
+	var gcDuringInit string
+	sc := bufio.NewScanner(&stderr)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "gc ") && gcDuringInit == "" {
+			gcDuringInit = line
+			continue
+		}
+		// init PKG @T ms, C ms clock, B bytes, A allocs
+		f := strings.Fields(line)
+		if len(f) < 10 || f[0] != "init" || f[8] != "bytes," {
+			continue
+		}
+		if gcDuringInit != "" {
+			t.Errorf("the collector ran before package %s initialised (internal/initgc keeps it off until main's init): %s", f[1], gcDuringInit)
+			gcDuringInit = "reported"
+		}
+		b, err := strconv.Atoi(f[7])
+		if err != nil {
+			t.Fatalf("inittrace line %q: %v", line, err)
+		}
+		inits++
+		total += b
+		if strings.HasPrefix(f[1], ownPackagePrefix) && b > maxOwnInitBytes {
+			own = append(own, f[1]+" "+f[7]+" bytes")
+		}
+	}
+	if inits == 0 {
+		t.Fatalf("no inittrace lines: %s", stderr.String())
+	}
+	t.Logf("%d package inits, %d bytes allocated", inits, total)
+	if inits > maxInitPackages {
+		t.Errorf("%d packages initialise at start-up, over %d: a new dependency runs its init in every olm-cmp process", inits, maxInitPackages)
+	}
+	if total > maxInitBytes {
+		t.Errorf("package initialisation allocates %d bytes, over %d: find the new init (GODEBUG=inittrace=1 olm-cmp version) and build it on first use", total, maxInitBytes)
+	}
+	for _, o := range own {
+		t.Errorf("%s at init, over %d: build it on first use (sync.OnceValue)", o, maxOwnInitBytes)
+	}
+}

@@ -68,7 +68,8 @@ func (r *authRegistry) counts(path string) (authed, refused int) {
 // TestArgoCDPrivateRegistry (argocd suite, Argo CD 3.6.1): a bundle in a registry that wants
 // credentials, through the sidecar as deployed. First the optional Secret olm-cmp-registry is
 // absent (the kubelet mounts an empty directory): the sidecar starts, the Application gets a
-// ComparisonError naming the registry's refusal and the Secret to fix, and nothing is applied.
+// ComparisonError naming the spec line, the registry's 401 and the registry config to give, and
+// nothing is applied.
 // Then the Secret is created (the kubelet writes it into the mounted volume): the next revision
 // syncs and is Healthy, and the registry saw the bundle's manifest fetched with exactly the
 // Secret's credentials, a proof they reached the pull.
@@ -109,9 +110,9 @@ func TestArgoCDPrivateRegistry(t *testing.T) {
 	a.application("private", "", "private", "private")
 
 	// ---- without credentials: a ComparisonError naming the refusal and the Secret
-	want := []string{"code = Unauthenticated", priv.host}
+	want := []string{"code = Unauthenticated", "private/olm-cmp.yaml: line 5: spec.bundle", "registry " + priv.host + " answered 401 Unauthorized", "--registry-config"}
 	var msg string
-	waitFor(t, 3*time.Minute, "a ComparisonError on private naming the registry and the Secret", func() bool {
+	waitFor(t, 3*time.Minute, "a ComparisonError on private naming the file, the registry's refusal and the fix", func() bool {
 		out, err := kubectl(t, "-n", "argocd", "get", "application", "private", "-o", "json")
 		if err != nil {
 			return false

@@ -548,24 +548,6 @@ func waitTCP(t *testing.T, addr string, timeout time.Duration) {
 	}
 }
 
-func waitHTTP(t *testing.T, url string, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not ready after %v (%v)", url, timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // pluginName is the socket olm-cmp serve created (<name>[-<version>].sock), without .sock:
 // what an Application names in spec.source.plugin.name.
 func pluginName(t *testing.T, dir string) string {

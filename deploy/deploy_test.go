@@ -286,27 +286,9 @@ func normalize(t *testing.T, v any) any {
 	return out
 }
 
-func toStrings(v any) []string {
-	items, _ := v.([]any)
-	var out []string
-	for _, it := range items {
-		s, _ := it.(string)
-		out = append(out, s)
-	}
-	return out
-}
+func toStrings(v any) []string { return sidecar.Strings(v) }
 
-func toInt(v any) int {
-	switch n := v.(type) {
-	case int:
-		return n
-	case int64:
-		return int(n)
-	case float64:
-		return int(n)
-	}
-	return -1
-}
+func toInt(v any) int { return sidecar.Int(v) }
 
 // TestReadmeInstallsWhatTheExamplesDo: README's kustomize snippet names the
 // Argo CD the example overlays install (the reference version) and sets the

@@ -8,7 +8,7 @@
 // is one runner.
 //
 //	spec, _ := sidecar.FromKustomize("deploy", "argocd")
-//	img, _ := sidecar.LayoutImage("bin/oci", "linux/amd64")
+//	img, _ := ociimage.PlatformImage("bin/oci", "linux/amd64")
 //	sidecar.Extract(img, root)
 //	p, _ := sidecar.Prepare(spec, sidecar.Options{Root: root, Volumes: dir, Image: cfg})
 //	cmd := exec.Command(p.Argv[0], p.Argv[1:]...); cmd.Env = p.Env  // the sidecar, pid and all

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -111,28 +110,7 @@ func TestArgoCDPrivateRegistry(t *testing.T) {
 
 	// ---- without credentials: a ComparisonError naming the refusal and the Secret
 	want := []string{"code = Unauthenticated", "private/olm-cmp.yaml: line 5: spec.bundle", "registry " + priv.host + " answered 401 Unauthorized", "--registry-config"}
-	var msg string
-	waitFor(t, 3*time.Minute, "a ComparisonError on private naming the file, the registry's refusal and the fix", func() bool {
-		out, err := kubectl(t, "-n", "argocd", "get", "application", "private", "-o", "json")
-		if err != nil {
-			return false
-		}
-		var st appState
-		if json.Unmarshal(out, &st) != nil {
-			return false
-		}
-		for _, c := range st.Status.Conditions {
-			if c.Type == "ComparisonError" {
-				msg = c.Message
-			}
-		}
-		for _, w := range want {
-			if !strings.Contains(msg, w) {
-				return false
-			}
-		}
-		return true
-	})
+	msg := waitComparisonError(t, "private", want, 3*time.Minute)
 	t.Logf("private without the Secret: ComparisonError: %s", msg)
 	if strings.Contains(msg, priv.pass) || strings.Contains(msg, base64.StdEncoding.EncodeToString([]byte(priv.user+":"+priv.pass))) {
 		t.Errorf("the ComparisonError holds the credential: %s", msg)

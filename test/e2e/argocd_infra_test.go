@@ -28,6 +28,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"sigs.k8s.io/yaml"
 
+	"github.com/olm-cmp/olm-cmp/hack/ociimage"
 	"github.com/olm-cmp/olm-cmp/hack/sidecar"
 )
 
@@ -155,7 +156,7 @@ func (a *argoCD) startSidecar(opt argoOptions) {
 	if opt.sidecar != nil {
 		opt.sidecar(spec)
 	}
-	img, err := sidecar.LayoutImage(layoutDir, "linux/"+runtime.GOARCH)
+	img, err := ociimage.PlatformImage(layoutDir, "linux/"+runtime.GOARCH)
 	must(t, err)
 	cf, err := img.ConfigFile()
 	must(t, err)
@@ -340,6 +341,35 @@ func waitApp(t *testing.T, name, rev string, timeout time.Duration) appState {
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// waitComparisonError waits until the Application's ComparisonError condition holds every
+// string of want, and returns its message.
+func waitComparisonError(t *testing.T, name string, want []string, timeout time.Duration) string {
+	t.Helper()
+	var msg string
+	waitFor(t, timeout, fmt.Sprintf("a ComparisonError on %s with %q", name, want), func() bool {
+		out, err := kubectl(t, "-n", "argocd", "get", "application", name, "-o", "json")
+		if err != nil {
+			return false
+		}
+		var st appState
+		if json.Unmarshal(out, &st) != nil {
+			return false
+		}
+		for _, c := range st.Status.Conditions {
+			if c.Type == "ComparisonError" {
+				msg = c.Message
+			}
+		}
+		for _, w := range want {
+			if !strings.Contains(msg, w) {
+				return false
+			}
+		}
+		return true
+	})
+	return msg
 }
 
 // checkSyncOrder: the operation's resource results are in execution order; their sync waves (from

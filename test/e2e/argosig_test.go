@@ -81,28 +81,7 @@ func TestArgoCDSignatures(t *testing.T) {
 	}
 
 	want := []string{"signature check refused " + unsigned + "@" + unsignedDigest, "no signature found", "fix: sign the image by digest"}
-	var msg string
-	waitFor(t, 3*time.Minute, "a ComparisonError on sig-unsigned naming the refusal", func() bool {
-		out, err := kubectl(t, "-n", "argocd", "get", "application", "sig-unsigned", "-o", "json")
-		if err != nil {
-			return false
-		}
-		var st appState
-		if json.Unmarshal(out, &st) != nil {
-			return false
-		}
-		for _, c := range st.Status.Conditions {
-			if c.Type == "ComparisonError" {
-				msg = c.Message
-			}
-		}
-		for _, w := range want {
-			if !strings.Contains(msg, w) {
-				return false
-			}
-		}
-		return true
-	})
+	msg := waitComparisonError(t, "sig-unsigned", want, 3*time.Minute)
 	t.Logf("sig-unsigned: ComparisonError: %s", msg)
 	// Nothing of the unsigned bundle reached the cluster: no sync was attempted, its namespace
 	// (the render's first object) does not exist, no live object names its image.

@@ -10,9 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	sgroot "github.com/sigstore/sigstore-go/pkg/root"
-	"github.com/sigstore/sigstore-go/pkg/testing/ca"
-
 	"github.com/olm-cmp/olm-cmp/hack/ociimage"
 	"github.com/olm-cmp/olm-cmp/internal/trust"
 	"github.com/olm-cmp/olm-cmp/internal/verify"
@@ -85,22 +82,8 @@ func TestReleaseSignatureVerifies(t *testing.T) {
 		t.Errorf("docs/signatures.md: cosign verify's --certificate-identity-regexp %q and the scope's subjectRegexp %q differ", cmdRegexp, scope.regexp)
 	}
 
-	vs, err := ca.NewVirtualSigstore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := sgroot.NewTrustedRoot(sgroot.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), nil, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	trJSON, err := tr.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "trusted_root.json"), trJSON, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	vs := verifytest.VirtualFulcio(t, dir)
 	host := verifytest.NewRegistry(t, true)
 	// The documented scope, for the test registry's copy of the image.
 	text := verifytest.PolicyText(strings.Replace(scope.text, "match: "+pin.Image, "match: "+host+"/"+repository, 1))

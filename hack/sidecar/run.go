@@ -239,6 +239,7 @@ func (p *Pod) fill(name string, v map[string]any) error {
 			return fmt.Errorf("sidecar: volume %s: %s %s does not exist and is not optional: the pod would never start", name, kind, obj)
 		}
 		// an absent optional object: the kubelet mounts an empty directory
+		return emptyDir(p.volDirs[name])
 	} else if items, _ := src["items"].([]any); len(items) > 0 {
 		for _, it := range items {
 			im, _ := it.(map[string]any)
@@ -388,6 +389,20 @@ func writeAtomic(dir string, files map[string]string) error {
 	}
 	if old != "" {
 		return os.RemoveAll(filepath.Join(dir, old))
+	}
+	return nil
+}
+
+// emptyDir removes everything in dir.
+func emptyDir(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -182,6 +182,15 @@ func (s *Spec) SetEnv(name, value string) {
 	s.Container["env"] = append(env, map[string]any{"name": name, "value": value})
 }
 
+// AddArgs appends flags to the container's args, as a user's patch does.
+func (s *Spec) AddArgs(args ...string) {
+	cur, _ := s.Container["args"].([]any)
+	for _, a := range args {
+		cur = append(cur, a)
+	}
+	s.Container["args"] = cur
+}
+
 // Args is the container's args.
 func (s *Spec) Args() []string { return Strings(s.Container["args"]) }
 

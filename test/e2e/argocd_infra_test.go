@@ -66,7 +66,7 @@ type argoOptions struct {
 	// is the sidecar's registry credentials; without it the optional volume is empty.
 	secrets map[string]map[string]string
 	// sidecar patches the container spec after startArgoCD's own settings, as a kustomize patch
-	// of the Deployment would: s.AddVolume for another ConfigMap or Secret, s.SetEnv.
+	// of the Deployment would: s.AddVolume for another ConfigMap or Secret, s.SetEnv, s.AddArgs.
 	sidecar func(s *sidecar.Spec)
 }
 

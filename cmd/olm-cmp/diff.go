@@ -100,6 +100,7 @@ Exit status: 0 no changes, 1 changes, 2 safety findings at --fail-on or worse,
 	}
 	to.register(cmd.Flags())
 	rf.register(cmd.Flags())
+	rf.registerTenancy(cmd.Flags(), true)
 	cf.register(cmd.Flags())
 	f := cmd.Flags()
 	f.StringVar(&df.toVersion, "to-version", "", "TO is DIR's spec with this version: an image tag, or a catalog version range")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver"
 	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/verify"
 )
 
 func newGenerateCmd() *cobra.Command {
@@ -40,8 +41,9 @@ The registry flags have environment equivalents, so a plain-HTTP or
 self-signed registry, credentials or a cache directory can be set on the
 sidecar container without editing plugin.yaml's args: OLM_CMP_INSECURE_REGISTRIES
 (comma-separated), OLM_CMP_REGISTRY_CONFIG, OLM_CMP_CACHE_DIR, and the trust
-policy images are verified against, OLM_CMP_TRUST_POLICY. A flag wins over
-its variable.`,
+policy images are verified against, OLM_CMP_TRUST_POLICY, and the tenancy
+policy, OLM_CMP_TENANCY_POLICY (the project is the repo-server's
+ARGOCD_APP_PROJECT_NAME, never the plugin env). A flag wins over its variable.`,
 		Args: cobra.MaximumNArgs(1),
 		// Usage on stdout would corrupt the manifest stream Argo CD reads;
 		// main prints the error to stderr.
@@ -69,6 +71,23 @@ its variable.`,
 			if err != nil {
 				return err
 			}
+			var trust func() (*verify.Verifier, error)
+			if verifier != nil {
+				trust = func() (*verify.Verifier, error) { return verifier, nil }
+			}
+			tenants, err := lf.tenantRenderers(loader, trust)
+			if err != nil {
+				return err
+			}
+			// The project is the repo-server's ARGOCD_APP_PROJECT_NAME
+			// (cmpserver.ParseEnv): never a flag, never the plugin env.
+			pick := cmpserver.Fixed(&render.Renderer{Loader: loader, Verifier: verifier})
+			if tenants != nil {
+				pick = func(project string) (*render.Renderer, error) {
+					r, _, err := tenants.For(project)
+					return r, err
+				}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			// Buffer: nothing reaches stdout unless the whole write can.
@@ -78,7 +97,7 @@ its variable.`,
 				// The plugin env form of spec.strict: a parameter still wins.
 				env = append(env, "ARGOCD_ENV_strict=true")
 			}
-			if err := cmpserver.Generate(ctx, &render.Renderer{Loader: loader, Verifier: verifier}, dir, env, &out, cmd.ErrOrStderr()); err != nil {
+			if err := cmpserver.Generate(ctx, pick, dir, env, &out, cmd.ErrOrStderr()); err != nil {
 				return err
 			}
 			_, err = cmd.OutOrStdout().Write(out.Bytes())
@@ -86,6 +105,7 @@ its variable.`,
 		},
 	}
 	lf.register(cmd.Flags())
+	lf.registerTenancy(cmd.Flags(), false)
 	cmd.Flags().BoolVar(&announce, "announce", false, "print the parameter announcements (JSON) instead of rendering")
 	cmd.Flags().BoolVar(&strict, "strict", false, "fail on every requirements finding not accepted and every spec entry that matches nothing (as the plugin env strict=true; a strict parameter wins)")
 	return cmd

@@ -40,6 +40,11 @@ type registryFlags struct {
 	registryTimeout time.Duration
 	cacheDir        string
 	trustPolicy     string
+	tenancyPolicy   string
+	// project is --project (render, diff, upgrade only: projectFlag).
+	project     string
+	projectFlag bool
+	tenancyOn   bool // registerTenancy was called
 	// envErr is a variable that does not parse, reported by loader.
 	envErr error
 

@@ -382,6 +382,7 @@ per finding category instead; olm-cmp inspect DIR lists the findings.`,
 	}
 	sf.register(cmd.Flags())
 	rf.register(cmd.Flags())
+	rf.registerTenancy(cmd.Flags(), true)
 	cf.register(cmd.Flags())
 	out.register(cmd.Flags())
 	return cmd

@@ -152,10 +152,18 @@ docs/operations.md; the plugin: docs/plugin.md.`,
 			}
 			metrics := engine.NewMetrics()
 			loader.Observer = metrics
+			tenants, err := lf.tenantRenderers(loader, policy.getter())
+			if err != nil {
+				return err
+			}
+			if tenants != nil && renderAddr != "" {
+				return fmt.Errorf("--render-addr with a tenancy policy: POST /v1/render names no Argo CD project and would render with the sidecar's credentials past the policy; leave --render-addr out, and use olm-cmp render --project NAME --tenancy-policy FILE to see what a project renders (docs/tenancy.md)")
+			}
 			// One engine for gRPC and HTTP: one cache, one render per key.
 			eng := engine.NewEngine(engine.EngineOptions{
 				Loader:     loader,
-				Verifier:   policy.verifierFunc(),
+				Verifier:   policy.getter(),
+				Tenancy:    engine.TenantsOf(tenants),
 				MaxEntries: cacheEntries,
 				MaxBytes:   cacheBytes,
 				Metrics:    metrics,
@@ -252,6 +260,7 @@ docs/operations.md; the plugin: docs/plugin.md.`,
 		},
 	}
 	lf.register(cmd.Flags())
+	lf.registerTenancy(cmd.Flags(), false)
 	f := cmd.Flags()
 	f.StringVar(&configPath, "config", cmpserver.DefaultConfigPath,
 		"plugin.yaml (ConfigManagementPlugin) naming the socket; built-in name olm-cmp, version v1 when the default path is absent")

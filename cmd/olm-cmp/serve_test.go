@@ -227,10 +227,14 @@ func TestServeRefusesBadSetup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(sockDir)
+	tenancyPolicy := filepath.Join(t.TempDir(), "tenancy.yaml")
+	os.WriteFile(tenancyPolicy, []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: TenancyPolicy\nunlistedProjects: deny\nprojects:\n- name: a\n  images: [quay.io/a]\n"), 0o644)
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"--socket-dir", sockDir, "--render-addr", "127.0.0.1:0", "--tenancy-policy", tenancyPolicy}, "--render-addr with a tenancy policy: POST /v1/render names no Argo CD project and would render with the sidecar's credentials past the policy; leave --render-addr out, and use olm-cmp render --project NAME --tenancy-policy FILE to see what a project renders (docs/tenancy.md)"},
+		{[]string{"--socket-dir", sockDir, "--tenancy-policy", filepath.Join(sockDir, "missing.yaml")}, "tenancy policy missing.yaml: file does not exist"},
 		{[]string{"--socket-dir", missing}, "--socket-dir " + missing + " does not exist: mount the repo-server's plugins volume there (the repo-server finds plugin sockets only in it), or pass --create-socket-dir to create it"},
 		{[]string{"--socket-dir", sockDir, "--work-dir", missing}, "--work-dir " + missing + " (default $TMPDIR): does not exist: give an existing directory this user can write to"},
 		{[]string{"--socket-dir", sockDir, "--render-addr", "0.0.0.0:0"}, `--render-addr 0.0.0.0:0 is not a loopback address: POST /v1/render renders with this server's registry credentials; bind it to 127.0.0.1, or pass --render-addr-allow-remote to expose it`},

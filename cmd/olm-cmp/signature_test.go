@@ -113,27 +113,27 @@ func TestTrustPolicyReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1, err := ps.Verifier()
+	v1, err := ps.Get()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := ps.Verifier(); again != v1 {
+	if again, _ := ps.Get(); again != v1 {
 		t.Error("an unchanged policy was loaded again")
 	}
 	text, _ := os.ReadFile(policy)
 	os.WriteFile(policy, []byte(strings.Replace(string(text), "mode: warn", "mode: enforce", 1)), 0o644)
-	v2, err := ps.Verifier()
+	v2, err := ps.Get()
 	if err != nil || v2 == v1 || v2.Policy().Hash() == v1.Policy().Hash() {
 		t.Fatalf("changed policy: %v (hash %s, was %s)", err, v2.Policy().Hash(), v1.Policy().Hash())
 	}
 	os.WriteFile(policy, []byte("kind: TrustPolicy\n"), 0o644)
 	// The error names the file by its base name: a server-side path never
 	// reaches Argo CD.
-	if v, err := ps.Verifier(); err == nil || v != nil || !strings.Contains(err.Error(), filepath.Base(policy)) || strings.Contains(err.Error(), policy) {
+	if v, err := ps.Get(); err == nil || v != nil || !strings.Contains(err.Error(), filepath.Base(policy)) || strings.Contains(err.Error(), policy) {
 		t.Errorf("broken policy: %v, %v", v, err)
 	}
 	os.WriteFile(policy, text, 0o644)
-	if v, err := ps.Verifier(); err != nil || v.Policy().Hash() != v1.Policy().Hash() {
+	if v, err := ps.Get(); err != nil || v.Policy().Hash() != v1.Policy().Hash() {
 		t.Errorf("fixed policy: %v", err)
 	}
 }

@@ -73,6 +73,9 @@ func (f *registryFlags) renderer() (*render.Renderer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r, err := f.projectRenderer(loader, v); err != nil || r != nil {
+		return r, err
+	}
 	return &render.Renderer{Loader: loader, Verifier: v}, nil
 }
 
@@ -83,15 +86,7 @@ func (f *registryFlags) renderer() (*render.Renderer, error) {
 // fails every render with its error (one line naming the file, line and
 // field) until it is fixed: never a silent fall back to the old policy or to
 // none.
-type policySource struct {
-	path string
-	opts verify.Options
-
-	mu    sync.Mutex
-	stamp string
-	v     *verify.Verifier
-	err   error
-}
+type policySource = reloading[*verify.Verifier]
 
 // policySource returns the registry flags' policy source, nil without a
 // policy.
@@ -100,27 +95,50 @@ func (f *registryFlags) policySource(loader *bundle.ImageLoader) (*policySource,
 	if path == "" {
 		return nil, nil
 	}
-	ps := &policySource{path: path, opts: verifyOptions(loader)}
-	if _, err := ps.Verifier(); err != nil {
-		return nil, err
-	}
-	return ps, nil
+	opts := verifyOptions(loader)
+	return newReloading(path, func(path string) (*verify.Verifier, error) {
+		p, err := trust.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		return verify.New(p, opts), nil
+	})
 }
 
-// Verifier is the verifier of the policy file as it is now.
-func (ps *policySource) Verifier() (*verify.Verifier, error) {
-	stamp := fileStamp(ps.path)
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	if stamp != "" && stamp == ps.stamp {
-		return ps.v, ps.err
+// reloading is a policy file loaded at start (an error stops the command
+// from starting), then again whenever the file changes (size or time, as
+// a ConfigMap update swaps it); an error fails every use until the file is
+// fixed, never a fall back to the old version. The trust and tenancy
+// policies are mounted and reloaded alike.
+type reloading[T any] struct {
+	path string
+	load func(path string) (T, error)
+
+	mu    sync.Mutex
+	stamp string
+	v     T
+	err   error
+}
+
+func newReloading[T any](path string, load func(string) (T, error)) (*reloading[T], error) {
+	r := &reloading[T]{path: path, load: load}
+	if _, err := r.Get(); err != nil {
+		return nil, err
 	}
-	p, err := trust.Load(ps.path)
-	ps.stamp, ps.v, ps.err = stamp, nil, err
-	if err == nil {
-		ps.v = verify.New(p, ps.opts)
+	return r, nil
+}
+
+// Get is the file's value as the file is now.
+func (r *reloading[T]) Get() (T, error) {
+	stamp := fileStamp(r.path)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if stamp != "" && stamp == r.stamp {
+		return r.v, r.err
 	}
-	return ps.v, ps.err
+	r.stamp = stamp
+	r.v, r.err = r.load(r.path)
+	return r.v, r.err
 }
 
 // fileStamp names the version of the file at path (through symbolic
@@ -135,11 +153,11 @@ func fileStamp(path string) string {
 	return fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano())
 }
 
-// verifierFunc is the source as engine.EngineOptions.Verifier (nil without
-// a policy).
-func (ps *policySource) verifierFunc() func() (*verify.Verifier, error) {
-	if ps == nil {
+// getter is the source as a function (engine.EngineOptions.Verifier, the
+// tenancy renderers' policy), nil without a source.
+func (r *reloading[T]) getter() func() (T, error) {
+	if r == nil {
 		return nil
 	}
-	return ps.Verifier
+	return r.Get
 }

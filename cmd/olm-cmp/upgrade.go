@@ -72,6 +72,10 @@ See docs/upgrade.md.`,
 			if err != nil {
 				return err
 			}
+			loader, admit, err := rf.projectLoader(loader)
+			if err != nil {
+				return err
+			}
 			if root == "" {
 				if root, err = upgrade.RepoRoot(dirs[0]); err != nil {
 					return err
@@ -86,7 +90,7 @@ See docs/upgrade.md.`,
 					return err
 				}
 			}
-			rep := upgrade.Run(cmd.Context(), upgrade.Options{Policy: p, Write: write, Loader: loader, Index: ix}, dirs)
+			rep := upgrade.Run(cmd.Context(), upgrade.Options{Policy: p, Write: write, Loader: loader, Admit: admit, Index: ix}, dirs)
 			w := cmd.OutOrStdout()
 			if output == "json" {
 				enc := json.NewEncoder(w)
@@ -104,6 +108,7 @@ See docs/upgrade.md.`,
 		},
 	}
 	rf.register(cmd.Flags())
+	rf.registerTenancy(cmd.Flags(), true)
 	f := cmd.Flags()
 	f.BoolVar(&write, "write", false, "write the chosen version, its digest and upgradeFrom where the repository keeps the version")
 	f.StringVar(&policy, "policy", "olmv1", "how a catalog's next version is chosen: olmv1 (the best successor) or olmv0 (one hop along the channel)")

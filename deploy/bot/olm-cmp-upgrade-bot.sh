@@ -22,6 +22,10 @@
 #   OLM_CMP_BOT_PREFIX   branch prefix (default: olm-cmp/upgrade/)
 #   OLM_CMP_BOT_POLICY   passed to upgrade as --policy (olmv1 or olmv0) when set
 #   OLM_CMP_BOT_UPGRADE_ARGS  more upgrade flags, split at spaces (e.g. --apps-from argocd/)
+#   OLM_CMP_BOT_PROJECT  the Argo CD project (AppProject) of the Applications it bumps, passed to
+#                        upgrade and diff as --project: with OLM_CMP_TENANCY_POLICY set to the
+#                        cluster's tenancy policy (docs/tenancy.md), a bump the plugin would refuse
+#                        that project is not proposed
 #   OLM_CMP_BOT_STALE    close (default) or keep: the open request of an application that is now current
 #   OLM_CMP_BOT_MAX_BODY the longest body, in bytes (default 65000: GitHub takes 65,536 characters)
 #   OLM_CMP_BOT_LOG_URL  the job log, linked from every body (default: from GITHUB_* or CI_JOB_URL)
@@ -303,6 +307,7 @@ handle() {
   local json="$tmp/upgrade.json" status=0
   local policy=() extra=()
   [ -n "${OLM_CMP_BOT_POLICY:-}" ] && policy=(--policy "$OLM_CMP_BOT_POLICY")
+  [ -n "${OLM_CMP_BOT_PROJECT:-}" ] && policy+=(--project "$OLM_CMP_BOT_PROJECT")
   read -r -a extra <<<"${OLM_CMP_BOT_UPGRADE_ARGS:-}"
   (cd "$work" && olm-cmp upgrade --write -o json "${policy[@]}" "${extra[@]}" "$arg") >"$json" 2>"$tmp/upgrade.err" || status=$?
   prefixed "$dir: " <"$tmp/upgrade.err" >&2
@@ -398,7 +403,9 @@ handle() {
     [ "$i" = none ] || diffapps+=(--apps-from "$i")
   done
   local diffmd="$tmp/diff.md" diffst=0
-  (cd "$work" && olm-cmp diff "$arg" --git-base "$base_ref" "${diffapps[@]}" -o markdown) >"$diffmd" 2>"$tmp/diff.err" || diffst=$?
+  local project=()
+  [ -n "${OLM_CMP_BOT_PROJECT:-}" ] && project=(--project "$OLM_CMP_BOT_PROJECT")
+  (cd "$work" && olm-cmp diff "$arg" --git-base "$base_ref" "${diffapps[@]}" "${project[@]}" -o markdown) >"$diffmd" 2>"$tmp/diff.err" || diffst=$?
   if [ "$diffst" -ge 3 ]; then prefixed "$dir: olm-cmp diff: " <"$tmp/diff.err" >&2; fi
   # Its error: stderr less the render's findings (warning: and required:
   # lines, which diff prints for a render that succeeded).

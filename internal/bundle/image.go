@@ -130,6 +130,26 @@ func (l *ImageLoader) Resolve(ctx context.Context, ref string) (Origin, error) {
 	return v.(Origin), nil
 }
 
+// WithKeychain is a new loader with l's settings (cache directory, limits,
+// parse cache, observer) and keychain k for its credentials: a tenant's
+// loader (internal/tenancy). It shares l's on-disk cache, where an image is
+// named by its digest, but none of its resolves or pulls in flight, so one
+// project never joins another's registry call made with other credentials.
+// A nil k keeps l's credentials.
+func (l *ImageLoader) WithKeychain(k authn.Keychain) *ImageLoader {
+	n := &ImageLoader{
+		CacheDir: l.CacheDir, Keychain: l.Keychain, RegistryConfig: l.RegistryConfig, Insecure: l.Insecure,
+		MaxBytes: l.MaxBytes, MaxFiles: l.MaxFiles, MaxLayers: l.MaxLayers,
+		MaxCatalogBytes: l.MaxCatalogBytes, MaxCatalogFiles: l.MaxCatalogFiles, PullTimeout: l.PullTimeout,
+		Timeouts: l.Timeouts, AllowedRegistries: l.AllowedRegistries, Transport: l.Transport,
+		Parsed: l.Parsed, Observer: l.Observer,
+	}
+	if k != nil {
+		n.Keychain, n.RegistryConfig = k, ""
+	}
+	return n
+}
+
 // Registry is the client every registry call of this loader goes through,
 // built from the loader's fields on first use.
 func (l *ImageLoader) Registry() *registry.Client {

@@ -1,6 +1,7 @@
 package cmpserver
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/olm-cmp/olm-cmp/internal/spec"
@@ -25,8 +26,14 @@ const (
 
 // AppEnv is what olm-cmp takes from the environment Argo CD builds for a plugin.
 type AppEnv struct {
-	// AppName, AppNamespace and Project identify the Application (logs only).
-	AppName, AppNamespace, Project string
+	// AppName and AppNamespace identify the Application (logs only).
+	AppName, AppNamespace string
+	// Project is the Application's Argo CD project, as the repo-server
+	// sends it (ARGOCD_APP_PROJECT_NAME): who is asking, under a tenancy
+	// policy. Only that exact name sets it; the Application's own plugin
+	// env arrives as ARGOCD_ENV_* and its parameters as PARAM_* or
+	// ARGOCD_APP_PARAMETERS, none of which can.
+	Project string
 	// SourcePath and Revision locate the source (logs only).
 	SourcePath, Revision string
 	// APIVersions are KUBE_API_VERSIONS split on commas; nil when Argo CD sent
@@ -43,12 +50,21 @@ type AppEnv struct {
 // naming rules `olm-cmp upgrade` applies too.
 func ParseEnv(vars []string) (*AppEnv, error) {
 	env := map[string]string{}
+	projects := 0
 	for _, kv := range vars {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			continue
 		}
+		if k == EnvAppProject {
+			projects++
+		}
 		env[k] = v
+	}
+	if projects > 1 {
+		// The repo-server sends it once; twice, one of them came from
+		// somewhere else, and which one is meant cannot be known.
+		return nil, fmt.Errorf("the plugin environment names %s %d times: it is set once, by the repo-server; check what else adds it", EnvAppProject, projects)
 	}
 	a := &AppEnv{
 		AppName:      env[EnvAppName],

@@ -120,7 +120,7 @@ func TestGenerateClassicMode(t *testing.T) {
 	}
 	var out, errOut bytes.Buffer
 	environ := []string{"ARGOCD_APP_NAME=tiny", "ARGOCD_ENV_NAMESPACE=classic-ns", `ARGOCD_APP_PARAMETERS=[{"name":"imagePullSecrets","array":["p2"]}]`}
-	if err := Generate(context.Background(), &render.Renderer{}, app, environ, &out, &errOut); err != nil {
+	if err := Generate(context.Background(), Fixed(&render.Renderer{}), app, environ, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(out.String(), "---\n") || !strings.Contains(out.String(), "namespace: classic-ns") || !strings.Contains(out.String(), "p2") {
@@ -129,13 +129,13 @@ func TestGenerateClassicMode(t *testing.T) {
 
 	// An error writes nothing to stdout.
 	out.Reset()
-	err := Generate(context.Background(), &render.Renderer{}, app, []string{"ARGOCD_ENV_certificateProvider=bogus"}, &out, &errOut)
+	err := Generate(context.Background(), Fixed(&render.Renderer{}), app, []string{"ARGOCD_ENV_certificateProvider=bogus"}, &out, &errOut)
 	if err == nil || out.Len() != 0 {
 		t.Errorf("err=%v stdout=%q", err, out.String())
 	}
 	// A relative bundle outside the stock server's repository root is refused.
 	os.WriteFile(filepath.Join(app, spec.FileName), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec: {bundle: ../../../../.., namespace: x}\n"), 0o644)
-	if err := Generate(context.Background(), &render.Renderer{}, app, nil, &out, &errOut); err == nil || out.Len() != 0 {
+	if err := Generate(context.Background(), Fixed(&render.Renderer{}), app, nil, &out, &errOut); err == nil || out.Len() != 0 {
 		t.Errorf("escaping bundle dir: err=%v", err)
 	}
 }
@@ -158,7 +158,7 @@ func TestGenerateClassicModeNamesNoServerPath(t *testing.T) {
 	} {
 		os.WriteFile(file, []byte(tc.doc), 0o644)
 		var out, errOut bytes.Buffer
-		err := Generate(context.Background(), &render.Renderer{}, app, nil, &out, &errOut)
+		err := Generate(context.Background(), Fixed(&render.Renderer{}), app, nil, &out, &errOut)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), root) {
 			t.Errorf("generate: %v\nwant it to start with %q, without %s", err, tc.want, root)
 		}

@@ -23,8 +23,10 @@ const StockWorkDirName = "_cmp_server"
 // environment. It writes the YAML stream to stdout only when the whole render
 // succeeded (a partial stream would be applied as is), and warnings and
 // requirement findings to stderr (render.Result.Notes).
-// One render per process: nothing to cache, so it calls the renderer itself.
-func Generate(ctx context.Context, r *render.Renderer, dir string, environ []string, stdout, stderr io.Writer) error {
+// One render per process: nothing to cache, so it calls the renderer itself,
+// the one pick gives for the project asking (the repo-server's
+// ARGOCD_APP_PROJECT_NAME: a tenancy policy's renderer for it, or refusal).
+func Generate(ctx context.Context, pick func(project string) (*render.Renderer, error), dir string, environ []string, stdout, stderr io.Writer) error {
 	env, err := ParseEnv(environ)
 	if err != nil {
 		return err
@@ -37,6 +39,10 @@ func Generate(ctx context.Context, r *render.Renderer, dir string, environ []str
 	req, notes, err := BuildRequest(abs, root, env)
 	if err != nil {
 		return repoRelative(root, err)
+	}
+	r, err := pick(env.Project)
+	if err != nil {
+		return err
 	}
 	res, err := r.Render(ctx, req)
 	if err != nil {
@@ -108,4 +114,9 @@ func StockRepoRoot(dir string) string {
 		}
 		d = parent
 	}
+}
+
+// Fixed is Generate's pick without a tenancy policy: r, whoever asks.
+func Fixed(r *render.Renderer) func(project string) (*render.Renderer, error) {
+	return func(string) (*render.Renderer, error) { return r, nil }
 }

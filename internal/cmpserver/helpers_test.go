@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -191,6 +192,7 @@ type call struct {
 	appRelPath string
 	env        map[string]string
 	params     []map[string]any // ARGOCD_APP_PARAMETERS entries
+	rawEnv     []string         // NAME=VALUE entries sent as they are, repeats included
 	checksum   string           // default: the right one
 }
 
@@ -200,6 +202,10 @@ func (c call) send(t testing.TB, s interface {
 	t.Helper()
 	env := []*pluginpb.EnvEntry{{Name: EnvAppName, Value: "tiny-app"}, {Name: EnvAppNamespace, Value: "argocd"}}
 	for k, v := range c.env {
+		env = append(env, &pluginpb.EnvEntry{Name: k, Value: v})
+	}
+	for _, kv := range c.rawEnv {
+		k, v, _ := strings.Cut(kv, "=")
 		env = append(env, &pluginpb.EnvEntry{Name: k, Value: v})
 	}
 	if c.params != nil {

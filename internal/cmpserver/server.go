@@ -27,6 +27,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/registry"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
+	"github.com/olm-cmp/olm-cmp/internal/tenancy"
 	"github.com/olm-cmp/olm-cmp/internal/verify"
 )
 
@@ -434,7 +435,9 @@ func (sv *service) received(r *request, meta *pluginpb.ManifestRequestMetadata, 
 	r.env = env
 	r.attrs = []any{"app", env.AppName, "app_namespace", env.AppNamespace, "path", meta.GetAppRelPath()}
 	if env.Project != "" {
-		r.attrs = append(r.attrs, "project", env.Project)
+		// Escaped and cut: the name is the repo-server's, but a log line
+		// must not carry 10 KB or a control character from anywhere.
+		r.attrs = append(r.attrs, "project", echo.Short(env.Project))
 	}
 	return nil
 }
@@ -494,11 +497,14 @@ func (sv *service) status(ctx context.Context, r *request, err error) *status.St
 	code := codes.InvalidArgument
 	var ce *codedError
 	var refused *verify.RefusalError
+	var tenant *tenancy.RefusalError
 	if errors.As(err, &ce) {
 		code = ce.code
-	} else if errors.As(err, &refused) {
-		// The cluster's trust policy refused the image: not the request's
-		// fault, and no retry helps until the image is signed.
+	} else if errors.As(err, &refused) || errors.As(err, &tenant) {
+		// The cluster's trust policy refused the image, or the tenancy
+		// policy refused the project what it asked for: not the request's
+		// fault, and no retry helps until the image is signed or the
+		// policy grants it.
 		code = codes.PermissionDenied
 	} else if c, ok := registryCode(err); ok {
 		code = c

@@ -34,7 +34,7 @@ func BuildRequest(appDir, rootDir string, env *AppEnv) (req render.Request, note
 	if name == "" {
 		name = env.AppName
 	}
-	return render.Request{Spec: s, Name: name, SourceDir: appDir, RootDir: rootDir, APIVersions: env.APIVersions}, notes, nil
+	return render.Request{Spec: s, Name: name, SourceDir: appDir, RootDir: rootDir, APIVersions: env.APIVersions, Project: env.Project}, notes, nil
 }
 
 // overridden reports whether an override sets the spec field named field.

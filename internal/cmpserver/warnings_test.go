@@ -38,7 +38,7 @@ func TestClassicModeEscapesWarnings(t *testing.T) {
 	root := filepath.Join(t.TempDir(), StockWorkDirName, "abc123")
 	hostileWarningRepo(t, root)
 	var out, errOut bytes.Buffer
-	if err := Generate(context.Background(), &render.Renderer{}, filepath.Join(root, "apps", "tiny"), nil, &out, &errOut); err != nil {
+	if err := Generate(context.Background(), Fixed(&render.Renderer{}), filepath.Join(root, "apps", "tiny"), nil, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(errOut.String(), "\x1b") || strings.Contains(errOut.String(), "\nwarning: forged") || !strings.Contains(errOut.String(), escapedPlugins) {
@@ -73,7 +73,7 @@ func TestSeverityWordsOfARender(t *testing.T) {
 	const line = "required: certificates:cert-manager.io/v1 (from CSV webhookdefinitions"
 
 	var out, errOut bytes.Buffer
-	if err := Generate(context.Background(), &render.Renderer{}, filepath.Join(root, "apps", "demo"), nil, &out, &errOut); err != nil {
+	if err := Generate(context.Background(), Fixed(&render.Renderer{}), filepath.Join(root, "apps", "demo"), nil, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(errOut.String(), line) || strings.Contains(strings.ToLower(errOut.String()), "error") {

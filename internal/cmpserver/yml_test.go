@@ -22,7 +22,7 @@ func TestYmlIsNamedNotRead(t *testing.T) {
 		t.Error("olm-cmp.yml discovered")
 	}
 	var out, errOut bytes.Buffer
-	err := Generate(context.Background(), &render.Renderer{}, dir, nil, &out, &errOut)
+	err := Generate(context.Background(), Fixed(&render.Renderer{}), dir, nil, &out, &errOut)
 	want := "olm-cmp.yaml not found in " + dir + ", but olm-cmp.yml is there: rename it to olm-cmp.yaml (olm-cmp and its Argo CD plugin look for that name only)"
 	if err == nil || err.Error() != want || out.Len() != 0 {
 		t.Errorf("want %s, got %v (%d bytes out)", want, err, out.Len())

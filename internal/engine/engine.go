@@ -25,6 +25,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
+	"github.com/olm-cmp/olm-cmp/internal/tenancy"
 	"github.com/olm-cmp/olm-cmp/internal/verify"
 )
 
@@ -65,6 +66,12 @@ type EngineOptions struct {
 	// reloaded since takes effect on the next render; an error (a policy
 	// that no longer loads) fails the request. nil means no policy.
 	Verifier func() (*verify.Verifier, error)
+	// Tenancy, when set, gives the renderer of the Argo CD project asking
+	// (render.Request.Project) under the tenancy policy, in place of Loader
+	// and Verifier's: its loader with its own credentials, its trust
+	// policies and its admission. A refusal (or a policy that no longer
+	// loads) fails the request before anything is resolved.
+	Tenancy func(project string) (Tenant, error)
 	// MaxEntries and MaxBytes bound the rendered-output cache (defaults 256
 	// entries, 256 MiB of manifests, YAML and JSON counted). MaxEntries < 0
 	// disables it.
@@ -85,6 +92,7 @@ type EngineOptions struct {
 type Engine struct {
 	r       *render.Renderer
 	trust   func() (*verify.Verifier, error)
+	tenancy func(project string) (Tenant, error)
 	results *bytecache.Cache[string, *render.Result] // nil when disabled
 	flights flights
 	m       *Metrics
@@ -92,7 +100,7 @@ type Engine struct {
 
 // NewEngine builds an Engine.
 func NewEngine(o EngineOptions) *Engine {
-	e := &Engine{r: &render.Renderer{Loader: o.Loader}, trust: o.Verifier, m: o.Metrics}
+	e := &Engine{r: &render.Renderer{Loader: o.Loader}, trust: o.Verifier, tenancy: o.Tenancy, m: o.Metrics}
 	if o.MaxEntries >= 0 {
 		n, max := o.MaxEntries, o.MaxBytes
 		if n == 0 {
@@ -155,10 +163,56 @@ func (e *Engine) renderRequest(ctx context.Context, req render.Request, p *progr
 	} else {
 		p.enter("resolving spec.bundle " + echo.Quote(spec.Redact(req.Spec.Bundle)))
 	}
-	r, err := e.renderer()
-	if err != nil {
-		return nil, Info{}, err
+	r, tenant, err := e.renderer(req.Project)
+	if err == nil {
+		var res *render.Result
+		var info Info
+		res, info, err = e.resolveAndRender(ctx, r, tenant, req, p)
+		if e.tenancy == nil {
+			return res, info, err
+		}
+		e.m.project(tenant.Label, err)
+		return res, info, err
 	}
+	if e.tenancy != nil {
+		e.m.project(tenant.Label, err)
+	}
+	return nil, Info{}, err
+}
+
+// Tenant is the renderer of one project under the tenancy policy
+// (EngineOptions.Tenancy).
+type Tenant struct {
+	Renderer *render.Renderer
+	// Key is the tenant's part of the cache key: the tenancy policy's hash
+	// and the entry's, so that an edited policy, or another entry, never
+	// shares a render by accident. Renders are shared across projects of
+	// equal Key only after each project's own Resolve (its admission, and
+	// its credentials' access to every image) passed.
+	Key string
+	// Label names the tenant in metrics (the policy entry: bounded).
+	Label string
+}
+
+// TenantsOf is rs as EngineOptions.Tenancy: each project's renderer, the
+// policy's and entry's hashes as its key part, its entry as its metrics
+// label. nil for a nil rs (no tenancy policy).
+func TenantsOf(rs *tenancy.Renderers) func(project string) (Tenant, error) {
+	if rs == nil {
+		return nil
+	}
+	return func(project string) (Tenant, error) {
+		r, t, err := rs.For(project)
+		if err != nil {
+			return Tenant{}, err
+		}
+		return Tenant{Renderer: r, Key: t.Key(), Label: t.Label()}, nil
+	}
+}
+
+// resolveAndRender resolves req with r, then answers from the cache, from
+// an identical render in flight, or from a new render.
+func (e *Engine) resolveAndRender(ctx context.Context, r *render.Renderer, tenant Tenant, req render.Request, p *progress) (*render.Result, Info, error) {
 	rv, err := r.Resolve(ctx, req)
 	if err != nil {
 		return nil, Info{}, err
@@ -168,7 +222,7 @@ func (e *Engine) renderRequest(ctx context.Context, req render.Request, p *progr
 		res, err := e.render(ctx, r, rv, p)
 		return res, info, err
 	}
-	key, err := key(rv, r.PolicyHash())
+	key, err := key(rv, r.PolicyHash()+" tenancy:"+tenant.Key)
 	if err != nil {
 		res, err := e.render(ctx, r, rv, p) // it reports what could not be read
 		return res, info, err
@@ -199,19 +253,26 @@ func (e *Engine) renderRequest(ctx context.Context, req render.Request, p *progr
 	return res, info, err
 }
 
-// renderer is the renderer of one request: the engine's, with the trust
-// policy's verifier as it is now.
-func (e *Engine) renderer() (*render.Renderer, error) {
+// renderer is the renderer of one request: the project's under a tenancy
+// policy, else the engine's with the trust policy's verifier as it is now.
+func (e *Engine) renderer(project string) (*render.Renderer, Tenant, error) {
+	if e.tenancy != nil {
+		t, err := e.tenancy(project)
+		if err != nil {
+			return nil, t, err
+		}
+		return t.Renderer, t, nil
+	}
 	if e.trust == nil {
-		return e.r, nil
+		return e.r, Tenant{}, nil
 	}
 	v, err := e.trust()
 	if err != nil {
-		return nil, err
+		return nil, Tenant{}, err
 	}
 	r := *e.r
 	r.Verifier = v
-	return &r, nil
+	return &r, Tenant{}, nil
 }
 
 // render loads and renders a resolved request.

@@ -1,10 +1,15 @@
 package engine
 
 import (
+	"errors"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/olm-cmp/olm-cmp/internal/tenancy"
+	"github.com/olm-cmp/olm-cmp/internal/verify"
 )
 
 // Metrics are the Prometheus series of one server. They live in their own
@@ -23,7 +28,16 @@ type Metrics struct {
 	pulls         *prometheus.CounterVec
 	bytesServed   *prometheus.CounterVec
 	bytesReceived prometheus.Counter
+	projects      *prometheus.CounterVec
+
+	labelsMu sync.Mutex
+	labels   map[string]bool // project labels seen, bounded by maxProjectLabels
 }
+
+// maxProjectLabels bounds the project label's values: a policy has at most
+// tenancy.MaxProjects entries, but reloads may name others over a
+// process's life.
+const maxProjectLabels = 1024
 
 // Metric names, exported so tests and dashboards agree on them.
 const (
@@ -37,6 +51,7 @@ const (
 	MetricPulls         = "olm_cmp_registry_pulls_total"
 	MetricBytesServed   = "olm_cmp_bytes_served_total"
 	MetricBytesReceived = "olm_cmp_stream_bytes_received_total"
+	MetricProjects      = "olm_cmp_project_requests_total"
 )
 
 // NewMetrics registers every series in a new registry.
@@ -86,8 +101,13 @@ func NewMetrics() *Metrics {
 			Help: "Bytes of repository tarballs received from the repo-server.",
 		}),
 	}
+	m.projects = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: MetricProjects,
+		Help: "Render requests under a tenancy policy, by the policy entry covering the project (its name or glob; (unlisted) for projects no entry names; never the project name itself, so the series stay bounded) and outcome (ok, refused: by the tenancy or trust policy, error).",
+	}, []string{"entry", "outcome"})
+	m.labels = map[string]bool{}
 	m.Registry.MustRegister(m.requests, m.duration, m.inflight, m.cacheHits, m.cacheMisses, m.renders,
-		m.resolves, m.pulls, m.bytesServed, m.bytesReceived,
+		m.resolves, m.pulls, m.bytesServed, m.bytesReceived, m.projects,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Start every known series at zero, so dashboards and alerts see them
 	// (and rate() works) before the first event.
@@ -168,6 +188,32 @@ func (m *Metrics) Received(n int) {
 	if m != nil {
 		m.bytesReceived.Add(float64(n))
 	}
+}
+
+// project counts one request under a tenancy policy (label is the
+// tenant's, "" before a tenant was found).
+func (m *Metrics) project(label string, err error) {
+	if m == nil {
+		return
+	}
+	if label == "" {
+		label = "(unlisted)"
+	}
+	m.labelsMu.Lock()
+	if !m.labels[label] {
+		if len(m.labels) >= maxProjectLabels {
+			label = "(other)"
+		}
+		m.labels[label] = true
+	}
+	m.labelsMu.Unlock()
+	outcome := okOrError(err)
+	var tr *tenancy.RefusalError
+	var vr *verify.RefusalError
+	if errors.As(err, &tr) || errors.As(err, &vr) {
+		outcome = "refused"
+	}
+	m.projects.WithLabelValues(label, outcome).Inc()
 }
 
 func okOrError(err error) string {

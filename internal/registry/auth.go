@@ -113,6 +113,31 @@ func (k *fileKeychain) Resolve(target authn.Resource) (authn.Authenticator, erro
 	return authFromConfig(bytes.NewReader(data), k.path, target)
 }
 
+// ConfigKeychain is a keychain over a docker config.json that read
+// returns on every lookup (a tenant's, which the tenancy policy reads
+// through its own root and checks): the lookup is the --registry-config
+// file's; read's fs.ErrNotExist means no credentials; name names the file in
+// errors, which never echo its content.
+func ConfigKeychain(name string, read func() ([]byte, error)) authn.Keychain {
+	return &readerKeychain{name: name, read: read}
+}
+
+type readerKeychain struct {
+	name string
+	read func() ([]byte, error)
+}
+
+func (k *readerKeychain) Resolve(target authn.Resource) (authn.Authenticator, error) {
+	data, err := k.read()
+	if errors.Is(err, fs.ErrNotExist) {
+		return authn.Anonymous, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return authFromConfig(bytes.NewReader(data), k.name, target)
+}
+
 // recordingKeychain remembers every credential its keychain hands out, so
 // that errors can be cleaned of them whatever a registry echoes back.
 type recordingKeychain struct {

@@ -201,6 +201,23 @@ func (c *Client) Resolve(ctx context.Context, ref string) (name.Digest, error) {
 	return r.Context().Digest(digest.String()), nil
 }
 
+// Head asks the registry for the manifest of the image d with this
+// client's credentials, reading nothing of it: whether they may read it
+// (a HEAD request; GET when the registry answers HEAD badly). The tenancy
+// gate asks it before a project uses an image another project's pull put in
+// the cache.
+func (c *Client) Head(ctx context.Context, d name.Digest) error {
+	opts := c.RemoteOptions(ctx)
+	_, err := remote.Head(d, opts...)
+	if err != nil && !headFailureIsFinal(err) {
+		_, err = remote.Get(d, opts...)
+	}
+	if err != nil {
+		return c.Error(d.String(), "checking access to", err)
+	}
+	return nil
+}
+
 // Pull fetches the manifest of the image d (go-containerregistry checks it
 // against d's digest) and returns the image, whose layers are fetched when
 // read and verified against their digests at their end, and its manifest.

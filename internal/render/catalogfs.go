@@ -24,9 +24,10 @@ type openedCatalog struct {
 	fsys fs.FS
 	// image is the catalog image pinned by digest; empty for a directory.
 	image string
-	// sig is the trust policy's verdict on the catalog; nil when no policy
-	// applies, or for a catalog opened again by its pin (see openCatalog).
-	sig   *Signature
+	// sigs are the trust policies' verdicts on the catalog (the cluster's,
+	// then the project's); nil when no policy applies, or for a catalog
+	// opened again by its pin (see openCatalog).
+	sigs  []Signature
 	close func()
 }
 
@@ -47,14 +48,19 @@ func (r *Renderer) openCatalog(ctx context.Context, req Request, pinned string) 
 		if err != nil {
 			return nil, fmt.Errorf("spec.catalog %s: %w", echo.Quote(s.Catalog), err)
 		}
-		var sig *Signature
-		if v := r.verifier(s.RequireSignature); pinned == "" && v != nil {
-			if sig, err = verifyDir(v, RoleCatalog, "spec.catalog", s.Catalog, "", s.RequireSignature); err != nil {
+		var sigs []Signature
+		for _, v := range r.verifiers(s.RequireSignature) {
+			if pinned != "" {
+				break
+			}
+			sig, err := verifyDir(v, RoleCatalog, "spec.catalog", s.Catalog, "", s.RequireSignature)
+			if err != nil {
 				root.Close()
 				return nil, err
 			}
+			sigs = append(sigs, *sig)
 		}
-		return &openedCatalog{fsys: catalog.Open(root.FS(), "").Remember(r.CatalogMemo, CatalogDirKey(dir)), sig: sig, close: func() { root.Close() }}, nil
+		return &openedCatalog{fsys: catalog.Open(root.FS(), "").Remember(r.CatalogMemo, CatalogDirKey(dir)), sigs: sigs, close: func() { root.Close() }}, nil
 	}
 	if err := notLocal(req, "spec.catalog", s.Catalog); err != nil {
 		return nil, err
@@ -70,14 +76,18 @@ func (r *Renderer) openCatalog(ctx context.Context, req Request, pinned string) 
 	// Under a trust policy the catalog is pinned first and verified by that
 	// digest before a byte of it is pulled. A catalog opened again by its
 	// pin was verified by the Resolve that pinned it.
-	var sig *Signature
-	if v := r.verifier(s.RequireSignature); v != nil && pinned == "" {
+	var sigs []Signature
+	if vs := r.verifiers(s.RequireSignature); len(vs) > 0 && pinned == "" {
 		o, err := r.Loader.Resolve(ctx, ref)
 		if err != nil {
 			return nil, fmt.Errorf("spec.catalog %s: %w", echo.Quote(s.Catalog), err)
 		}
-		if sig, err = verifyImage(ctx, v, RoleCatalog, "spec.catalog "+echo.Quote(s.Catalog), o, s.RequireSignature); err != nil {
-			return nil, err
+		for _, v := range vs {
+			sig, err := verifyImage(ctx, v, RoleCatalog, "spec.catalog "+echo.Quote(s.Catalog), o, s.RequireSignature)
+			if err != nil {
+				return nil, err
+			}
+			sigs = append(sigs, *sig)
 		}
 		ref = o.Image
 	}
@@ -85,7 +95,7 @@ func (r *Renderer) openCatalog(ctx context.Context, req Request, pinned string) 
 	if err != nil {
 		return nil, fmt.Errorf("spec.catalog %s: %w", echo.Quote(s.Catalog), err)
 	}
-	return &openedCatalog{fsys: catalog.Open(fsys, bundle.CatalogIndexFile(o.Dir)).Remember(r.CatalogMemo, o.Image), image: o.Image, sig: sig, close: func() {}}, nil
+	return &openedCatalog{fsys: catalog.Open(fsys, bundle.CatalogIndexFile(o.Dir)).Remember(r.CatalogMemo, o.Image), image: o.Image, sigs: sigs, close: func() {}}, nil
 }
 
 // CatalogDirKey is the catalog.Memo key of a catalog directory (located by

@@ -38,6 +38,10 @@ type Request struct {
 	// serves (Argo CD's KUBE_API_VERSIONS); objects of other APIs are dropped
 	// with a warning, or fail the render when a kept object needs them.
 	APIVersions []string
+	// Project is the Argo CD project asking (ARGOCD_APP_PROJECT_NAME from
+	// the repo-server, or --project): under a tenancy policy the engine
+	// renders with that project's Renderer. It changes no output.
+	Project string
 }
 
 // Locate names the file and line of the spec field err is about
@@ -120,6 +124,14 @@ type Renderer struct {
 	// against the cluster's trust policy, after Resolve pins them and
 	// before anything reads them (signature.go); nil means no policy.
 	Verifier *verify.Verifier
+	// ProjectVerifier is the trust policy of the project asking (the
+	// tenancy policy's trustPolicy), checked after Verifier's: it can only
+	// refuse more. nil without one.
+	ProjectVerifier *verify.Verifier
+	// Admit, when set, decides before any registry call whether the
+	// project asking may use what its spec names (admission.go); nil
+	// admits everything.
+	Admit Admission
 }
 
 // Loader resolves image references to digests and loads bundles.
@@ -195,6 +207,11 @@ func (r *Renderer) resolveBundle(ctx context.Context, req Request, cat *openedCa
 		}
 		if r.Loader == nil {
 			return Resolved{}, fmt.Errorf("spec.catalog %s chose the bundle image %s, but this renderer has no registry access configured", echo.Quote(c.Ref), c.Bundle)
+		}
+		if r.Admit != nil {
+			if err := r.Admit.Image(RoleBundle, chosen(c), c.Bundle); err != nil {
+				return Resolved{}, err
+			}
 		}
 		if rv.Origin, err = r.Loader.Resolve(ctx, c.Bundle); err != nil {
 			return Resolved{}, fmt.Errorf("%s: %w", chosen(c), err)

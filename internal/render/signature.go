@@ -54,14 +54,32 @@ func (r *Renderer) verifier(requireSignature bool) *verify.Verifier {
 	return nil
 }
 
-// PolicyHash is the hash of the renderer's trust policy ("" without one):
-// part of the render cache's key, so that a policy change takes effect on
-// the next render.
-func (r *Renderer) PolicyHash() string {
-	if r.Verifier == nil {
-		return ""
+// verifiers are the verifiers of a render: the cluster's (verifier), then
+// the project's own (ProjectVerifier, from the tenancy policy), which can
+// only add refusals: an image passes when both pass it.
+func (r *Renderer) verifiers(requireSignature bool) []*verify.Verifier {
+	var vs []*verify.Verifier
+	if v := r.verifier(requireSignature); v != nil {
+		vs = append(vs, v)
 	}
-	return r.Verifier.Policy().Hash()
+	if r.ProjectVerifier != nil {
+		vs = append(vs, r.ProjectVerifier)
+	}
+	return vs
+}
+
+// PolicyHash is the hash of the renderer's trust policies ("" without
+// one): part of the render cache's key, so that a policy change takes
+// effect on the next render.
+func (r *Renderer) PolicyHash() string {
+	h := ""
+	if r.Verifier != nil {
+		h = r.Verifier.Policy().Hash()
+	}
+	if r.ProjectVerifier != nil {
+		h += " project:" + r.ProjectVerifier.Policy().Hash()
+	}
+	return h
 }
 
 // verifyImage checks the signature of the image o pinned (by its digest, in
@@ -131,28 +149,31 @@ func verifyDir(v *verify.Verifier, role, field, ref, digest string, require bool
 // policy unless the spec demands verification.
 func (r *Renderer) verifyBundle(ctx context.Context, rv *Resolved, cat *openedCatalog) error {
 	s := rv.Request.Spec
-	v := r.verifier(s.RequireSignature)
-	if v == nil {
+	vs := r.verifiers(s.RequireSignature)
+	if len(vs) == 0 {
 		return nil
 	}
 	var sigs []Signature
-	if cat != nil && cat.sig != nil {
-		sigs = append(sigs, *cat.sig)
+	if cat != nil {
+		sigs = append(sigs, cat.sigs...)
 	}
-	var sig *Signature
-	var err error
-	switch {
-	case rv.Origin.Image == "":
-		sig, err = verifyDir(v, RoleBundle, "spec.bundle", s.Bundle, rv.Origin.Digest, s.RequireSignature)
-	case rv.Catalog != nil:
-		sig, err = verifyImage(ctx, v, RoleBundle, chosen(rv.Catalog), rv.Origin, s.RequireSignature)
-	default:
-		sig, err = verifyImage(ctx, v, RoleBundle, fmt.Sprintf("spec.bundle %s", echo.Quote(s.Bundle)), rv.Origin, s.RequireSignature)
+	for _, v := range vs {
+		var sig *Signature
+		var err error
+		switch {
+		case rv.Origin.Image == "":
+			sig, err = verifyDir(v, RoleBundle, "spec.bundle", s.Bundle, rv.Origin.Digest, s.RequireSignature)
+		case rv.Catalog != nil:
+			sig, err = verifyImage(ctx, v, RoleBundle, chosen(rv.Catalog), rv.Origin, s.RequireSignature)
+		default:
+			sig, err = verifyImage(ctx, v, RoleBundle, fmt.Sprintf("spec.bundle %s", echo.Quote(s.Bundle)), rv.Origin, s.RequireSignature)
+		}
+		if err != nil {
+			return err
+		}
+		sigs = append(sigs, *sig)
 	}
-	if err != nil {
-		return err
-	}
-	rv.Signatures = append(sigs, *sig)
+	rv.Signatures = sigs
 	return nil
 }
 

@@ -26,6 +26,9 @@ func (r *Renderer) Resolve(ctx context.Context, req Request) (Resolved, error) {
 	if err := CheckAPIVersions("KUBE_API_VERSIONS (the API versions the cluster serves)", req.APIVersions); err != nil {
 		return Resolved{}, err
 	}
+	if err := r.admitSpec(req); err != nil {
+		return Resolved{}, err
+	}
 	var cat *openedCatalog
 	if req.Spec.Catalog != "" {
 		if err := r.checkCatalogPin(ctx, req.Spec); err != nil {

@@ -16,9 +16,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
-	"github.com/olm-cmp/olm-cmp/internal/editdist"
 	"github.com/olm-cmp/olm-cmp/internal/safefile"
-	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
+	"github.com/olm-cmp/olm-cmp/internal/yamlstrict"
 )
 
 // Bounds on what a policy may make olm-cmp read. A policy is the admin's,
@@ -76,8 +75,8 @@ func readBounded(path string, max int64) ([]byte, error) {
 // decoder walks the policy's YAML nodes against the format, collecting
 // every problem with its line and field path.
 type decoder struct {
+	yamlstrict.Decoder
 	name, dir string
-	problems  []string
 	roots     map[*Scope][]byte
 	// files and parsedRoots hold each file the policy names, read (and
 	// each trusted root, parsed) once however many entries name it: 512
@@ -124,150 +123,19 @@ func (d *decoder) read(file string, max int64) ([]byte, error) {
 	return data, err
 }
 
-// maxProblemsShown caps the problems one error lists: the rest are
-// counted.
-const maxProblemsShown = 10
-
-func (d *decoder) fail(n *yaml.Node, path, format string, a ...any) {
-	msg := fmt.Sprintf(format, a...)
-	if path != "" {
-		msg = path + ": " + msg
-	}
-	if n != nil && n.Line > 0 {
-		msg = fmt.Sprintf("line %d: %s", n.Line, msg)
-	}
-	d.problems = append(d.problems, msg)
-}
-
-// fields returns a mapping's values by key, refusing unknown and repeated
-// keys (with the known key a typo was probably meant to be).
-func (d *decoder) fields(n *yaml.Node, path string, known ...string) map[string]*yaml.Node {
-	out := map[string]*yaml.Node{}
-	if n.Kind != yaml.MappingNode {
-		d.fail(n, path, "expected a map, got %s", describe(n))
-		return out
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind != yaml.ScalarNode {
-			d.fail(k, path, "a key must be a plain word")
-			continue
-		}
-		p := k.Value
-		if path != "" {
-			p = path + "." + k.Value
-		}
-		if _, dup := out[k.Value]; dup {
-			d.fail(k, p, "set twice: remove one")
-			continue
-		}
-		if !contains(known, k.Value) {
-			hint := ""
-			best, bestD := "", 3
-			for _, f := range known {
-				if dd := editdist.Distance(k.Value, f); dd < bestD {
-					best, bestD = f, dd
-				}
-			}
-			if best != "" {
-				hint = fmt.Sprintf(": did you mean %q?", best)
-			} else {
-				hint = fmt.Sprintf(" (known: %s)", strings.Join(known, ", "))
-			}
-			d.fail(k, "", "unknown field %s%s", echo.Quote(p), hint)
-			continue
-		}
-		for v.Kind == yaml.AliasNode && v.Alias != nil {
-			v = v.Alias
-		}
-		out[k.Value] = v
-	}
-	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a map"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		if n.ShortTag() == "!!null" {
-			return "nothing"
-		}
-		return echo.Quote(n.Value)
-	}
-	return "something else"
-}
-
-func (d *decoder) str(n *yaml.Node, path string) (string, bool) {
-	if n == nil {
-		return "", false
-	}
-	if n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" {
-		d.fail(n, path, "expected a string, got %s", describe(n))
-		return "", false
-	}
-	return n.Value, true
-}
-
-func (d *decoder) list(n *yaml.Node, path string) []*yaml.Node {
-	if n == nil {
-		return nil
-	}
-	if n.Kind != yaml.SequenceNode {
-		d.fail(n, path, "expected a list, got %s", describe(n))
-		return nil
-	}
-	// An item may be an alias of an anchored one (- *base): read what it
-	// names, so it is judged (and found a duplicate) like the original.
-	out := make([]*yaml.Node, len(n.Content))
-	for i, item := range n.Content {
-		for item.Kind == yaml.AliasNode && item.Alias != nil {
-			item = item.Alias
-		}
-		out[i] = item
-	}
-	return out
-}
-
 func parse(data []byte, path, dir string) (*Policy, error) {
 	// Messages name the file, never its path on the server: a policy that
 	// stops loading fails renders, and the error reaches Argo CD's UI.
 	name := filepath.Base(path)
-	if len(data) > MaxPolicyBytes {
-		return nil, fmt.Errorf("trust policy %s: larger than %d bytes", name, MaxPolicyBytes)
-	}
-	docs, err := yamlsafe.Parse(data)
+	doc, err := yamlstrict.Document(data, "trust policy "+name, MaxPolicyBytes,
+		fmt.Sprintf("write apiVersion: %s, kind: %s and scopes (docs/signatures.md)", APIVersion, Kind))
 	if err != nil {
-		return nil, fmt.Errorf("trust policy %s: %s", name, oneLine(err.Error()))
-	}
-	var doc *yaml.Node
-	for _, n := range docs {
-		if n == nil {
-			continue
-		}
-		if doc != nil {
-			return nil, fmt.Errorf("trust policy %s: line %d: a second YAML document: the policy is one document", name, n.Line)
-		}
-		doc = n
-	}
-	if doc == nil {
-		return nil, fmt.Errorf("trust policy %s: the file is empty: write apiVersion: %s, kind: %s and scopes (docs/signatures.md)", name, APIVersion, Kind)
+		return nil, err
 	}
 	d := &decoder{name: name, dir: dir, roots: map[*Scope][]byte{}}
 	p := &Policy{Name: path}
-	top := d.fields(doc, "", "apiVersion", "kind", "directories", "scopes")
-	if v, ok := d.str(top["directories"], "directories"); ok {
+	top := d.Fields(doc, "", "apiVersion", "kind", "directories", "scopes")
+	if v, ok := d.Str(top["directories"], "directories"); ok {
 		switch v {
 		case "allow":
 			p.DirectoryMode = Off
@@ -276,22 +144,22 @@ func parse(data []byte, path, dir string) (*Policy, error) {
 		case "refuse":
 			p.DirectoryMode = Enforce
 		default:
-			d.fail(top["directories"], "directories", "expected allow, warn or refuse, got %s", echo.Quote(v))
+			d.Fail(top["directories"], "directories", "expected allow, warn or refuse, got %s", echo.Quote(v))
 		}
 	}
-	if v, ok := d.str(top["apiVersion"], "apiVersion"); !ok && top["apiVersion"] == nil {
-		d.fail(doc, "apiVersion", "is required: write apiVersion: %s", APIVersion)
+	if v, ok := d.Str(top["apiVersion"], "apiVersion"); !ok && top["apiVersion"] == nil {
+		d.Fail(doc, "apiVersion", "is required: write apiVersion: %s", APIVersion)
 	} else if ok && v != APIVersion {
-		d.fail(top["apiVersion"], "apiVersion", "%s is not known: write %s", echo.Quote(v), APIVersion)
+		d.Fail(top["apiVersion"], "apiVersion", "%s is not known: write %s", echo.Quote(v), APIVersion)
 	}
-	if v, ok := d.str(top["kind"], "kind"); !ok && top["kind"] == nil {
-		d.fail(doc, "kind", "is required: write kind: %s", Kind)
+	if v, ok := d.Str(top["kind"], "kind"); !ok && top["kind"] == nil {
+		d.Fail(doc, "kind", "is required: write kind: %s", Kind)
 	} else if ok && v != Kind {
-		d.fail(top["kind"], "kind", "%s is not known: write %s", echo.Quote(v), Kind)
+		d.Fail(top["kind"], "kind", "%s is not known: write %s", echo.Quote(v), Kind)
 	}
-	items := d.list(top["scopes"], "scopes")
+	items := d.List(top["scopes"], "scopes")
 	if len(items) > MaxScopes {
-		d.fail(top["scopes"], "scopes", "%d scopes, more than %d", len(items), MaxScopes)
+		d.Fail(top["scopes"], "scopes", "%d scopes, more than %d", len(items), MaxScopes)
 		items = nil
 	}
 	seen := map[string]int{}
@@ -301,54 +169,48 @@ func parse(data []byte, path, dir string) (*Policy, error) {
 			continue
 		}
 		if line, dup := seen[s.Match]; dup {
-			d.fail(item, fmt.Sprintf("scopes[%d].match", i), "%s is also the match of the scope at line %d: merge them", echo.Quote(s.Match), line)
+			d.Fail(item, fmt.Sprintf("scopes[%d].match", i), "%s is also the match of the scope at line %d: merge them", echo.Quote(s.Match), line)
 			continue
 		}
 		seen[s.Match] = s.Line
 		p.Scopes = append(p.Scopes, s)
 	}
-	if n := len(d.problems); n > 0 {
-		shown := d.problems
-		more := ""
-		if n > maxProblemsShown {
-			shown = shown[:maxProblemsShown]
-			more = fmt.Sprintf("; and %d more problems", n-maxProblemsShown)
-		}
-		return nil, fmt.Errorf("trust policy %s: %s%s", name, strings.Join(shown, "; "), more)
+	if err := d.Err("trust policy " + name); err != nil {
+		return nil, err
 	}
 	p.hash = computeHash(p.Directories(), p.Scopes, d.roots)
 	return p, nil
 }
 
 func (d *decoder) scope(n *yaml.Node, path string) *Scope {
-	f := d.fields(n, path, "match", "mode", "keys", "rekor", "keyless", "gpg", "signedAs")
+	f := d.Fields(n, path, "match", "mode", "keys", "rekor", "keyless", "gpg", "signedAs")
 	if n.Kind != yaml.MappingNode {
 		return nil
 	}
-	before := len(d.problems)
+	before := len(d.Problems)
 	s := &Scope{Line: n.Line}
-	if m, ok := d.str(f["match"], path+".match"); ok {
-		norm, err := normalizePrefix(m)
+	if m, ok := d.Str(f["match"], path+".match"); ok {
+		norm, err := NormalizePrefix(m)
 		if err != nil {
-			d.fail(f["match"], path+".match", "%s is %s: write a registry (registry.redhat.io), a repository prefix (quay.io/myorg) or \"*\"", echo.Quote(m), err)
+			d.Fail(f["match"], path+".match", "%s is %s: write a registry (registry.redhat.io), a repository prefix (quay.io/myorg) or \"*\"", echo.Quote(m), err)
 		}
 		s.Match = norm
 	} else if f["match"] == nil {
-		d.fail(n, path+".match", "is required: the registry or repository prefix this scope covers, or \"*\"")
+		d.Fail(n, path+".match", "is required: the registry or repository prefix this scope covers, or \"*\"")
 	}
-	if m, ok := d.str(f["mode"], path+".mode"); ok {
+	if m, ok := d.Str(f["mode"], path+".mode"); ok {
 		switch Mode(m) {
 		case Enforce, Warn, Off:
 			s.Mode = Mode(m)
 		default:
-			d.fail(f["mode"], path+".mode", "expected enforce, warn or off, got %s", echo.Quote(m))
+			d.Fail(f["mode"], path+".mode", "expected enforce, warn or off, got %s", echo.Quote(m))
 		}
 	} else if f["mode"] == nil {
-		d.fail(n, path+".mode", "is required: enforce, warn or off")
+		d.Fail(n, path+".mode", "is required: enforce, warn or off")
 	}
-	keys := d.list(f["keys"], path+".keys")
+	keys := d.List(f["keys"], path+".keys")
 	if len(keys) > MaxKeysPerScope {
-		d.fail(f["keys"], path+".keys", "%d keys, more than %d", len(keys), MaxKeysPerScope)
+		d.Fail(f["keys"], path+".keys", "%d keys, more than %d", len(keys), MaxKeysPerScope)
 		keys = nil
 	}
 	names := map[string]bool{}
@@ -358,7 +220,7 @@ func (d *decoder) scope(n *yaml.Node, path string) *Scope {
 			continue
 		}
 		if names[k.Name] {
-			d.fail(kn, fmt.Sprintf("%s.keys[%d]", path, i), "key %s is listed twice", echo.Quote(k.Name))
+			d.Fail(kn, fmt.Sprintf("%s.keys[%d]", path, i), "key %s is listed twice", echo.Quote(k.Name))
 			continue
 		}
 		names[k.Name] = true
@@ -373,23 +235,23 @@ func (d *decoder) scope(n *yaml.Node, path string) *Scope {
 	if f["gpg"] != nil {
 		s.GPG = d.gpg(f["gpg"], path+".gpg")
 	}
-	if v, ok := d.str(f["signedAs"], path+".signedAs"); ok {
-		norm, err := normalizePrefix(v)
+	if v, ok := d.Str(f["signedAs"], path+".signedAs"); ok {
+		norm, err := NormalizePrefix(v)
 		if err != nil || norm == "*" {
-			d.fail(f["signedAs"], path+".signedAs", "%s is not a registry or repository prefix: write the name the signatures carry (registry.redhat.io)", echo.Quote(v))
+			d.Fail(f["signedAs"], path+".signedAs", "%s is not a registry or repository prefix: write the name the signatures carry (registry.redhat.io)", echo.Quote(v))
 		}
 		s.SignedAs = norm
 		if s.Match == "*" {
-			d.fail(f["signedAs"], path+".signedAs", "a scope matching \"*\" cannot be remapped: give the mirror's registry or repository prefix as match")
+			d.Fail(f["signedAs"], path+".signedAs", "a scope matching \"*\" cannot be remapped: give the mirror's registry or repository prefix as match")
 		}
 	}
-	if s.Mode == Enforce && !s.HasTrust() && len(d.problems) == before {
-		d.fail(n, path, "mode enforce without keys or keyless identities would refuse every image: add keys (or keyless), or use warn")
+	if s.Mode == Enforce && !s.HasTrust() && len(d.Problems) == before {
+		d.Fail(n, path, "mode enforce without keys or keyless identities would refuse every image: add keys (or keyless), or use warn")
 	}
-	if s.Rekor != nil && len(s.Keys) == 0 && len(d.problems) == before {
-		d.fail(f["rekor"], path+".rekor", "a Rekor key checks key-based signatures: add keys")
+	if s.Rekor != nil && len(s.Keys) == 0 && len(d.Problems) == before {
+		d.Fail(f["rekor"], path+".rekor", "a Rekor key checks key-based signatures: add keys")
 	}
-	if len(d.problems) > before {
+	if len(d.Problems) > before {
 		return nil
 	}
 	return s
@@ -397,35 +259,35 @@ func (d *decoder) scope(n *yaml.Node, path string) *Scope {
 
 // key reads {name, pem | file}.
 func (d *decoder) key(n *yaml.Node, path string) *Key {
-	f := d.fields(n, path, "name", "pem", "file")
+	f := d.Fields(n, path, "name", "pem", "file")
 	if n.Kind != yaml.MappingNode {
 		return nil
 	}
-	nm, _ := d.str(f["name"], path+".name")
-	pemText, hasPEM := d.str(f["pem"], path+".pem")
-	file, hasFile := d.str(f["file"], path+".file")
+	nm, _ := d.Str(f["name"], path+".name")
+	pemText, hasPEM := d.Str(f["pem"], path+".pem")
+	file, hasFile := d.Str(f["file"], path+".file")
 	var data []byte
 	at := n
 	switch {
 	case hasPEM && hasFile:
-		d.fail(n, path, "set pem or file, not both")
+		d.Fail(n, path, "set pem or file, not both")
 		return nil
 	case hasPEM:
 		data, at = []byte(pemText), f["pem"]
 	case hasFile:
 		if keyText(file) {
-			d.fail(f["file"], path+".file", "holds key text, not a path: put a public key's PEM text under pem (never a private key)")
+			d.Fail(f["file"], path+".file", "holds key text, not a path: put a public key's PEM text under pem (never a private key)")
 			return nil
 		}
 		b, err := d.read(file, MaxKeyBytes)
 		if err != nil {
-			d.fail(f["file"], path+".file", "%s: %s", echo.Quote(file), err)
+			d.Fail(f["file"], path+".file", "%s: %s", echo.Quote(file), err)
 			return nil
 		}
 		data, at = b, f["file"]
 	default:
 		if f["pem"] == nil && f["file"] == nil {
-			d.fail(n, path, "set pem (the key's PEM text) or file (a path to it)")
+			d.Fail(n, path, "set pem (the key's PEM text) or file (a path to it)")
 		}
 		return nil
 	}
@@ -441,7 +303,7 @@ func (d *decoder) key(n *yaml.Node, path string) *Key {
 		if hasFile {
 			field = path + ".file"
 		}
-		d.fail(at, field, "%s", err)
+		d.Fail(at, field, "%s", err)
 		return nil
 	}
 	named := *k
@@ -506,74 +368,74 @@ func readRing(data []byte) (openpgp.EntityList, string) {
 }
 
 func (d *decoder) keyless(n *yaml.Node, path string, s *Scope) {
-	f := d.fields(n, path, "trustedRoot", "identities")
+	f := d.Fields(n, path, "trustedRoot", "identities")
 	if n.Kind != yaml.MappingNode {
 		return
 	}
-	file, ok := d.str(f["trustedRoot"], path+".trustedRoot")
+	file, ok := d.Str(f["trustedRoot"], path+".trustedRoot")
 	if !ok && f["trustedRoot"] == nil {
-		d.fail(n, path+".trustedRoot", "is required: the path to a Sigstore trusted_root.json (cosign trusted-root create, or the public-good instance's from its TUF repository)")
+		d.Fail(n, path+".trustedRoot", "is required: the path to a Sigstore trusted_root.json (cosign trusted-root create, or the public-good instance's from its TUF repository)")
 	}
 	if ok && keyText(file) {
-		d.fail(f["trustedRoot"], path+".trustedRoot", "holds text, not a path: give the path to a Sigstore trusted_root.json")
+		d.Fail(f["trustedRoot"], path+".trustedRoot", "holds text, not a path: give the path to a Sigstore trusted_root.json")
 		ok = false
 	}
 	if ok {
 		data, err := d.read(file, MaxTrustedRootBytes)
 		if err != nil {
-			d.fail(f["trustedRoot"], path+".trustedRoot", "%s: %s", echo.Quote(file), err)
+			d.Fail(f["trustedRoot"], path+".trustedRoot", "%s: %s", echo.Quote(file), err)
 		} else if tr, err := d.trustedRoot(file, data); err != nil {
-			d.fail(f["trustedRoot"], path+".trustedRoot", "%s is not a Sigstore trusted root (%s)", echo.Quote(file), oneLine(err.Error()))
+			d.Fail(f["trustedRoot"], path+".trustedRoot", "%s is not a Sigstore trusted root (%s)", echo.Quote(file), oneLine(err.Error()))
 		} else {
 			s.TrustedRoot, s.TrustedRootFile = tr, file
 			d.roots[s] = data
 		}
 	}
-	ids := d.list(f["identities"], path+".identities")
+	ids := d.List(f["identities"], path+".identities")
 	if len(ids) == 0 && f["identities"] == nil {
-		d.fail(n, path+".identities", "is required: at least one {issuer, subject or subjectRegexp}")
+		d.Fail(n, path+".identities", "is required: at least one {issuer, subject or subjectRegexp}")
 	}
 	if len(ids) > MaxIdentities {
-		d.fail(f["identities"], path+".identities", "%d identities, more than %d", len(ids), MaxIdentities)
+		d.Fail(f["identities"], path+".identities", "%d identities, more than %d", len(ids), MaxIdentities)
 		return
 	}
 	for i, in := range ids {
 		p := fmt.Sprintf("%s.identities[%d]", path, i)
-		g := d.fields(in, p, "issuer", "subject", "subjectRegexp")
+		g := d.Fields(in, p, "issuer", "subject", "subjectRegexp")
 		if in.Kind != yaml.MappingNode {
 			continue
 		}
 		var id Identity
 		var okI, okS, okR bool
-		id.Issuer, okI = d.str(g["issuer"], p+".issuer")
-		id.Subject, okS = d.str(g["subject"], p+".subject")
-		re, okR := d.str(g["subjectRegexp"], p+".subjectRegexp")
+		id.Issuer, okI = d.Str(g["issuer"], p+".issuer")
+		id.Subject, okS = d.Str(g["subject"], p+".subject")
+		re, okR := d.Str(g["subjectRegexp"], p+".subjectRegexp")
 		if !okI || id.Issuer == "" {
 			if g["issuer"] == nil {
-				d.fail(in, p+".issuer", "is required: the OIDC issuer URL (https://token.actions.githubusercontent.com)")
+				d.Fail(in, p+".issuer", "is required: the OIDC issuer URL (https://token.actions.githubusercontent.com)")
 			}
 			continue
 		}
 		switch {
 		case okS && okR:
-			d.fail(in, p, "set subject or subjectRegexp, not both")
+			d.Fail(in, p, "set subject or subjectRegexp, not both")
 			continue
 		case okR:
 			// Anchored: an unanchored expression would accept any subject
 			// that contains it.
 			r, err := regexp.Compile("^(?:" + re + ")$")
 			if err != nil || len(re) > 1024 {
-				d.fail(g["subjectRegexp"], p+".subjectRegexp", "%s is not a regular expression (Go syntax)", echo.Quote(re))
+				d.Fail(g["subjectRegexp"], p+".subjectRegexp", "%s is not a regular expression (Go syntax)", echo.Quote(re))
 				continue
 			}
 			if acceptsAnyone(r) {
-				d.fail(g["subjectRegexp"], p+".subjectRegexp", "%s accepts any subject (anyone the issuer vouches for): name the signer, e.g. https://github\\.com/myorg/.+@refs/tags/.+", echo.Quote(re))
+				d.Fail(g["subjectRegexp"], p+".subjectRegexp", "%s accepts any subject (anyone the issuer vouches for): name the signer, e.g. https://github\\.com/myorg/.+@refs/tags/.+", echo.Quote(re))
 				continue
 			}
 			id.SubjectRegexp = r
 		case okS && id.Subject != "":
 		default:
-			d.fail(in, p+".subject", "is required: the certificate's subject (an e-mail or a workflow URI), or subjectRegexp")
+			d.Fail(in, p+".subject", "is required: the certificate's subject (an e-mail or a workflow URI), or subjectRegexp")
 			continue
 		}
 		s.Identities = append(s.Identities, id)
@@ -582,60 +444,60 @@ func (d *decoder) keyless(n *yaml.Node, path string, s *Scope) {
 
 // gpg reads {lookaside, keys: [{name, armored | file}]}.
 func (d *decoder) gpg(n *yaml.Node, path string) *GPG {
-	f := d.fields(n, path, "lookaside", "keys")
+	f := d.Fields(n, path, "lookaside", "keys")
 	if n.Kind != yaml.MappingNode {
 		return nil
 	}
 	g := &GPG{}
-	if u, ok := d.str(f["lookaside"], path+".lookaside"); ok {
+	if u, ok := d.Str(f["lookaside"], path+".lookaside"); ok {
 		pu, err := url.Parse(u)
 		if err != nil || (pu.Scheme != "https" && pu.Scheme != "http") || pu.Host == "" || pu.RawQuery != "" || pu.Fragment != "" {
-			d.fail(f["lookaside"], path+".lookaside", "%s is not an http(s) URL: write the lookaside server's base, e.g. https://registry.redhat.io/containers/sigstore", echo.Quote(RedactURL(u)))
+			d.Fail(f["lookaside"], path+".lookaside", "%s is not an http(s) URL: write the lookaside server's base, e.g. https://registry.redhat.io/containers/sigstore", echo.Quote(RedactURL(u)))
 		}
 		g.Lookaside = strings.TrimSuffix(u, "/")
 	} else if f["lookaside"] == nil {
-		d.fail(n, path+".lookaside", "is required: the base URL of the server keeping the signatures (registries.d's lookaside)")
+		d.Fail(n, path+".lookaside", "is required: the base URL of the server keeping the signatures (registries.d's lookaside)")
 	}
-	keys := d.list(f["keys"], path+".keys")
+	keys := d.List(f["keys"], path+".keys")
 	if len(keys) == 0 && f["keys"] == nil {
-		d.fail(n, path+".keys", "is required: at least one {name, armored or file} OpenPGP public key")
+		d.Fail(n, path+".keys", "is required: at least one {name, armored or file} OpenPGP public key")
 	}
 	if len(keys) > MaxKeysPerScope {
-		d.fail(f["keys"], path+".keys", "%d keys, more than %d", len(keys), MaxKeysPerScope)
+		d.Fail(f["keys"], path+".keys", "%d keys, more than %d", len(keys), MaxKeysPerScope)
 		return nil
 	}
 	for i, kn := range keys {
 		p := fmt.Sprintf("%s.keys[%d]", path, i)
-		g2 := d.fields(kn, p, "name", "armored", "file")
+		g2 := d.Fields(kn, p, "name", "armored", "file")
 		if kn.Kind != yaml.MappingNode {
 			continue
 		}
-		nm, _ := d.str(g2["name"], p+".name")
-		text, hasText := d.str(g2["armored"], p+".armored")
-		file, hasFile := d.str(g2["file"], p+".file")
+		nm, _ := d.Str(g2["name"], p+".name")
+		text, hasText := d.Str(g2["armored"], p+".armored")
+		file, hasFile := d.Str(g2["file"], p+".file")
 		var data []byte
 		field, at := p+".armored", g2["armored"]
 		switch {
 		case hasText && hasFile:
-			d.fail(kn, p, "set armored or file, not both")
+			d.Fail(kn, p, "set armored or file, not both")
 			continue
 		case hasText:
 			data = []byte(text)
 		case hasFile:
 			field, at = p+".file", g2["file"]
 			if keyText(file) {
-				d.fail(at, field, "holds key text, not a path: put the ASCII-armored public key under armored (never a private key)")
+				d.Fail(at, field, "holds key text, not a path: put the ASCII-armored public key under armored (never a private key)")
 				continue
 			}
 			b, err := d.read(file, MaxKeyBytes)
 			if err != nil {
-				d.fail(at, field, "%s: %s", echo.Quote(file), err)
+				d.Fail(at, field, "%s: %s", echo.Quote(file), err)
 				continue
 			}
 			data = b
 		default:
 			if g2["armored"] == nil && g2["file"] == nil {
-				d.fail(kn, p, "set armored (the key's ASCII-armored text) or file (a path to it)")
+				d.Fail(kn, p, "set armored (the key's ASCII-armored text) or file (a path to it)")
 			}
 			continue
 		}
@@ -645,7 +507,7 @@ func (d *decoder) gpg(n *yaml.Node, path string) *GPG {
 		}
 		el, problem := d.gpgRing(src, data)
 		if problem != "" {
-			d.fail(at, field, "%s", problem)
+			d.Fail(at, field, "%s", problem)
 			continue
 		}
 		if nm == "" {

@@ -172,10 +172,19 @@ func (s *Scope) covers(repo string) (int, bool) {
 	if s.Match == "*" {
 		return 0, true
 	}
-	if repo == s.Match || strings.HasPrefix(repo, s.Match+"/") {
-		return len(s.Match), true
+	return Covers(s.Match, repo)
+}
+
+// Covers reports whether prefix (normalized by NormalizePrefix, not "*")
+// covers repo (normalized by NormalizeRepo) on a path boundary, and the
+// length it matched by: quay.io/org covers quay.io/org/op, never
+// quay.io/organisation. The tenancy policy matches its prefixes by the
+// same rule, so that one host spelling means one thing in both files.
+func Covers(prefix, repo string) (int, bool) {
+	if repo == prefix || strings.HasPrefix(repo, prefix+"/") {
+		return len(prefix), true
 	}
-	if o := s.official(); o != "" && repo == o {
+	if o := official(prefix); o != "" && repo == o {
 		return len(o), true
 	}
 	return 0, false
@@ -188,9 +197,11 @@ func (s *Scope) covers(repo string) (int, bool) {
 // same words mean as a prefix. Otherwise "" (an image name of one segment
 // on Docker Hub is always an official image: `match: docker.io/busybox`
 // would otherwise cover nothing the admin meant, silently).
-func (s *Scope) official() string {
+func (s *Scope) official() string { return official(s.Match) }
+
+func official(match string) string {
 	hub := name.DefaultRegistry + "/"
-	seg, ok := strings.CutPrefix(s.Match, hub)
+	seg, ok := strings.CutPrefix(match, hub)
 	if !ok || seg == "" || seg == "library" || strings.Contains(seg, "/") {
 		return ""
 	}
@@ -348,9 +359,10 @@ func httpsOnly(host string) bool {
 	return true
 }
 
-// normalizePrefix normalizes a scope's match or signedAs: a registry alone,
-// or a repository prefix.
-func normalizePrefix(s string) (string, error) {
+// NormalizePrefix normalizes a scope's match or signedAs (or a tenancy
+// policy's image prefix): a registry alone, or a repository prefix, its host
+// written as canonicalHost writes it; "*" as is.
+func NormalizePrefix(s string) (string, error) {
 	s = strings.TrimSuffix(s, "/")
 	if s == "*" {
 		return s, nil

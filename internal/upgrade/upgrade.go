@@ -124,6 +124,11 @@ type Options struct {
 	Write bool
 	// Loader pulls bundles, catalogs and tag lists.
 	Loader *bundle.ImageLoader
+	// Admit, when set, is the tenancy policy's judgement of the project the
+	// Applications belong to (upgrade --project): what it refuses, the
+	// plugin would refuse, so a bump to it is not proposed. With it, Loader
+	// is that project's (its own credentials).
+	Admit render.Admission
 	// Index holds the repository's Argo CD applications (Scan); nil when
 	// only olm-cmp.yaml files hold versions.
 	Index *Index
@@ -221,7 +226,7 @@ func (o Options) one(ctx context.Context, dir string) (res Result) {
 			}
 		}()
 	}
-	r := &render.Renderer{Loader: o.Loader, CatalogMemo: o.memo}
+	r := &render.Renderer{Loader: o.Loader, CatalogMemo: o.memo, Admit: o.Admit}
 	cur := t.spec
 	cur.UpgradeFrom = "" // what runs today, not the last bump's check
 	req := render.Request{Spec: cur, Name: t.file.Metadata.Name, SourceDir: dir}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,18 +20,20 @@ import (
 	"github.com/olm-cmp/olm-cmp/hack/sidecar"
 )
 
-// authRegistry is go-containerregistry's registry behind HTTP basic auth, as a private
+// privateRegistry is go-containerregistry's registry behind HTTP basic auth, as a private
 // registry is: every /v2/ request without the one user's credentials gets 401 and a Basic
-// challenge. It counts what it served to whom.
-type authRegistry struct {
+// challenge, unless open is set (for a test's own anonymous pushes). It counts what it served
+// to whom.
+type privateRegistry struct {
 	host, user, pass string
+	open             atomic.Bool
 	mu               sync.Mutex
 	authed, refused  map[string]int // "METHOD path" -> count
 }
 
-func serveAuthRegistry(t *testing.T, user, pass string) *authRegistry {
+func servePrivateRegistry(t *testing.T, user, pass string) *privateRegistry {
 	t.Helper()
-	r := &authRegistry{user: user, pass: pass, authed: map[string]int{}, refused: map[string]int{}}
+	r := &privateRegistry{user: user, pass: pass, authed: map[string]int{}, refused: map[string]int{}}
 	reg := registry.New(registry.Logger(nilLogger()))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
@@ -39,7 +42,7 @@ func serveAuthRegistry(t *testing.T, user, pass string) *authRegistry {
 		u, p, ok := req.BasicAuth()
 		key := req.Method + " " + req.URL.Path
 		r.mu.Lock()
-		if ok && u == r.user && p == r.pass {
+		if r.open.Load() || ok && u == r.user && p == r.pass {
 			r.authed[key]++
 			r.mu.Unlock()
 			reg.ServeHTTP(w, req)
@@ -57,8 +60,14 @@ func serveAuthRegistry(t *testing.T, user, pass string) *authRegistry {
 	return r
 }
 
+// authRegistry is a private registry for user, and the switch that opens it to anyone.
+func authRegistry(t *testing.T, user, password string) (host string, open *atomic.Bool) {
+	r := servePrivateRegistry(t, user, password)
+	return r.host, &r.open
+}
+
 // counts is how many GETs of path the registry served with the credentials, and refused.
-func (r *authRegistry) counts(path string) (authed, refused int) {
+func (r *privateRegistry) counts(path string) (authed, refused int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.authed["GET "+path] + r.authed["HEAD "+path], r.refused["GET "+path] + r.refused["HEAD "+path]
@@ -74,11 +83,8 @@ func (r *authRegistry) counts(path string) (authed, refused int) {
 // Secret's credentials, a proof they reached the pull.
 func TestArgoCDPrivateRegistry(t *testing.T) {
 	e := setup(t)
-	bin := os.Getenv("ARGOCD_BIN")
-	if bin == "" {
-		bin = filepath.Join(os.Getenv("HOME"), ".cache", "olm-cmp", "argocd-v3", "bin")
-	}
-	priv := serveAuthRegistry(t, "e2e-puller", "s3cret-"+fmt.Sprint(time.Now().UnixNano()))
+	bin := argoV3Bin()
+	priv := servePrivateRegistry(t, "e2e-puller", "s3cret-"+fmt.Sprint(time.Now().UnixNano()))
 	a := startArgoCD(t, e, bin, argoOptions{v3: true, sidecar: func(s *sidecar.Spec) {
 		// the private registry is plain HTTP too: the same env, both registries
 		s.SetEnv("OLM_CMP_INSECURE_REGISTRIES", envOf(s, "OLM_CMP_INSECURE_REGISTRIES")+","+priv.host)
@@ -110,7 +116,7 @@ func TestArgoCDPrivateRegistry(t *testing.T) {
 
 	// ---- without credentials: a ComparisonError naming the refusal and the Secret
 	want := []string{"code = Unauthenticated", "private/olm-cmp.yaml: line 5: spec.bundle", "registry " + priv.host + " answered 401 Unauthorized", "--registry-config"}
-	msg := waitComparisonError(t, "private", want, 3*time.Minute)
+	msg := waitComparisonError(t, "private", want)
 	t.Logf("private without the Secret: ComparisonError: %s", msg)
 	if strings.Contains(msg, priv.pass) || strings.Contains(msg, base64.StdEncoding.EncodeToString([]byte(priv.user+":"+priv.pass))) {
 		t.Errorf("the ComparisonError holds the credential: %s", msg)

@@ -58,6 +58,9 @@ type argoCD struct {
 type argoOptions struct {
 	v3 bool              // Argo CD 3.x flags and PATH
 	cm map[string]string // extra argocd-cm data (resource customizations)
+	// example is the deploy/kustomize/examples overlay whose olm-cmp container runs: "argocd"
+	// when empty, "argocd-tenancy" for the tenancy component on top.
+	example string
 	// configMaps: ConfigMaps that exist, by name, replacing the shipped one of that name
 	// (olm-cmp-trust: {trust.yaml: ..., key files}: the trust policy, as users install theirs)
 	// or mounted by a volume sidecar adds.
@@ -136,7 +139,8 @@ func startArgoCD(t *testing.T, e env, bin string, opt argoOptions) *argoCD {
 	return a
 }
 
-// startSidecar runs olm-cmp's container as deploy/kustomize/examples/argocd installs it
+// startSidecar runs olm-cmp's container as deploy/kustomize/examples/argocd (or opt.example)
+// installs it
 // (hack/sidecar, the runner deploy/run_test.go uses): the container spec from `kustomize build`
 // of that example, chrooted in the root filesystem of the image run.sh built with hack/ociimage
 // (make image's build, $E2E_OCI_LAYOUT), uid 999, read-only root in its own mount namespace,
@@ -150,7 +154,11 @@ func (a *argoCD) startSidecar(opt argoOptions) {
 	if layoutDir == "" {
 		t.Skip("E2E_OCI_LAYOUT not set: run.sh builds the image (hack/ociimage) for the Argo CD suites")
 	}
-	spec, err := sidecar.FromKustomize(filepath.Join(a.e.repo, "deploy"), "argocd")
+	example := opt.example
+	if example == "" {
+		example = "argocd"
+	}
+	spec, err := sidecar.FromKustomize(filepath.Join(a.e.repo, "deploy"), example)
 	must(t, err)
 	spec.SetEnv("OLM_CMP_INSECURE_REGISTRIES", a.reg)
 	if opt.sidecar != nil {
@@ -174,7 +182,7 @@ func (a *argoCD) startSidecar(opt argoOptions) {
 	must(t, a.pod.WaitReady(ctx, nil))
 	a.sockDir = a.pod.SocketDir()
 	a.plugin = pluginName(t, a.sockDir)
-	t.Logf("olm-cmp sidecar ready (image %s, %s), plugin socket %s.sock", layoutDir, strings.Join(spec.Args(), " "), a.plugin)
+	t.Logf("olm-cmp sidecar of deploy/kustomize/examples/%s ready (image %s, %s), plugin socket %s.sock", example, layoutDir, strings.Join(spec.Args(), " "), a.plugin)
 }
 
 // appResync is the controller's --app-resync (seconds): the periodic comparison a stable
@@ -341,35 +349,6 @@ func waitApp(t *testing.T, name, rev string, timeout time.Duration) appState {
 		}
 		time.Sleep(time.Second)
 	}
-}
-
-// waitComparisonError waits until the Application's ComparisonError condition holds every
-// string of want, and returns its message.
-func waitComparisonError(t *testing.T, name string, want []string, timeout time.Duration) string {
-	t.Helper()
-	var msg string
-	waitFor(t, timeout, fmt.Sprintf("a ComparisonError on %s with %q", name, want), func() bool {
-		out, err := kubectl(t, "-n", "argocd", "get", "application", name, "-o", "json")
-		if err != nil {
-			return false
-		}
-		var st appState
-		if json.Unmarshal(out, &st) != nil {
-			return false
-		}
-		for _, c := range st.Status.Conditions {
-			if c.Type == "ComparisonError" {
-				msg = c.Message
-			}
-		}
-		for _, w := range want {
-			if !strings.Contains(msg, w) {
-				return false
-			}
-		}
-		return true
-	})
-	return msg
 }
 
 // checkSyncOrder: the operation's resource results are in execution order; their sync waves (from

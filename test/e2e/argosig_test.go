@@ -31,10 +31,7 @@ import (
 // refusal (image, digest, scope, what was found, the fix) and nothing of it is applied.
 func TestArgoCDSignatures(t *testing.T) {
 	e := setup(t)
-	bin := os.Getenv("ARGOCD_BIN")
-	if bin == "" {
-		bin = filepath.Join(os.Getenv("HOME"), ".cache", "olm-cmp", "argocd-v3", "bin")
-	}
+	bin := argoV3Bin()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	must(t, err)
 	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
@@ -81,7 +78,7 @@ func TestArgoCDSignatures(t *testing.T) {
 	}
 
 	want := []string{"signature check refused " + unsigned + "@" + unsignedDigest, "no signature found", "fix: sign the image by digest"}
-	msg := waitComparisonError(t, "sig-unsigned", want, 3*time.Minute)
+	msg := waitComparisonError(t, "sig-unsigned", want)
 	t.Logf("sig-unsigned: ComparisonError: %s", msg)
 	// Nothing of the unsigned bundle reached the cluster: no sync was attempted, its namespace
 	// (the render's first object) does not exist, no live object names its image.

@@ -92,7 +92,7 @@ trap 'exit 130' INT TERM
 # a suite is one or more steps (test patterns), each on its own fresh control plane: corpus is
 # the API-server oracle (TestCorpusOracle: dry runs, and the CRDs and namespaces they need),
 # then the applies (TestCorpus); oracle is the first step alone
-declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpusOracle$ ^TestCorpus$' [oracle]='^TestCorpusOracle$' [argocd]='^TestArgoCD(Signatures|PrivateRegistry)?$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators(Dynatrace|DBaaS)?$')
+declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpusOracle$ ^TestCorpus$' [oracle]='^TestCorpusOracle$' [argocd]='^TestArgoCD(Signatures|Tenancy|PrivateRegistry)?$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators(Dynatrace|DBaaS)?$')
 failed=()
 for suite in $SUITES; do
   [[ -n ${RUNPAT[$suite]:-} ]] || { echo "unknown suite $suite (upgrade corpus oracle argocd operators argocd-v2)"; exit 2; }

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"errors"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/tenancy"
+	"github.com/olm-cmp/olm-cmp/internal/verify"
+)
+
+// EnvTenancyPolicy is --tenancy-policy's variable: the plugin sidecar's way
+// to name the tenancy policy file its volume mounts (docs/tenancy.md).
+const EnvTenancyPolicy = "OLM_CMP_TENANCY_POLICY"
+
+// registerTenancy adds --tenancy-policy, and with withProject --project
+// (render, diff, upgrade: a CI job refuses what the sidecar would). serve
+// and generate take the project from the repo-server's environment only.
+func (f *registryFlags) registerTenancy(fs *pflag.FlagSet, withProject bool) {
+	fs.StringVar(&f.tenancyPolicy, "tenancy-policy", "", "tenancy policy file (docs/tenancy.md): what each Argo CD project may render, with which credentials (env "+EnvTenancyPolicy+")")
+	if withProject {
+		fs.StringVar(&f.project, "project", "", "the Argo CD project (AppProject) of the Application, judged by --tenancy-policy as the plugin judges it")
+		f.projectFlag = true
+	}
+	f.tenancyOn = true
+}
+
+// tenancyPolicyPath is --tenancy-policy, else its variable; "" for none.
+func (f *registryFlags) tenancyPolicyPath() string {
+	if !f.tenancyOn {
+		return "" // a command without the flag (inspect, resolve…) never reads the variable
+	}
+	if f.fs != nil && f.fs.Changed("tenancy-policy") {
+		return f.tenancyPolicy
+	}
+	if v := os.Getenv(EnvTenancyPolicy); v != "" {
+		return v
+	}
+	return f.tenancyPolicy
+}
+
+// tenantRenderers are the renderers of each project under the tenancy
+// policy the flags name (reloaded when its file changes), over loader and
+// the trust policy trust gives; nil without a tenancy policy.
+func (f *registryFlags) tenantRenderers(loader *bundle.ImageLoader, trust func() (*verify.Verifier, error)) (*tenancy.Renderers, error) {
+	path := f.tenancyPolicyPath()
+	if path == "" {
+		if f.project != "" {
+			return nil, errors.New("--project names the Argo CD project for a tenancy policy: give --tenancy-policy FILE (or " + EnvTenancyPolicy + ")")
+		}
+		return nil, nil
+	}
+	src, err := newReloading(path, tenancy.Load)
+	if err != nil {
+		return nil, err
+	}
+	return &tenancy.Renderers{Base: loader, Policy: src.Get, Trust: trust, VerifyOptions: verifyOptions}, nil
+}
+
+// projectRenderer is the renderer of the command's --project under the
+// tenancy policy, or nil, nil without a policy.
+func (f *registryFlags) projectRenderer(loader *bundle.ImageLoader, v *verify.Verifier) (*render.Renderer, error) {
+	var trust func() (*verify.Verifier, error)
+	if v != nil {
+		trust = func() (*verify.Verifier, error) { return v, nil }
+	}
+	rs, err := f.tenantRenderers(loader, trust)
+	if err != nil || rs == nil {
+		return nil, err
+	}
+	r, _, err := rs.For(f.project)
+	return r, err
+}
+
+// projectLoader is, under the tenancy policy, the loader of --project (its
+// own credentials; base's for an unlisted project the policy allows) and
+// its admission; base and nil without a policy.
+func (f *registryFlags) projectLoader(base *bundle.ImageLoader) (*bundle.ImageLoader, render.Admission, error) {
+	path := f.tenancyPolicyPath()
+	if path == "" {
+		if f.project != "" {
+			return nil, nil, errors.New("--project names the Argo CD project for a tenancy policy: give --tenancy-policy FILE (or " + EnvTenancyPolicy + ")")
+		}
+		return base, nil, nil
+	}
+	p, err := tenancy.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := p.Tenant(f.project)
+	if err != nil {
+		return nil, nil, err
+	}
+	if t.Entry == nil {
+		return base, t, nil
+	}
+	return tenancy.NewGate(p, t.Entry, base).Loader, t, nil
+}

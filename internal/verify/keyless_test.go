@@ -8,12 +8,15 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/pem"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
+	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/sign"
+	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/olm-cmp/olm-cmp/internal/trust"
@@ -55,12 +58,26 @@ func (c leafCert) GetCertificate(context.Context, sign.Keypair, *sign.Certificat
 // identity verifies against a trusted root holding that Fulcio, for the
 // identities the scope accepts only.
 func TestKeyless(t *testing.T) {
-	dir := t.TempDir()
-	vs := verifytest.VirtualFulcio(t, dir)
+	vs, err := ca.NewVirtualSigstore()
+	if err != nil {
+		t.Fatal(err)
+	}
 	const issuer = "https://token.actions.githubusercontent.com"
 	const subject = "https://github.com/myorg/widget/.github/workflows/release.yaml@refs/tags/v1.2.3"
 	cert, priv, err := vs.GenerateLeafCert(subject, issuer)
 	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trJSON, err := tr.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "trusted_root.json"), trJSON, 0o644); err != nil {
 		t.Fatal(err)
 	}
 

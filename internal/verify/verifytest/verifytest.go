@@ -54,8 +54,6 @@ import (
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
-	"github.com/sigstore/sigstore-go/pkg/root"
-	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/olm-cmp/olm-cmp/internal/trust"
@@ -249,30 +247,6 @@ func KeylessBundleJSON(t testing.TB, cert *x509.Certificate, priv crypto.Signer,
 		t.Fatal(err)
 	}
 	return raw
-}
-
-// VirtualFulcio is a virtual Sigstore (sigstore-go's testing/ca) whose
-// Fulcio certificate authority, alone, is written as dir/trusted_root.json,
-// the file a keyless scope names: GenerateLeafCert issues certificates to
-// the identities a test signs as.
-func VirtualFulcio(t testing.TB, dir string) *ca.VirtualSigstore {
-	t.Helper()
-	vs, err := ca.NewVirtualSigstore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), nil, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := tr.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "trusted_root.json"), raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return vs
 }
 
 // bundleProto is BundleJSON's bundle, before it is written.

@@ -11,58 +11,23 @@ import (
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
+
+	"github.com/olm-cmp/olm-cmp/hack/sidecar"
 )
 
 const (
-	upstreamInstall = "https://raw.githubusercontent.com/argoproj/argo-cd/v3.6.1/manifests/install.yaml"
-	standIn         = "../../../testdata/argocd-standin" // from deploy/kustomize/examples/<x>/
+	upstreamInstall = sidecar.UpstreamInstall
 	socketDir       = "/home/argocd/cmp-server/plugins"
 )
-
-// loadDeploy copies deploy/ into an in-memory filesystem at /deploy, so an example overlay can
-// be built with the remote upstream install.yaml swapped for the local stand-in Deployment.
-func loadDeploy(t *testing.T) filesys.FileSystem {
-	t.Helper()
-	fs := filesys.MakeFsInMemory()
-	err := filepath.Walk(".", func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return fs.WriteFile(filepath.Join("/deploy", p), b)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fs
-}
 
 // renderExample renders deploy/kustomize/examples/<name> against the stand-in.
 func renderExample(t *testing.T, name string) resmap.ResMap {
 	t.Helper()
-	fs := loadDeploy(t)
-	kpath := "/deploy/kustomize/examples/" + name + "/kustomization.yaml"
-	b, err := fs.ReadFile(kpath)
+	res, err := sidecar.RenderExample(".", name)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), upstreamInstall) {
-		t.Fatalf("%s: does not reference the pinned upstream install %s", kpath, upstreamInstall)
-	}
-	if err := fs.WriteFile(kpath, []byte(strings.Replace(string(b), upstreamInstall, standIn, 1))); err != nil {
-		t.Fatal(err)
-	}
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	res, err := k.Run(fs, filepath.Dir(kpath))
-	if err != nil {
-		t.Fatalf("kustomize build %s: %v", name, err)
 	}
 	return res
 }
@@ -321,27 +286,9 @@ func normalize(t *testing.T, v any) any {
 	return out
 }
 
-func toStrings(v any) []string {
-	items, _ := v.([]any)
-	var out []string
-	for _, it := range items {
-		s, _ := it.(string)
-		out = append(out, s)
-	}
-	return out
-}
+func toStrings(v any) []string { return sidecar.Strings(v) }
 
-func toInt(v any) int {
-	switch n := v.(type) {
-	case int:
-		return n
-	case int64:
-		return int(n)
-	case float64:
-		return int(n)
-	}
-	return -1
-}
+func toInt(v any) int { return sidecar.Int(v) }
 
 // TestReadmeInstallsWhatTheExamplesDo: README's kustomize snippet names the
 // Argo CD the example overlays install (the reference version) and sets the

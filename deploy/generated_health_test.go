@@ -8,6 +8,8 @@ import (
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/yaml"
+
+	"github.com/olm-cmp/olm-cmp/hack/sidecar"
 )
 
 // TestGeneratedHealthKustomize: the merge docs/plugin.md ("Generated health checks") shows
@@ -31,14 +33,17 @@ func TestGeneratedHealthKustomize(t *testing.T) {
 		want[k] = v
 	}
 
-	fs := loadDeploy(t)
+	fs, err := sidecar.LoadDeploy(".")
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := "/deploy/kustomize/examples/generated-health"
 	if err := fs.WriteFile(dir+"/argocd-cm-operators.yaml", generated); err != nil {
 		t.Fatal(err)
 	}
 	kust := `namespace: argocd
 resources:
-- ` + standIn + `
+- ` + sidecar.StandIn + `
 components:
 - ../../components/olm-cmp
 patches:

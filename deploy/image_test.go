@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"debug/buildinfo"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -146,46 +145,6 @@ func TestOCIImageMatchesDockerfile(t *testing.T) {
 	if len(df.Env) != 0 || len(extra) != 2 || !extra["PATH"] || !extra["SSL_CERT_FILE"] {
 		t.Errorf("env %v: missing from the Dockerfile's %v, beyond the base's PATH and SSL_CERT_FILE %v", c.Env, df.Env, extra)
 	}
-}
-
-// ociRoot extracts the image's root filesystem into a new directory, as a
-// container runtime does: modes from the layer, owned by root.
-func ociRoot(t *testing.T) string {
-	t.Helper()
-	hs, data := layerEntries(t, ociImage(t))
-	root, err := os.MkdirTemp("", "olm-cmp-root")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range hs {
-		p := filepath.Join(root, path.Clean("/"+h.Name))
-		switch h.Typeflag {
-		case tar.TypeDir:
-			err = os.Mkdir(p, 0o755)
-		case tar.TypeReg:
-			err = os.WriteFile(p, data["/"+h.Name], 0o644)
-		default:
-			t.Fatalf("%s: type %c", h.Name, h.Typeflag)
-		}
-		if err == nil {
-			err = os.Chmod(p, os.FileMode(h.Mode&0o777)|modeBits(h.Mode))
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
-
-func modeBits(m int64) os.FileMode {
-	if m&0o1000 != 0 {
-		return os.ModeSticky
-	}
-	return 0
 }
 
 // TestImagePinned: every deployment's olm-cmp container names the image

@@ -1,283 +1,107 @@
 package deploy_test
 
 import (
+	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/olm-cmp/olm-cmp/hack/sidecar"
 )
 
-// sidecar is the olm-cmp container of a deployment, with what the kubelet
-// needs to run it: its pod's volumes and the ConfigMaps the deployment
-// ships.
-type sidecar struct {
-	container  map[string]any
-	volumes    []any
-	configMaps map[string]map[string]any // name -> data
-}
-
-// kustomizeSidecar is the container `kustomize build deploy/kustomize/examples/argocd` adds.
-func kustomizeSidecar(t *testing.T) sidecar {
-	res := renderExample(t, "argocd")
-	s := sidecar{configMaps: map[string]map[string]any{}}
-	for _, r := range res.Resources() {
-		m, err := r.Map()
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case r.GetKind() == "ConfigMap":
-			data, _ := m["data"].(map[string]any)
-			s.configMaps[r.GetName()] = data
-		case r.GetKind() == "Deployment" && r.GetName() == "argocd-repo-server":
-			ps := podSpec(t, m)
-			s.container = byName(t, ps["containers"], "olm-cmp")
-			s.volumes, _ = ps["volumes"].([]any)
-		}
-	}
-	if s.container == nil {
-		t.Fatal("kustomize example: no olm-cmp container")
-	}
-	return s
-}
-
-// helmSidecar is the container deploy/helm/values.yaml adds, with the
-// chart's own `plugins` emptyDir.
-func helmSidecar(t *testing.T) sidecar {
-	values := readHelmValues(t)
-	s := sidecar{configMaps: map[string]map[string]any{}}
-	s.container = byName(t, dig(t, values, "repoServer", "extraContainers"), "olm-cmp")
-	vols, _ := dig(t, values, "repoServer", "volumes").([]any)
-	s.volumes = append(append([]any{}, vols...), map[string]any{"name": "plugins", "emptyDir": map[string]any{}})
-	for _, o := range values["extraObjects"].([]any) {
-		om := o.(map[string]any)
-		if om["kind"] == "ConfigMap" {
-			s.configMaps[dig(t, om, "metadata", "name").(string)], _ = om["data"].(map[string]any)
-		}
-	}
-	if s.container == nil {
-		t.Fatal("Helm values: no olm-cmp container")
-	}
-	return s
-}
-
-// writeAtomic lays files out in dir as the kubelet's atomic writer does for
-// ConfigMap and Secret volumes: the files live in a timestamped directory,
-// ..data links to it, and each name links through ..data.
-func writeAtomic(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	ts := "..2026_01_01_00_00_00.000000001"
-	if err := os.MkdirAll(filepath.Join(dir, ts), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, ts, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Symlink(ts, filepath.Join(dir, "..data")); err != nil {
-		t.Fatal(err)
-	}
-	for name := range files {
-		if err := os.Symlink(filepath.Join("..data", name), filepath.Join(dir, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// mountVolumes creates, under root, what the kubelet mounts at each of the
-// container's volumeMounts: an emptyDir as an empty directory anyone may
-// write to, a ConfigMap's data as files, a Secret's items as files, and an
-// absent optional Secret as an empty directory. secrets are the Secrets that
-// exist (name -> key -> value).
-func mountVolumes(t *testing.T, root string, s sidecar, secrets map[string]map[string]string) {
-	t.Helper()
-	for _, m := range s.container["volumeMounts"].([]any) {
-		mm := m.(map[string]any)
-		name, path := mm["name"].(string), mm["mountPath"].(string)
-		if mm["subPath"] != nil {
-			t.Fatalf("volumeMount %s: subPath is not simulated", name)
-		}
-		v := byName(t, s.volumes, name)
-		if v == nil {
-			t.Fatalf("volumeMount %s: no such volume", name)
-		}
-		dir := filepath.Join(root, path)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		files := map[string]string{}
-		switch {
-		case v["emptyDir"] != nil:
-			if err := os.Chmod(dir, 0o1777); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		case v["configMap"] != nil:
-			cm := dig(t, v, "configMap", "name").(string)
-			data, ok := s.configMaps[cm]
-			if !ok {
-				if dig(t, v, "configMap", "optional") != true {
-					t.Fatalf("volume %s: ConfigMap %s is not shipped with the deployment and not optional: the pod would never start", name, cm)
-				}
-				continue
-			}
-			for k, val := range data {
-				files[k] = val.(string)
-			}
-		case v["secret"] != nil:
-			sec := dig(t, v, "secret", "secretName").(string)
-			data, ok := secrets[sec]
-			if !ok {
-				if dig(t, v, "secret", "optional") != true {
-					t.Fatalf("volume %s: Secret %s does not exist and is not optional: the pod would never start", name, sec)
-				}
-				continue // the kubelet mounts an empty directory
-			}
-			items, _ := dig(t, v, "secret", "items").([]any)
-			for _, it := range items {
-				im := it.(map[string]any)
-				files[im["path"].(string)] = data[im["key"].(string)]
-			}
-		default:
-			t.Fatalf("volume %s: kind not simulated: %v", name, v)
-		}
-		writeAtomic(t, dir, files)
-	}
-}
-
 // TestDeployedSidecarServes runs olm-cmp as the kustomize component and the
-// Helm values deploy it: chrooted in the root filesystem of the image `make
-// image` builds (TestOCIImageMatchesDockerfile holds it equal to the
-// Dockerfile's), as the user the securityContext names, with
-// the container's args (after the image's entrypoint, as Kubernetes does)
-// and env, and its volumes as the kubelet mounts them. Without the optional
-// registry Secret (an empty directory at /etc/olm-cmp/registry) it must
-// serve, saying once that it pulls without credentials; with it, it serves
-// quietly. The one change to the args is --http-addr's port: :8080 on this
-// shared machine becomes a free loopback port (the chroot shares the host's
-// network).
+// Helm values deploy it, through hack/sidecar (the runner the Argo CD e2e
+// uses too): chrooted in the root filesystem of the image `make image`
+// builds (TestOCIImageMatchesDockerfile holds it equal to the
+// Dockerfile's), in its own mount namespace with the root read-only, as the
+// user the securityContext names, with the container's args (after the
+// image's entrypoint, as Kubernetes does) and env, and its volumes as the
+// kubelet mounts them. Without the optional registry Secret (an empty
+// directory at /etc/olm-cmp/registry) it must serve, saying once that it
+// pulls without credentials; with it, it serves quietly. The process is
+// checked as the kernel sees it: uid and gid 999, no_new_privs, / read-only
+// and /tmp writable. The one change to the args is --http-addr's port:
+// :8080 on this shared machine becomes a free loopback port (the sidecar
+// shares the host's network).
 func TestDeployedSidecarServes(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("runs the sidecar chrooted as uid 999, as its image does: needs root")
+		t.Skip("runs the sidecar chrooted as uid 999 in a mount namespace, as its image runs: needs root")
 	}
-	img := parseDockerfile(t)
-	ociImage(t)
+	cf, err := ociImage(t).ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
 	creds := `{"auths":{"registry.example.com":{"auth":"dXNlcjpwYXNz"}}}`
 	for _, dep := range []struct {
 		name string
-		get  func(*testing.T) sidecar
-	}{{"kustomize", kustomizeSidecar}, {"helm", helmSidecar}} {
+		get  func() (*sidecar.Spec, error)
+	}{
+		{"kustomize", func() (*sidecar.Spec, error) { return sidecar.FromKustomize(".", "argocd") }},
+		{"helm", func() (*sidecar.Spec, error) { return sidecar.FromHelmValues(".") }},
+	} {
 		for _, secret := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/secret=%v", dep.name, secret), func(t *testing.T) {
-				s := dep.get(t)
-				root := ociRoot(t)
+				s, err := dep.get()
+				if err != nil {
+					t.Fatal(err)
+				}
 				secrets := map[string]map[string]string{}
 				if secret {
 					secrets["olm-cmp-registry"] = map[string]string{".dockerconfigjson": creds}
 				}
-				mountVolumes(t, root, s, secrets)
-				logs := runSidecar(t, root, img, s.container)
+				root := ociRoot(t)
+				p, err := sidecar.Prepare(s, sidecar.Options{Root: root, Volumes: t.TempDir(), Image: cf.Config,
+					Secrets: secrets, HTTPAddr: freeLoopback(t)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				logs := runSidecar(t, p)
 				note := strings.Count(logs, "/etc/olm-cmp/registry/config.json does not exist: pulling without registry credentials until it does")
 				if secret && note != 0 || !secret && note != 1 {
 					t.Errorf("secret=%v: the missing-credentials note appears %d times; logs:\n%s", secret, note, logs)
+				}
+				if secret {
+					if b, err := os.ReadFile(p.HostPath("/etc/olm-cmp/registry/config.json")); err != nil || string(b) != creds {
+						t.Errorf("the Secret's .dockerconfigjson is not config.json in the volume: %q, %v", b, err)
+					}
 				}
 			})
 		}
 	}
 }
 
-// runSidecar starts the container in root until its readiness probe's
-// port answers /readyz and its plugin socket exists, and returns its logs
-// after stopping it as the kubelet does (SIGTERM).
-func runSidecar(t *testing.T, root string, img *dockerImage, c map[string]any) string {
+// runSidecar starts the prepared container until it is ready (its
+// readiness port answers /readyz, its plugin socket exists), checks the
+// process as the kernel runs it, and returns its logs after stopping it as
+// the kubelet does (SIGTERM).
+func runSidecar(t *testing.T, p *sidecar.Pod) string {
 	t.Helper()
-	argv := img.Entrypoint
-	if c["command"] != nil {
-		argv = toStrings(c["command"])
-	}
-	args := img.Cmd
-	if c["args"] != nil {
-		args = toStrings(c["args"])
-	}
-	port := ""
-	if p := byName(t, c["ports"], dig(t, c, "readinessProbe", "httpGet", "port").(string)); p != nil {
-		port = fmt.Sprint(toInt(p["containerPort"]))
-	}
-	addr := freeLoopback(t)
-	rewritten := false
-	for i, a := range args {
-		if a == "--http-addr=:"+port {
-			args[i], rewritten = "--http-addr="+addr, true
-		}
-	}
-	if !rewritten {
-		t.Fatalf("args %v: no --http-addr=:%s for the readiness probe's port", args, port)
-	}
-	env := map[string]string{"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
-	for k, v := range img.Env {
-		env[k] = v
-	}
-	for _, e := range c["env"].([]any) {
-		em := e.(map[string]any)
-		env[em["name"].(string)] = em["value"].(string)
-	}
-	var envList []string
-	for k, v := range env {
-		envList = append(envList, k+"="+v)
-	}
-	sort.Strings(envList)
-	uid := uint32(toInt(dig(t, c, "securityContext", "runAsUser")))
-	gid := uint32(toInt(dig(t, c, "securityContext", "runAsGroup")))
-
-	cmd := exec.Command(argv[0], append(argv[1:], args...)...)
-	// The kernel finds argv[0] after the chroot: inside the image's root.
-	cmd.Env, cmd.Dir = envList, "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root, Credential: &syscall.Credential{Uid: uid, Gid: gid}}
 	logf, err := os.CreateTemp("", "olm-cmp-sidecar-log")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.Remove(logf.Name())
-	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = p.Env, logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	readLogs := func() string { b, _ := os.ReadFile(logf.Name()); return string(b) }
-	sock := filepath.Join(root, socketDir, "olm-cmp-v1.sock")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case err := <-done:
-			t.Fatalf("%s exited: %v; logs:\n%s", strings.Join(append(argv, args...), " "), err, readLogs())
-		default:
-		}
-		ready := false
-		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			ready = resp.StatusCode == http.StatusOK
-		}
-		if _, err := os.Stat(sock); ready && err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			<-done
-			t.Fatalf("not ready in 30s (socket %s); logs:\n%s", sock, readLogs())
-		}
-		time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := p.WaitReady(ctx, done); err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("%v; logs:\n%s", err, readLogs())
 	}
+	checkProcess(t, cmd.Process.Pid)
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-done:
@@ -290,6 +114,55 @@ func runSidecar(t *testing.T, root string, img *dockerImage, c map[string]any) s
 		t.Errorf("did not stop in 30s after SIGTERM")
 	}
 	return readLogs()
+}
+
+// checkProcess: the sidecar's process is olm-cmp (the wrapper exec'd it),
+// runs as 999:999 with no capabilities and no_new_privs, and sees / mounted
+// read-only and /tmp (its emptyDir) read-write, as the container spec says.
+func checkProcess(t *testing.T, pid int) {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := map[string]string{}
+	for _, l := range strings.Split(string(status), "\n") {
+		k, v, _ := strings.Cut(l, ":")
+		fields[k] = strings.Join(strings.Fields(v), " ")
+	}
+	for k, want := range map[string]string{"Name": "olm-cmp", "Uid": "999 999 999 999", "Gid": "999 999 999 999",
+		"CapEff": "0000000000000000", "CapPrm": "0000000000000000", "NoNewPrivs": "1"} {
+		if fields[k] != want {
+			t.Errorf("sidecar process %s: %q, want %q", k, fields[k], want)
+		}
+	}
+	mi, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := map[string]string{} // mount point as the process sees it -> per-mount options (the last mount there wins)
+	for _, l := range strings.Split(string(mi), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 5 {
+			opts[f[4]] = f[5]
+		}
+	}
+	for mp, want := range map[string]string{"/": "ro", "/tmp": "rw", "/var/cache/olm-cmp": "rw", "/home/argocd/cmp-server/plugins": "rw",
+		"/etc/olm-cmp/trust": "ro", "/etc/olm-cmp/registry": "ro"} {
+		if o := strings.Split(opts[mp], ","); o[0] != want {
+			t.Errorf("sidecar sees %s mounted %q, want %s", mp, opts[mp], want)
+		}
+	}
+}
+
+// ociRoot extracts the image's root filesystem into a new directory.
+func ociRoot(t *testing.T) string {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "root")
+	if err := sidecar.Extract(ociImage(t), root); err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
 
 func freeLoopback(t *testing.T) string {

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,30 +27,50 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"sigs.k8s.io/yaml"
+
+	"github.com/olm-cmp/olm-cmp/hack/ociimage"
+	"github.com/olm-cmp/olm-cmp/hack/sidecar"
 )
 
 // argoCD is one running Argo CD (application-controller + repo-server from Argo CD's own code,
-// built by test/argocd/build-argocd.sh), with redis-server and `olm-cmp serve` as local
-// processes, an in-process registry on loopback and a file:// Git repository.
+// built by test/argocd/build-argocd.sh), with redis-server and olm-cmp's sidecar as local
+// processes, an in-process registry on loopback and a file:// Git repository. The sidecar runs
+// as deploy/ installs it (startSidecar).
 type argoCD struct {
 	t       *testing.T
 	e       env
 	bin     string // Argo CD binaries (argocd-* symlinks, crds/, git-verify-wrapper.sh for 3.x)
 	reg     string // registry host:port
-	sockDir string // plugin sockets
+	sockDir string // plugin sockets: the host directory of the sidecar's plugins volume
 	plugin  string // the plugin name Applications give (socket name)
 	git     string // the Git work tree behind file://
 	home    string
 	env     []string // Argo CD's environment
 	runDir  string   // pids here are stopped by down.sh even if the test dies
-	stop    func()   // stops olm-cmp serve
+	stop    func()   // stops the olm-cmp sidecar
+	pod     *sidecar.Pod
 }
 
-// argoOptions are what differs between the Argo CD lines.
+// argoOptions are what differs between the Argo CD lines and cases. The sidecar fields are
+// what a user gives the olm-cmp container in the cluster, nothing else: the Secrets and
+// ConfigMaps that exist in argocd (mounted where the shipped container spec names them, or
+// where sidecar adds a volume), and their own patch of the container.
 type argoOptions struct {
-	v3    bool              // Argo CD 3.x flags and PATH
-	cm    map[string]string // extra argocd-cm data (resource customizations)
-	serve []string          // extra `olm-cmp serve` flags (a trust policy)
+	v3 bool              // Argo CD 3.x flags and PATH
+	cm map[string]string // extra argocd-cm data (resource customizations)
+	// example is the deploy/kustomize/examples overlay whose olm-cmp container runs: "argocd"
+	// when empty, "argocd-tenancy" for the tenancy component on top.
+	example string
+	// configMaps: ConfigMaps that exist, by name, replacing the shipped one of that name
+	// (olm-cmp-trust: {trust.yaml: ..., key files}: the trust policy, as users install theirs)
+	// or mounted by a volume sidecar adds.
+	configMaps map[string]map[string]string
+	// secrets: Secrets that exist (name -> key -> value). olm-cmp-registry's .dockerconfigjson
+	// is the sidecar's registry credentials; without it the optional volume is empty.
+	secrets map[string]map[string]string
+	// sidecar patches the container spec after startArgoCD's own settings, as a kustomize patch
+	// of the Deployment would: s.AddVolume for another ConfigMap or Secret, s.SetEnv, s.AddArgs.
+	sidecar func(s *sidecar.Spec)
 }
 
 // startArgoCD starts everything but the Applications; processes stop at test cleanup.
@@ -65,21 +86,7 @@ func startArgoCD(t *testing.T, e env, bin string, opt argoOptions) *argoCD {
 	a := &argoCD{t: t, e: e, bin: bin, runDir: os.Getenv("E2E_RUN")}
 	w := e.work
 	a.reg = serveRegistry(t)
-
-	// ---- olm-cmp serve
-	a.sockDir = filepath.Join(w, "plugins")
-	must(t, os.MkdirAll(a.sockDir, 0o755))
-	// the loopback registry speaks plain HTTP: olm-cmp refuses that unless told (opt-in)
-	serveArgs := []string{"serve", "--socket-dir", a.sockDir, "--cache-dir", filepath.Join(w, "olm-cmp-cache"),
-		"--http-addr", "127.0.0.1:18080", "--insecure-registry", a.reg}
-	if _, err := os.Stat(filepath.Join(e.repo, "plugin.yaml")); err == nil {
-		serveArgs = append(serveArgs, "--config", filepath.Join(e.repo, "plugin.yaml"))
-	}
-	serveArgs = append(serveArgs, opt.serve...)
-	a.stop = startProc(t, a.runDir, "olm-cmp", nil, e.olmCmp, serveArgs...)
-	waitHTTP(t, "http://127.0.0.1:18080/readyz", time.Minute)
-	a.plugin = pluginName(t, a.sockDir)
-	t.Logf("olm-cmp serve ready, plugin socket %s.sock", a.plugin)
+	a.startSidecar(opt)
 
 	// ---- redis, repo-server, application-controller
 	startProc(t, a.runDir, "redis-server", nil, redis, "--bind", "127.0.0.1", "--port", "6379", "--save", "", "--appendonly", "no")
@@ -130,6 +137,52 @@ func startArgoCD(t *testing.T, e env, bin string, opt argoOptions) *argoCD {
 	must(t, os.MkdirAll(a.git, 0o755))
 	gitRun(t, a.git, "init", "-q", "-b", "main")
 	return a
+}
+
+// startSidecar runs olm-cmp's container as deploy/kustomize/examples/argocd (or opt.example)
+// installs it
+// (hack/sidecar, the runner deploy/run_test.go uses): the container spec from `kustomize build`
+// of that example, chrooted in the root filesystem of the image run.sh built with hack/ociimage
+// (make image's build, $E2E_OCI_LAYOUT), uid 999, read-only root in its own mount namespace,
+// ConfigMaps and Secrets mounted as files as the kubelet does. Its plugins volume is the socket
+// directory argocd-repo-server is given. One setting is the test's: the loopback registry
+// speaks plain HTTP, so OLM_CMP_INSECURE_REGISTRIES names it, the env a user sets for such a
+// registry. The args stay as shipped (--http-addr=:8080: the suite has its own network).
+func (a *argoCD) startSidecar(opt argoOptions) {
+	t := a.t
+	layoutDir := os.Getenv("E2E_OCI_LAYOUT")
+	if layoutDir == "" {
+		t.Skip("E2E_OCI_LAYOUT not set: run.sh builds the image (hack/ociimage) for the Argo CD suites")
+	}
+	example := opt.example
+	if example == "" {
+		example = "argocd"
+	}
+	spec, err := sidecar.FromKustomize(filepath.Join(a.e.repo, "deploy"), example)
+	must(t, err)
+	spec.SetEnv("OLM_CMP_INSECURE_REGISTRIES", a.reg)
+	if opt.sidecar != nil {
+		opt.sidecar(spec)
+	}
+	img, err := ociimage.PlatformImage(layoutDir, "linux/"+runtime.GOARCH)
+	must(t, err)
+	cf, err := img.ConfigFile()
+	must(t, err)
+	root := filepath.Join(a.e.work, "olm-cmp-root")
+	must(t, os.RemoveAll(root))
+	must(t, sidecar.Extract(img, root))
+	vols := filepath.Join(a.e.work, "olm-cmp-volumes")
+	must(t, os.RemoveAll(vols))
+	a.pod, err = sidecar.Prepare(spec, sidecar.Options{Root: root, Volumes: vols, Image: cf.Config,
+		Secrets: opt.secrets, ConfigMaps: opt.configMaps})
+	must(t, err)
+	a.stop = startProc(t, a.runDir, "olm-cmp", a.pod.Env, a.pod.Argv[0], a.pod.Argv[1:]...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	must(t, a.pod.WaitReady(ctx, nil))
+	a.sockDir = a.pod.SocketDir()
+	a.plugin = pluginName(t, a.sockDir)
+	t.Logf("olm-cmp sidecar of deploy/kustomize/examples/%s ready (image %s, %s), plugin socket %s.sock", example, layoutDir, strings.Join(spec.Args(), " "), a.plugin)
 }
 
 // appResync is the controller's --app-resync (seconds): the periodic comparison a stable
@@ -363,8 +416,9 @@ func serveRegistry(t *testing.T) string {
 
 // pushBundle pushes a registry+v1 bundle image: manifests/ + metadata/ in one layer, and the
 // bundle's metadata/annotations.yaml as the image's labels (as a bundle image is built).
-// rewrite, if not nil, edits the CSV's text first (a synthetic version, substituted images).
-func pushBundle(t *testing.T, dir, ref string, rewrite func(csv string) string) {
+// rewrite, if not nil, edits the CSV's text first (a synthetic version, substituted images);
+// opts go to the push (credentials for a private registry).
+func pushBundle(t *testing.T, dir, ref string, rewrite func(csv string) string, opts ...crane.Option) {
 	t.Helper()
 	files := map[string][]byte{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -403,7 +457,7 @@ func pushBundle(t *testing.T, dir, ref string, rewrite func(csv string) string) 
 	var cimg v1.Image
 	cimg, err = mutate.ConfigFile(img, cf)
 	must(t, err)
-	must(t, crane.Push(cimg, ref))
+	must(t, crane.Push(cimg, ref, opts...))
 	d, _ := cimg.Digest()
 	t.Logf("pushed %s (%s)", ref, d)
 }
@@ -498,24 +552,6 @@ func waitTCP(t *testing.T, addr string, timeout time.Duration) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s not listening after %v", addr, timeout)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func waitHTTP(t *testing.T, url string, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not ready after %v (%v)", url, timeout, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

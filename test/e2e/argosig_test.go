@@ -23,9 +23,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// TestArgoCDSignatures is the argocd suite's signature case (Argo CD 3.6.1): `olm-cmp serve`
-// runs with a trust policy that enforces signatures on every image (one key the test
-// generates). Two Applications of the same small bundle: the image signed with that key (cosign's
+// TestArgoCDSignatures is the argocd suite's signature case (Argo CD 3.6.1): the sidecar's
+// olm-cmp-trust ConfigMap holds a trust policy that enforces signatures on every image (one key
+// the test generates). Two Applications of the same small bundle: the image signed with that key (cosign's
 // legacy sha256-<hex>.sig tag, as Red Hat signs) goes Synced + Healthy and every live object
 // names its signer; the unsigned one gets a ComparisonError carrying the policy's one-line
 // refusal (image, digest, scope, what was found, the fix) and nothing of it is applied.
@@ -37,12 +37,13 @@ func TestArgoCDSignatures(t *testing.T) {
 	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
 	must(t, err)
 	pub := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
-	policy := filepath.Join(e.work, "trust.yaml")
-	must(t, os.WriteFile(policy, []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: TrustPolicy\nscopes:\n"+
-		"- match: \"*\"\n  mode: enforce\n  keys:\n  - name: e2e-key\n    pem: |\n      "+
-		strings.ReplaceAll(strings.TrimSpace(string(pub)), "\n", "\n      ")+"\n"), 0o644))
+	policy := "apiVersion: olm-cmp.dev/v1alpha1\nkind: TrustPolicy\nscopes:\n" +
+		"- match: \"*\"\n  mode: enforce\n  keys:\n  - name: e2e-key\n    pem: |\n      " +
+		strings.ReplaceAll(strings.TrimSpace(string(pub)), "\n", "\n      ") + "\n"
 
-	a := startArgoCD(t, e, bin, argoOptions{v3: true, serve: []string{"--trust-policy", policy}})
+	// The policy reaches the sidecar as users install theirs: the ConfigMap olm-cmp-trust,
+	// which the shipped container mounts at /etc/olm-cmp/trust and names in --trust-policy.
+	a := startArgoCD(t, e, bin, argoOptions{v3: true, configMaps: map[string]map[string]string{"olm-cmp-trust": {"trust.yaml": policy}}})
 	// The suite's other Argo CD run (TestArgoCD) shares the cluster: leave it no Application
 	// of ours to reconcile (they have no finalizer: their objects stay, in their own namespace).
 	t.Cleanup(func() {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh - the whole end-to-end run (`make e2e`):
 #   1. outside any namespace (needs the Go module proxy / apt): build the control plane
-#      (build.sh, cached), olm-cmp from this checkout, the e2e test binary, for the operators
+#      (build.sh, cached), olm-cmp from this checkout (and, for the Argo CD suites, its image as
+#      `make image` builds it, for this machine's architecture), the e2e test binary, for the operators
 #      suite the real operators (build-operators.sh, cached), and, for the Argo CD suites and the
 #      operators suite, Argo CD + redis-server (test/argocd/build-argocd.sh v3, and v2 for argocd-v2);
 #   2. re-executes itself under `unshare -n` (a private network namespace with only loopback),
@@ -34,6 +35,15 @@ if [[ ${1:-} != --in-netns ]]; then
   mkdir -p "$WORK/bin"
   echo "== go build olm-cmp (this checkout) -> $WORK/bin/olm-cmp"
   (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$WORK/bin/olm-cmp" ./cmd/olm-cmp)
+  if [[ " $SUITES " == *" argocd"* || " $SUITES " == *" operators "* ]]; then
+    # the image make image builds (hack/ociimage), for this machine only: the Argo CD suites run
+    # olm-cmp's sidecar from its root filesystem, with deploy/'s container spec (hack/sidecar)
+    echo "== image (hack/ociimage, linux/$(go env GOARCH)) -> $WORK/oci"
+    (cd "$ROOT" && SOURCE_DATE_EPOCH=$(git log -1 --format=%ct 2>/dev/null || echo 0) \
+      go run ./hack/cmd/ociimage build -out "$WORK/oci" -platforms "linux/$(go env GOARCH)" -version e2e >"$WORK/image.log" 2>&1) \
+      || { cat "$WORK/image.log"; echo "image build failed"; exit 1; }
+    export E2E_OCI_LAYOUT=$WORK/oci
+  fi
   echo "== go test -c (test/e2e)"
   (cd "$HERE" && go test -c -o "$WORK/bin/e2e.test" .)
   if [[ " $SUITES " == *" corpus "* || " $SUITES " == *" oracle "* ]]; then
@@ -85,7 +95,7 @@ trap 'exit 130' INT TERM
 # operators, then the seed operators through Argo CD, lws-operator and cert-manager-operator's
 # bump each on its own cluster (their cluster-scoped objects and CRs would meet the first step's,
 # and cert-manager's webhook, which no binary serves here, would refuse lws-operator's Issuer)
-declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpusOracle$ ^TestCorpus$' [oracle]='^TestCorpusOracle$' [argocd]='^TestArgoCD(Signatures|Tenancy)?$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators(Dynatrace|DBaaS|Seeds)?$ ^TestOperatorsSeedsArgoCD$ ^TestOperatorsSeedsArgoCDBump$')
+declare -A RUNPAT=([upgrade]='^TestUpgrade$' [corpus]='^TestCorpusOracle$ ^TestCorpus$' [oracle]='^TestCorpusOracle$' [argocd]='^TestArgoCD(Signatures|Tenancy|PrivateRegistry)?$' [argocd-v2]='^TestArgoCDV2$' [operators]='^TestOperators(Dynatrace|DBaaS|Seeds)?$ ^TestOperatorsSeedsArgoCD$ ^TestOperatorsSeedsArgoCDBump$')
 failed=()
 for suite in $SUITES; do
   [[ -n ${RUNPAT[$suite]:-} ]] || { echo "unknown suite $suite (upgrade corpus oracle argocd operators argocd-v2)"; exit 2; }

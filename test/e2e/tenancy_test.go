@@ -5,23 +5,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/crane"
-	"github.com/google/go-containerregistry/pkg/registry"
 	"sigs.k8s.io/yaml"
+
+	"github.com/olm-cmp/olm-cmp/hack/sidecar"
 )
 
 // TestArgoCDTenancy is the argocd suite's tenancy case (Argo CD 3.6.1, docs/tenancy.md):
-// `olm-cmp serve` runs with a tenancy policy and two AppProjects, team-a and team-b, each with
-// its own registry credentials. Registry A accepts only team A's login, registry B only team
+// olm-cmp's sidecar, as deploy/kustomize/examples/argocd-tenancy installs it, has a tenancy
+// policy (the olm-cmp-tenancy ConfigMap) and two AppProjects, team-a and team-b, each with its
+// own registry credentials (keys of the olm-cmp-tenant-registry Secret). Registry A accepts only team A's login, registry B only team
 // B's. team-a may render from registry A and from registry B's shared/ repository; team-b from
 // registry B.
 //   - each team's own Application is Synced and Healthy;
@@ -49,28 +48,33 @@ func TestArgoCDTenancy(t *testing.T) {
 	openA.Store(false)
 	openB.Store(false)
 
-	creds := filepath.Join(e.work, "tenant-registry")
-	must(t, os.MkdirAll(creds, 0o755))
+	// The sidecar as deploy/kustomize/examples/argocd-tenancy installs it: the policy is the
+	// ConfigMap olm-cmp-tenancy, each team's docker config a key of the Secret
+	// olm-cmp-tenant-registry, mounted at the policy's credentialsDir.
+	creds := map[string]string{}
 	for file, login := range map[string][2]string{"team-a.json": {regA, "team-a:pass-a"}, "team-b.json": {regB, "team-b:pass-b"}} {
-		must(t, os.WriteFile(filepath.Join(creds, file), fmt.Appendf(nil, `{"auths":{%q:{"auth":%q}}}`,
-			login[0], base64.StdEncoding.EncodeToString([]byte(login[1]))), 0o600))
+		creds[file] = fmt.Sprintf(`{"auths":{%q:{"auth":%q}}}`, login[0], base64.StdEncoding.EncodeToString([]byte(login[1])))
 	}
-	policy := filepath.Join(e.work, "tenancy", "tenancy.yaml")
-	must(t, os.MkdirAll(filepath.Dir(policy), 0o755))
-	must(t, os.WriteFile(policy, fmt.Appendf(nil, `apiVersion: olm-cmp.dev/v1alpha1
+	policy := fmt.Sprintf(`apiVersion: olm-cmp.dev/v1alpha1
 kind: TenancyPolicy
 unlistedProjects: deny
-credentialsDir: %[1]s
+credentialsDir: /etc/olm-cmp/tenant-registry
 projects:
 - name: team-a
-  images: [%[2]s/team-a, %[3]s/shared]
+  images: [%[1]s/team-a, %[2]s/shared]
   registryConfig: team-a.json
 - name: team-b
-  images: [%[3]s/team-b, %[3]s/shared]
+  images: [%[2]s/team-b, %[2]s/shared]
   registryConfig: team-b.json
-`, creds, regA, regB), 0o644))
+`, regA, regB)
 
-	a := startArgoCD(t, e, bin, argoOptions{v3: true, serve: []string{"--tenancy-policy", policy, "--insecure-registry", regA, "--insecure-registry", regB}})
+	a := startArgoCD(t, e, bin, argoOptions{v3: true, example: "argocd-tenancy",
+		configMaps: map[string]map[string]string{"olm-cmp-tenancy": {"tenancy.yaml": policy}},
+		secrets:    map[string]map[string]string{"olm-cmp-tenant-registry": creds},
+		sidecar: func(s *sidecar.Spec) {
+			// both team registries speak plain HTTP too
+			s.SetEnv("OLM_CMP_INSECURE_REGISTRIES", envOf(s, "OLM_CMP_INSECURE_REGISTRIES")+","+regA+","+regB)
+		}})
 	apps := []string{"ten-a-own", "ten-b-own", "ten-a-b-registry", "ten-a-b-cached"}
 	t.Cleanup(func() {
 		_, _ = kubectl(t, append(append([]string{"-n", "argocd", "delete", "application"}, apps...), "--ignore-not-found", "--wait=false")...)
@@ -208,25 +212,4 @@ func renamed(t *testing.T, from, to, old, new string) {
 		}
 		return os.WriteFile(filepath.Join(to, rel), []byte(strings.ReplaceAll(string(b), old, new)), 0o644)
 	}))
-}
-
-// authRegistry is an in-process registry on loopback that answers reads only to user's basic
-// login while open is false (pushes are made with open true: crane pushes anonymously).
-func authRegistry(t *testing.T, user, password string) (host string, open *atomic.Bool) {
-	t.Helper()
-	open = &atomic.Bool{}
-	reg := registry.New(registry.Logger(nilLogger()))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); !open.Load() && (!ok || u != user || p != password) {
-			w.Header().Set("WWW-Authenticate", `Basic realm="e2e"`)
-			http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
-			return
-		}
-		reg.ServeHTTP(w, r)
-	})}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return l.Addr().String(), open
 }

@@ -38,6 +38,7 @@ type workflow struct {
 	On          map[string]any    `json:"on"`
 	Permissions map[string]string `json:"permissions"`
 	Jobs        map[string]job    `json:"jobs"`
+	Env         map[string]string `json:"env"`
 }
 
 func readWorkflow(t *testing.T) (workflow, string) {

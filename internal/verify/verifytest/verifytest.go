@@ -231,24 +231,48 @@ func BundleJSON(t testing.TB, k *Key, statement []byte) []byte {
 	return raw
 }
 
+// KeylessBundleJSON is BundleJSON for a keyless signer, as cosign v3's
+// `cosign sign` without --key writes it: the statement signed (DSSE) with
+// the key of a Fulcio-issued leaf certificate, which the bundle carries
+// instead of a key hint. It has no transparency-log entry and no signed
+// timestamp: a trusted root that lists a Rekor log or a timestamp
+// authority refuses it.
+func KeylessBundleJSON(t testing.TB, cert *x509.Certificate, priv crypto.Signer, statement []byte) []byte {
+	t.Helper()
+	pb := dsseBundle(t, &Key{priv: priv}, statement, &protobundle.VerificationMaterial{
+		Content: &protobundle.VerificationMaterial_Certificate{Certificate: &protocommon.X509Certificate{RawBytes: cert.Raw}},
+	})
+	raw, err := protojson.Marshal(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
 // bundleProto is BundleJSON's bundle, before it is written.
 func bundleProto(t testing.TB, k *Key, statement []byte) *protobundle.Bundle {
 	t.Helper()
-	const payloadType = "application/vnd.in-toto+json"
-	// DSSE signs the pre-authentication encoding, never the bare payload.
-	pae := fmt.Sprintf("DSSEv1 %d %s %d %s", len(payloadType), payloadType, len(statement), statement)
 	der, err := x509.MarshalPKIXPublicKey(k.priv.Public())
 	if err != nil {
 		t.Fatal(err)
 	}
 	hint := sha256.Sum256(der)
+	return dsseBundle(t, k, statement, &protobundle.VerificationMaterial{
+		Content: &protobundle.VerificationMaterial_PublicKey{PublicKey: &protocommon.PublicKeyIdentifier{
+			Hint: base64.StdEncoding.EncodeToString(hint[:]),
+		}},
+	})
+}
+
+// dsseBundle is a bundle of the statement signed by k, with vm.
+func dsseBundle(t testing.TB, k *Key, statement []byte, vm *protobundle.VerificationMaterial) *protobundle.Bundle {
+	t.Helper()
+	const payloadType = "application/vnd.in-toto+json"
+	// DSSE signs the pre-authentication encoding, never the bare payload.
+	pae := fmt.Sprintf("DSSEv1 %d %s %d %s", len(payloadType), payloadType, len(statement), statement)
 	pb := &protobundle.Bundle{
-		MediaType: BundleMediaType,
-		VerificationMaterial: &protobundle.VerificationMaterial{
-			Content: &protobundle.VerificationMaterial_PublicKey{PublicKey: &protocommon.PublicKeyIdentifier{
-				Hint: base64.StdEncoding.EncodeToString(hint[:]),
-			}},
-		},
+		MediaType:            BundleMediaType,
+		VerificationMaterial: vm,
 		Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{
 			Payload:     statement,
 			PayloadType: payloadType,

@@ -36,6 +36,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/badinput"
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+	"github.com/olm-cmp/olm-cmp/internal/output"
 )
 
 var update = flag.Bool("update", false, "rewrite test/testdata/bad/*/error.txt")
@@ -701,11 +702,11 @@ func TestBadInputOutputDir(t *testing.T) {
 			var got []string
 			files := 0
 			for _, e := range entries {
-				if e.Name() == outputDirMarker {
+				if e.Name() == output.Marker {
 					continue
 				}
 				files++
-				if len(e.Name()) > maxFileName {
+				if len(e.Name()) > output.MaxFileName {
 					t.Errorf("%d-byte file name: %s", len(e.Name()), e.Name())
 				}
 				data, err := os.ReadFile(filepath.Join(out, e.Name()))

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+	"github.com/olm-cmp/olm-cmp/internal/inspect"
 )
 
 // catalogFixture pushes the demo bundle to an in-process registry and writes
@@ -82,7 +83,7 @@ func TestInspectCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s summary
+	var s inspect.Summary
 	if err := json.Unmarshal([]byte(out), &s); err != nil || s.Catalog == nil || s.Catalog.Version != "0.2.0" || s.Catalog.Range != "0.2.0" || s.Version != "0.2.0" {
 		t.Errorf("json (%v): %+v", err, s.Catalog)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/diff"
+	"github.com/olm-cmp/olm-cmp/internal/output"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/requirements"
 	"github.com/olm-cmp/olm-cmp/internal/safety"
@@ -248,7 +249,7 @@ func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, g
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("rendering TO: %w", err)
 	}
-	printNotes(cmd.ErrOrStderr(), toRes, false, true, "") // findings under their own severity, as render prints them
+	output.PrintNotes(cmd.ErrOrStderr(), toRes, false, true, "") // findings under their own severity, as render prints them
 	var fromManifests []string
 	var fromRequirements []requirements.Finding
 	fromSide := diff.Side{Source: fmt.Sprintf("(no %s at %s)", spec.FileName, gitBase)}

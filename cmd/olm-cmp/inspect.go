@@ -7,128 +7,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/inspect"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/requirements"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
-
-// summary is what `inspect` reports; JSON field names are its -o json form.
-type summary struct {
-	Package        string            `json:"package"`
-	CSV            string            `json:"csv"`
-	Version        string            `json:"version"`
-	Source         string            `json:"source"`
-	Digest         string            `json:"digest,omitempty"`
-	Channels       string            `json:"channels,omitempty"`
-	DefaultChannel string            `json:"defaultChannel,omitempty"`
-	Replaces       string            `json:"replaces,omitempty"`
-	Skips          []string          `json:"skips,omitempty"`
-	SkipRange      string            `json:"skipRange,omitempty"`
-	MinKubeVersion string            `json:"minKubeVersion,omitempty"`
-	InstallModes   map[string]bool   `json:"installModes"`
-	CRDs           []crdSummary      `json:"crds"`
-	Deployments    []deploySummary   `json:"deployments"`
-	Webhooks       []webhookSummary  `json:"webhooks,omitempty"`
-	RelatedImages  map[string]string `json:"relatedImages,omitempty"`
-	Objects        []string          `json:"objects,omitempty"`
-	Examples       []string          `json:"examples,omitempty"`
-	// Catalog is set when the bundle was chosen from a catalog (--catalog).
-	Catalog *catalogSummary `json:"catalog,omitempty"`
-	// Requirements is the requirements report of the bundle as the spec
-	// (DIR/olm-cmp.yaml, else a default spec) renders it.
-	Requirements []requirements.Finding `json:"requirements"`
-	// RequirementsError says why the report could not be made (the
-	// render failed).
-	RequirementsError string `json:"requirementsError,omitempty"`
-	// Signatures are the trust policy's verdicts on the catalog image (with
-	// --catalog) and the bundle; absent without a trust policy.
-	Signatures []signatureSummary `json:"signatures,omitempty"`
-}
-
-// signatureSummary is render.Signature for inspect.
-type signatureSummary struct {
-	// Role is bundle or catalog.
-	Role   string `json:"role"`
-	Image  string `json:"image"`
-	Digest string `json:"digest,omitempty"`
-	// Signer is the olm-cmp.dev/signature annotation's value: the key or
-	// identity that verified the image, or unverified.
-	Signer   string `json:"signer"`
-	Verified bool   `json:"verified"`
-	Format   string `json:"format,omitempty"`
-	Scope    string `json:"scope,omitempty"`
-	Mode     string `json:"mode,omitempty"`
-	// Problem says why it is not verified (warn mode, a directory).
-	Problem string `json:"problem,omitempty"`
-}
-
-func (s *summary) addSignatures(sigs []render.Signature) {
-	for _, g := range sigs {
-		s.Signatures = append(s.Signatures, signatureSummary{
-			Role: g.Role, Image: g.Image, Digest: g.Digest, Signer: g.Annotation(), Verified: g.Verified(),
-			Format: g.Format, Scope: g.Scope, Mode: string(g.Mode), Problem: g.Problem,
-		})
-	}
-}
-
-// row is a verdict in one line of inspect's text.
-func (g signatureSummary) row() string {
-	text := g.Signer
-	var about []string
-	if g.Scope != "" {
-		about = append(about, "scope "+g.Scope)
-	}
-	if g.Mode != "" {
-		about = append(about, "mode "+g.Mode)
-	}
-	if g.Format != "" {
-		about = append(about, g.Format)
-	}
-	if len(about) > 0 {
-		text += " (" + strings.Join(about, ", ") + ")"
-	}
-	if g.Problem != "" {
-		text += ": " + g.Problem
-	}
-	return text
-}
-
-// catalogSummary is catalog.Choice for `inspect --catalog`.
-type catalogSummary struct {
-	Ref     string `json:"ref"`
-	Image   string `json:"image,omitempty"`
-	Package string `json:"package"`
-	Channel string `json:"channel,omitempty"`
-	Range   string `json:"range,omitempty"`
-	Bundle  string `json:"bundle"`
-	Version string `json:"version"`
-}
-
-type crdSummary struct {
-	Name  string `json:"name"`
-	Bytes int    `json:"bytes"`
-}
-
-type deploySummary struct {
-	Name           string   `json:"name"`
-	ServiceAccount string   `json:"serviceAccount"`
-	Images         []string `json:"images"`
-}
-
-type webhookSummary struct {
-	Type       string `json:"type"`
-	Name       string `json:"name"`
-	Deployment string `json:"deployment"`
-	Port       int32  `json:"port"`
-	Path       string `json:"path,omitempty"`
-}
 
 func newInspectCmd() *cobra.Command {
 	var (
@@ -169,7 +56,7 @@ finding is not accepted.`,
 				return err
 			}
 			var b *bundle.Bundle
-			var cat *catalogSummary
+			var cat *inspect.Catalog
 			var rv *render.Resolved
 			switch {
 			case catalog != "":
@@ -192,7 +79,7 @@ finding is not accepted.`,
 			if err != nil {
 				return err
 			}
-			s, err := summarize(b)
+			s, err := inspect.Summarize(b)
 			if err != nil {
 				return err
 			}
@@ -203,11 +90,11 @@ finding is not accepted.`,
 				if rv != nil {
 					sigs = rv.Signatures
 				}
-				rv = &render.Resolved{Request: defaultRequest(b), Origin: b.Origin, Signatures: sigs}
+				rv = &render.Resolved{Request: inspect.DefaultRequest(b), Origin: b.Origin, Signatures: sigs}
 			}
-			s.addSignatures(rv.Signatures)
-			s.addRequirements(cmd.Context(), *rv, b)
-			if err := s.write(cmd.OutOrStdout(), output); err != nil {
+			s.AddSignatures(rv.Signatures)
+			s.AddRequirements(cmd.Context(), *rv, b)
+			if err := writeSummary(cmd.OutOrStdout(), s, output); err != nil {
 				return err
 			}
 			if pending := requirements.Pending(s.Requirements); strict && len(pending) > 0 {
@@ -234,15 +121,15 @@ finding is not accepted.`,
 	return cmd
 }
 
-// write prints the summary as text or JSON.
-func (s *summary) write(out io.Writer, output string) error {
+// writeSummary prints the summary as text or JSON.
+func writeSummary(out io.Writer, s *inspect.Summary, output string) error {
 	switch output {
 	case "json":
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(s)
 	case "text", "":
-		return s.writeText(out)
+		return s.WriteText(out)
 	}
 	return fmt.Errorf("--output %q: use text or json", output)
 }
@@ -288,36 +175,10 @@ func loadSpecDir(cmd *cobra.Command, r *render.Renderer, dir string, sf *specFla
 	return &rv, b, nil
 }
 
-// defaultRequest is the spec a user would start from: the bundle alone,
-// installed in the CSV's suggested namespace (else one named after the
-// package).
-func defaultRequest(b *bundle.Bundle) render.Request {
-	ns := b.CSV.Annotations["operatorframework.io/suggested-namespace"]
-	if ns == "" {
-		ns = b.Package
-	}
-	return render.Request{Spec: spec.Spec{Bundle: b.Origin.Ref, Namespace: ns}, Name: b.Package}
-}
-
-// addRequirements renders the bundle (never strictly: the report is the
-// point) and keeps its requirements report.
-func (s *summary) addRequirements(ctx context.Context, rv render.Resolved, b *bundle.Bundle) {
-	rv.Request.Spec.Strict = false
-	res, err := render.RenderBundle(ctx, rv, b)
-	if err != nil {
-		s.RequirementsError = err.Error()
-		return
-	}
-	s.Requirements = res.Requirements
-	if s.Requirements == nil {
-		s.Requirements = []requirements.Finding{}
-	}
-}
-
 // loadFromCatalog loads the bundle a spec naming this catalog would render,
 // through the same Resolve and Load; a ./directory is relative to the
 // working directory.
-func loadFromCatalog(ctx context.Context, r *render.Renderer, ref, pkg, channel, versions string) (*render.Resolved, *bundle.Bundle, *catalogSummary, error) {
+func loadFromCatalog(ctx context.Context, r *render.Renderer, ref, pkg, channel, versions string) (*render.Resolved, *bundle.Bundle, *inspect.Catalog, error) {
 	ref, err := catalogArg(ref)
 	if err != nil {
 		return nil, nil, nil, err
@@ -332,11 +193,10 @@ func loadFromCatalog(ctx context.Context, r *render.Renderer, ref, pkg, channel,
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	c := rv.Catalog
 	// The bundle alone is reported as a default spec renders it (with the
 	// signatures this Resolve checked).
 	only := &render.Resolved{Signatures: rv.Signatures}
-	return only, b, &catalogSummary{Ref: c.Ref, Image: c.Image, Package: c.Package, Channel: c.Channel, Range: c.Range, Bundle: c.Bundle, Version: c.Version}, nil
+	return only, b, inspect.CatalogOf(rv.Catalog), nil
 }
 
 // loadAny loads a directory (an explicit path, or one that exists) or an
@@ -368,162 +228,4 @@ func loadAny(ctx context.Context, r *render.Renderer, ref string) (*render.Resol
 	}
 	b, err := r.Loader.Load(ctx, o)
 	return &render.Resolved{Signatures: sigs}, b, err
-}
-
-func summarize(b *bundle.Bundle) (*summary, error) {
-	csv := b.CSV
-	s := &summary{
-		Package:        b.Package,
-		CSV:            csv.Name,
-		Version:        csv.Spec.Version.String(),
-		Source:         b.Origin.Ref,
-		Digest:         b.Origin.Digest,
-		Channels:       b.Annotations["operators.operatorframework.io.bundle.channels.v1"],
-		DefaultChannel: b.Annotations["operators.operatorframework.io.bundle.channel.default.v1"],
-		Replaces:       csv.Spec.Replaces,
-		Skips:          csv.Spec.Skips,
-		SkipRange:      csv.Annotations["olm.skipRange"],
-		MinKubeVersion: csv.Spec.MinKubeVersion,
-		InstallModes:   map[string]bool{},
-		RelatedImages:  map[string]string{},
-	}
-	if b.Origin.Image != "" {
-		s.Source = b.Origin.Image
-	}
-	for _, m := range csv.Spec.InstallModes {
-		s.InstallModes[string(m.Type)] = m.Supported
-	}
-	for _, c := range b.CRDs {
-		text, err := c.String()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.File, err)
-		}
-		s.CRDs = append(s.CRDs, crdSummary{Name: c.GetName(), Bytes: len(text)})
-	}
-	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
-		ds := deploySummary{Name: d.Name, ServiceAccount: d.Spec.Template.Spec.ServiceAccountName}
-		for _, c := range append(d.Spec.Template.Spec.InitContainers, d.Spec.Template.Spec.Containers...) {
-			ds.Images = append(ds.Images, c.Image)
-		}
-		s.Deployments = append(s.Deployments, ds)
-	}
-	for _, w := range csv.Spec.WebhookDefinitions {
-		path := ""
-		if w.WebhookPath != nil {
-			path = *w.WebhookPath
-		}
-		s.Webhooks = append(s.Webhooks, webhookSummary{Type: string(w.Type), Name: w.GenerateName, Deployment: w.DeploymentName, Port: w.ContainerPort, Path: path})
-	}
-	for _, r := range csv.Spec.RelatedImages {
-		s.RelatedImages[r.Name] = r.Image
-	}
-	for _, o := range b.Others {
-		s.Objects = append(s.Objects, o.GetKind()+"/"+o.GetName())
-	}
-	var examples []struct {
-		Kind string `json:"kind"`
-	}
-	if ex := csv.Annotations["alm-examples"]; ex != "" && json.Unmarshal([]byte(ex), &examples) == nil {
-		for _, e := range examples {
-			s.Examples = append(s.Examples, e.Kind)
-		}
-	}
-	return s, nil
-}
-
-func (s *summary) writeText(out io.Writer) error {
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	row := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(w, "%s:\t%s\n", k, v)
-		}
-	}
-	row("Package", s.Package)
-	row("CSV", s.CSV)
-	row("Version", s.Version)
-	row("Source", s.Source)
-	row("Digest", s.Digest)
-	for _, g := range s.Signatures {
-		row("Signature ("+g.Role+")", g.row())
-	}
-	row("Channels", s.Channels)
-	row("Default channel", s.DefaultChannel)
-	row("Replaces", s.Replaces)
-	row("Skips", strings.Join(s.Skips, ", "))
-	row("Skip range", s.SkipRange)
-	row("Min Kubernetes", s.MinKubeVersion)
-	var modes []string
-	for _, m := range []string{"OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces"} {
-		if s.InstallModes[m] {
-			modes = append(modes, m)
-		}
-	}
-	row("Install modes", strings.Join(modes, ", "))
-	fmt.Fprintf(w, "CRDs (%d):\n", len(s.CRDs))
-	for _, c := range s.CRDs {
-		note := ""
-		if c.Bytes > 262144 {
-			note = "  (over 256 KiB: rendered with ServerSideApply=true)"
-		}
-		fmt.Fprintf(w, "  %s\t%d bytes%s\n", c.Name, c.Bytes, note)
-	}
-	fmt.Fprintf(w, "Deployments (%d):\n", len(s.Deployments))
-	for _, d := range s.Deployments {
-		fmt.Fprintf(w, "  %s\tserviceAccount=%s\t%s\n", d.Name, d.ServiceAccount, strings.Join(d.Images, ", "))
-	}
-	if len(s.Webhooks) > 0 {
-		fmt.Fprintf(w, "Webhooks (%d):\n", len(s.Webhooks))
-		for _, h := range s.Webhooks {
-			fmt.Fprintf(w, "  %s\t%s\tdeployment=%s port=%d %s\n", h.Type, h.Name, h.Deployment, h.Port, h.Path)
-		}
-	}
-	if len(s.RelatedImages) > 0 {
-		names := make([]string, 0, len(s.RelatedImages))
-		for n := range s.RelatedImages {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		fmt.Fprintf(w, "Related images (%d):\n", len(names))
-		for _, n := range names {
-			fmt.Fprintf(w, "  %s\t%s\n", n, s.RelatedImages[n])
-		}
-	}
-	if len(s.Objects) > 0 {
-		fmt.Fprintf(w, "Other objects (%d):\n", len(s.Objects))
-		for _, o := range s.Objects {
-			fmt.Fprintf(w, "  %s\n", o)
-		}
-	}
-	row("alm-examples", strings.Join(s.Examples, ", "))
-	if c := s.Catalog; c != nil {
-		row("Catalog", c.Ref)
-		if c.Image != c.Ref {
-			row("Catalog image", c.Image)
-		}
-		row("Catalog channel", c.Channel)
-		row("Catalog range", c.Range)
-		row("Catalog entry", c.Package+" "+c.Version+": "+c.Bundle)
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	return s.writeRequirements(out)
-}
-
-// writeRequirements prints the requirements report, one block per finding.
-func (s *summary) writeRequirements(out io.Writer) error {
-	if s.RequirementsError != "" {
-		_, err := fmt.Fprintf(out, "Requirements: not computed: %s\n", s.RequirementsError)
-		return err
-	}
-	accepted := len(s.Requirements) - len(requirements.Pending(s.Requirements))
-	fmt.Fprintf(out, "Requirements (%d, %d accepted):\n", len(s.Requirements), accepted)
-	for _, f := range s.Requirements {
-		mark := string(f.Severity)
-		if f.Accepted {
-			mark = "accepted"
-		}
-		fmt.Fprintf(out, "  %-8s %s\n           from %s\n           %s\n           fix: %s\n", mark, f.Key(), f.Source, f.Message, f.Fix)
-	}
-	return nil
 }

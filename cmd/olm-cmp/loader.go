@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver"
@@ -256,7 +255,7 @@ func (c *clusterFlags) apply(req *render.Request) error {
 	}
 	list := splitList(strings.Join(c.apiVersions, ","))
 	for _, gv := range list {
-		if !isAPIListEntry(gv) {
+		if !render.IsAPIListEntry(gv) {
 			return fmt.Errorf("--api-versions %q: not a group/version: write v1 for the core API, else group/version (apps/v1, cert-manager.io/v1)", gv)
 		}
 	}
@@ -265,39 +264,6 @@ func (c *clusterFlags) apply(req *render.Request) error {
 	}
 	req.APIVersions = list
 	return nil
-}
-
-// isAPIListEntry reports whether e reads as an entry of Argo CD's
-// KUBE_API_VERSIONS: a version of the core API (v1), a group/version, or
-// either followed by /Kind (v1/Pod, apps/v1/Deployment), which Argo CD lists
-// for every kind the cluster serves. Versions are DNS labels (v1, v1beta1),
-// and the core API's only version is v1, so "apps/Deployment" is a kind
-// without its version, not a group/version.
-func isAPIListEntry(e string) bool {
-	parts := strings.Split(e, "/")
-	switch len(parts) {
-	case 1:
-		return isAPIVersion(parts[0])
-	case 2:
-		// The core API's only version is v1: "v1/Pod" names a kind.
-		return isAPIGroup(parts[0]) && isAPIVersion(parts[1]) || parts[0] == "v1" && isKindName(parts[1])
-	case 3:
-		return isAPIGroup(parts[0]) && isAPIVersion(parts[1]) && isKindName(parts[2])
-	}
-	return false
-}
-
-func isAPIVersion(s string) bool { return len(validation.IsDNS1035Label(s)) == 0 }
-func isAPIGroup(s string) bool   { return len(validation.IsDNS1123Subdomain(s)) == 0 }
-
-// isKindName: kinds are CamelCase identifiers (Deployment, CustomResourceDefinition).
-func isKindName(s string) bool {
-	if s == "" || s[0] < 'A' || s[0] > 'Z' {
-		return false
-	}
-	return !strings.ContainsFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-	})
 }
 
 // envAPIVersions is KUBE_API_VERSIONS split on commas, nil when unset or

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
+	"github.com/olm-cmp/olm-cmp/internal/output"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
@@ -354,7 +355,7 @@ per finding category instead; olm-cmp inspect DIR lists the findings.`,
 			if err != nil {
 				return err
 			}
-			r.YAMLOnly = out.format == outputYAML && out.dir == "" // nothing else reads Result.JSON
+			r.YAMLOnly = out.format == output.YAML && out.dir == "" // nothing else reads Result.JSON
 			res, err := r.Render(cmd.Context(), req)
 			if err != nil {
 				return req.Locate(err)
@@ -364,7 +365,7 @@ per finding category instead; olm-cmp inspect DIR lists the findings.`,
 			}
 			stderr := cmd.ErrOrStderr()
 			locateWarnings(req, res)
-			printNotes(stderr, res, out.quiet, out.verbose, inspectArgs(req, firstArg(args)))
+			output.PrintNotes(stderr, res, out.quiet, out.verbose, inspectArgs(req, firstArg(args)))
 			if out.quiet {
 				return nil
 			}

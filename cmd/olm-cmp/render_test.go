@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/olm-cmp/olm-cmp/internal/badinput"
+	"github.com/olm-cmp/olm-cmp/internal/inspect"
 )
 
 // run executes the CLI in-process and returns stdout, stderr and the error.
@@ -167,7 +168,7 @@ func TestInspect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s summary
+	var s inspect.Summary
 	if err := json.Unmarshal([]byte(out), &s); err != nil || s.Package != "greeter-operator" || len(s.CRDs) != 1 || s.CRDs[0].Bytes == 0 {
 		t.Errorf("json summary wrong (%v): %+v", err, s)
 	}
@@ -186,7 +187,7 @@ func TestInspectRequirements(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s summary
+	var s inspect.Summary
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatal(err)
 	}

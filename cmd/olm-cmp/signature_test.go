@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+	"github.com/olm-cmp/olm-cmp/internal/inspect"
 	"github.com/olm-cmp/olm-cmp/internal/verify/verifytest"
 )
 
@@ -65,7 +66,7 @@ func TestTrustPolicyInspect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s summary
+	var s inspect.Summary
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -70,7 +68,7 @@ registry or catalog could not be read).`,
 			if err != nil {
 				return err
 			}
-			var report interface{ writeText(io.Writer) error }
+			var report interface{ WriteText(io.Writer) error }
 			if catalogRef != "" {
 				if pkg == "" {
 					return fmt.Errorf("--catalog needs --package: the package whose versions to list")
@@ -82,9 +80,9 @@ registry or catalog could not be read).`,
 			if err != nil {
 				return err
 			}
-			if pr, ok := report.(*packageReport); ok && output == "json" {
-				if n := pr.jsonSize(); n > maxJSONReport {
-					return fmt.Errorf("the -o json report of package %s would be over %d MiB (every entry repeats the channels listing its bundle, and this package lists its bundles in many channels): show fewer channels with --channel, or use the text output", echo.Quote(pr.Package), maxJSONReport>>20)
+			if pr, ok := report.(*versions.PackageReport); ok && output == "json" {
+				if n := pr.JSONSize(); n > versions.MaxJSONReport {
+					return fmt.Errorf("the -o json report of package %s would be over %d MiB (every entry repeats the channels listing its bundle, and this package lists its bundles in many channels): show fewer channels with --channel, or use the text output", echo.Quote(pr.Package), versions.MaxJSONReport>>20)
 				}
 			}
 			if output == "json" {
@@ -92,7 +90,7 @@ registry or catalog could not be read).`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(report)
 			}
-			return report.writeText(cmd.OutOrStdout())
+			return report.WriteText(cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
@@ -101,14 +99,6 @@ registry or catalog could not be read).`,
 	cmd.Flags().StringVar(&channels, "channel", "", "only these channels of --package, comma-separated; default every channel")
 	rf.register(cmd.Flags())
 	return cmd
-}
-
-// The registry and catalog access of versions, in one place: a tag list
-// through the loader's registry access, a catalog image through its pull
-// and index (a directory is read through an os.Root, as render reads one).
-
-func listRepositoryTags(ctx context.Context, loader *bundle.ImageLoader, ref string) ([]versions.Tag, []string, int, error) {
-	return versions.ListTagsWith(ctx, loader, ref)
 }
 
 // openCatalog opens --catalog: an image (pulled, cached by digest, with
@@ -133,23 +123,9 @@ func openCatalog(ctx context.Context, loader *bundle.ImageLoader, ref string) (f
 	return catalog.Open(fsys, bundle.CatalogIndexFile(o.Dir)), o.Image, func() {}, nil
 }
 
-// tagsReport is `versions REF`; JSON field names are its -o json form.
-type tagsReport struct {
-	Repository string    `json:"repository"`
-	Tags       []tagJSON `json:"tags"`
-	// Other are the tags that are not semantic versions, sorted.
-	Other []string `json:"other"`
-	// Invalid counts the names the registry listed that are not tags (the
-	// distribution API's grammar), left out; absent when none.
-	Invalid int `json:"invalid,omitempty"`
-}
-
-type tagJSON struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-}
-
-func tagVersions(ctx context.Context, loader *bundle.ImageLoader, ref string) (*tagsReport, error) {
+// tagVersions is `versions REF`: REF checked to be a repository with its
+// registry, then its tags.
+func tagVersions(ctx context.Context, loader *bundle.ImageLoader, ref string) (*versions.TagsReport, error) {
 	if render.IsLocalDir(ref) {
 		return nil, fmt.Errorf("%s is a directory: versions REF lists the tags of a bundle image repository (quay.io/org/operator-bundle); for a catalog directory give --catalog %s --package P", echo.Short(ref), echo.Short(ref))
 	}
@@ -157,265 +133,15 @@ func tagVersions(ctx context.Context, loader *bundle.ImageLoader, ref string) (*
 		last := ref[strings.LastIndexByte(ref, '/')+1:]
 		return nil, fmt.Errorf("%s: not an image repository with its registry: give it as quay.io/org/%s (docker.io/org/%s for Docker Hub)", echo.Short(ref), echo.Short(last), echo.Short(last))
 	}
-	semver, other, invalid, err := listRepositoryTags(ctx, loader, ref)
-	if err != nil {
-		return nil, err
-	}
-	r := &tagsReport{Repository: ref, Tags: []tagJSON{}, Other: other, Invalid: invalid}
-	if name, err := versions.RepositoryName(ref); err == nil {
-		r.Repository = name
-	}
-	for _, t := range semver {
-		r.Tags = append(r.Tags, tagJSON{Name: t.Name, Version: t.Version.String()})
-	}
-	if r.Other == nil {
-		r.Other = []string{}
-	}
-	return r, nil
+	return versions.Tags(ctx, loader, ref)
 }
 
-func (r *tagsReport) writeText(out io.Writer) error {
-	w := &errWriter{w: out}
-	w.printf("%s: %d semantic version tags, %d other tags\n", echo.Text(r.Repository), len(r.Tags), len(r.Other))
-	if r.Invalid > 0 {
-		w.printf("left out: %d names the registry listed that are not valid tags ([A-Za-z0-9_][A-Za-z0-9._-]{0,127})\n", r.Invalid)
-	}
-	for _, t := range r.Tags {
-		w.printf("%s\n", t.Name) // checked against the tag grammar: nothing to escape
-	}
-	if len(r.Other) > 0 {
-		w.printf("other tags (not semantic versions):\n")
-		for _, t := range r.Other {
-			w.printf("%s\n", t)
-		}
-	}
-	return w.err
-}
-
-// packageReport is `versions --catalog C --package P`.
-type packageReport struct {
-	Catalog        string `json:"catalog"`
-	Image          string `json:"image,omitempty"`
-	Package        string `json:"package"`
-	DefaultChannel string `json:"defaultChannel,omitempty"`
-	Deprecated     bool   `json:"deprecated"`
-	// Problems are what opm validate refuses outside the channels' graphs
-	// (a bundle in no channel, a default channel that is not one, a
-	// deprecation naming nothing); absent when there are none.
-	Problems []string      `json:"problems,omitempty"`
-	Channels []channelJSON `json:"channels"`
-}
-
-type channelJSON struct {
-	Name       string      `json:"name"`
-	Head       string      `json:"head"`
-	Deprecated bool        `json:"deprecated"`
-	Problem    string      `json:"problem,omitempty"`
-	Entries    []entryJSON `json:"entries"`
-}
-
-type entryJSON struct {
-	Name       string   `json:"name"`
-	Version    string   `json:"version"`
-	Release    string   `json:"release,omitempty"`
-	Image      string   `json:"image"`
-	Replaces   string   `json:"replaces,omitempty"`
-	Skips      []string `json:"skips,omitempty"`
-	SkipRange  string   `json:"skipRange,omitempty"`
-	Deprecated bool     `json:"deprecated"`
-	Channels   []string `json:"channels"`
-}
-
-func catalogVersions(ctx context.Context, loader *bundle.ImageLoader, ref, pkg, channels string) (*packageReport, error) {
+// catalogVersions is `versions --catalog C --package P`.
+func catalogVersions(ctx context.Context, loader *bundle.ImageLoader, ref, pkg, channels string) (*versions.PackageReport, error) {
 	fsys, image, done, err := openCatalog(ctx, loader, ref)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	p, err := versions.ReadPackage(ctx, fsys, pkg)
-	if err != nil {
-		return nil, err
-	}
-	r := &packageReport{Catalog: ref, Image: image, Package: p.Name, DefaultChannel: p.DefaultChannel, Deprecated: p.Deprecated, Problems: p.Problems, Channels: []channelJSON{}}
-	want, have := map[string]bool{}, make(map[string]bool, len(p.Channels))
-	for _, c := range p.Channels {
-		have[c.Name] = true // a set: --channel can name thousands
-	}
-	for _, n := range strings.Split(channels, ",") {
-		if n = strings.TrimSpace(n); n == "" {
-			continue
-		}
-		if !have[n] {
-			var all []string
-			for _, c := range p.Channels {
-				if strings.EqualFold(c.Name, n) {
-					return nil, fmt.Errorf("--channel %s: package %s has no such channel (channel names are case-sensitive: did you mean %s?)", echo.Quote(n), echo.Quote(pkg), echo.Quote(c.Name))
-				}
-				all = append(all, c.Name)
-			}
-			if len(all) == 0 {
-				return nil, fmt.Errorf("--channel %s: package %s has no channels at all; opm validate refuses this catalog", echo.Quote(n), echo.Quote(pkg))
-			}
-			return nil, fmt.Errorf("--channel %s: package %s has no such channel (channels: %s)", echo.Quote(n), echo.Quote(pkg), echo.Short(strings.Join(all, ", ")))
-		}
-		want[n] = true
-	}
-	if channels != "" && len(want) == 0 {
-		return nil, fmt.Errorf("--channel %s names no channel: give channel names, comma-separated, or leave --channel out for every channel", echo.Quote(channels))
-	}
-	for _, c := range p.Channels {
-		if len(want) > 0 && !want[c.Name] {
-			continue
-		}
-		cj := channelJSON{Name: c.Name, Head: c.Head, Deprecated: c.Deprecated, Problem: c.Problem, Entries: []entryJSON{}}
-		for _, e := range c.Entries {
-			cj.Entries = append(cj.Entries, entryJSON{Name: e.Name, Version: e.Version, Release: e.Release, Image: e.Image, Replaces: e.Replaces,
-				Skips: e.Skips, SkipRange: e.SkipRange, Deprecated: e.Deprecated, Channels: e.Channels})
-		}
-		r.Channels = append(r.Channels, cj)
-	}
-	return r, nil
-}
-
-// maxJSONReport bounds a package's -o json report, before it is built. An
-// entry's channels repeat in every channel listing its bundle, so a
-// catalog can make the report grow as the square of its size (a bundle in
-// 60,000 one-entry channels: 60,000² names from a 5 MB catalog). The
-// largest package the catalog reader keeps (catalog.maxPackageBytes of
-// names, 131072 items) reports in well under this when each bundle is in
-// a few channels; real packages report in a few MB.
-const maxJSONReport = 128 << 20
-
-// jsonSize is an upper bound of the bytes of r's JSON form, computed in
-// time linear in the package (each bundle's channel list is measured
-// once) and given up as soon as it passes maxJSONReport.
-func (r *packageReport) jsonSize() int {
-	n := 512 + jsonLen(r.Catalog) + jsonLen(r.Image) + jsonLen(r.Package) + jsonLen(r.DefaultChannel)
-	for _, p := range r.Problems {
-		n += 16 + jsonLen(p)
-	}
-	listed := map[string]int{} // bundle → bytes of its channels list
-	for _, c := range r.Channels {
-		n += 128 + jsonLen(c.Name) + jsonLen(c.Head) + jsonLen(c.Problem)
-		for _, e := range c.Entries {
-			l, ok := listed[e.Name]
-			if !ok {
-				for _, ch := range e.Channels {
-					l += 16 + jsonLen(ch)
-				}
-				listed[e.Name] = l
-			}
-			n += 384 + l + jsonLen(e.Name) + jsonLen(e.Version) + jsonLen(e.Release) + jsonLen(e.Image) + jsonLen(e.Replaces) + jsonLen(e.SkipRange)
-			for _, s := range e.Skips {
-				n += 16 + jsonLen(s)
-			}
-			if n > maxJSONReport {
-				return n
-			}
-		}
-	}
-	return n
-}
-
-// jsonLen bounds the bytes of s as a JSON string: a byte encoding/json
-// escapes takes six (\u001b).
-func jsonLen(s string) int {
-	n := len(s) + 2
-	for i := 0; i < len(s); i++ {
-		if b := s[i]; b < 0x20 || b == '<' || b == '>' || b == '&' || b == '"' || b == '\\' || b >= 0x80 {
-			n += 5
-		}
-	}
-	return n
-}
-
-// writeText prints a channel at a time: its head, then a table of its
-// versions, lowest first. Catalog values are escaped (echo.Text) and long
-// ones cut (echo.Short): a catalog is untrusted.
-func (r *packageReport) writeText(out io.Writer) error {
-	w := &errWriter{w: out}
-	from := echo.Text(r.Catalog)
-	if r.Image != "" {
-		from = echo.Text(r.Image)
-	}
-	head := fmt.Sprintf("package %s from catalog %s", echo.Short(r.Package), from)
-	if r.DefaultChannel != "" {
-		head += ", default channel " + echo.Short(r.DefaultChannel)
-	}
-	if r.Deprecated {
-		head += " (deprecated)"
-	}
-	w.printf("%s\n", head)
-	for _, p := range r.Problems {
-		w.printf("problem: %s\n", p) // escaped where it was worded
-	}
-	for _, c := range r.Channels {
-		line := fmt.Sprintf("\nchannel %s", echo.Short(c.Name))
-		if c.Deprecated {
-			line += " (deprecated)"
-		}
-		switch {
-		case c.Head != "" && c.Problem != "":
-			line += ": head " + echo.Short(c.Head) + ", but " + c.Problem
-		case c.Head != "":
-			line += ": head " + echo.Short(c.Head)
-		default:
-			line += ": " + c.Problem
-		}
-		w.printf("%s\n", line)
-		var table bytes.Buffer
-		tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  VERSION\tBUNDLE\tREPLACES\tSKIPS\tSKIP RANGE\t")
-		for _, e := range c.Entries {
-			note := ""
-			if e.Deprecated {
-				note = "deprecated"
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", cell(versionCell(e)), cell(e.Name), cell(e.Replaces), cell(strings.Join(e.Skips, ",")), cell(e.SkipRange), note)
-		}
-		tw.Flush()
-		for _, l := range strings.SplitAfter(table.String(), "\n") {
-			w.printf("%s", strings.TrimRight(l, " \n")+strings.Repeat("\n", strings.Count(l, "\n")))
-		}
-	}
-	return w.err
-}
-
-// versionCell is an entry's version with its release when the version
-// does not already show it (a legacy bundle's build metadata): bundles of
-// one version told apart as -o json tells them.
-func versionCell(e entryJSON) string {
-	if e.Release == "" || strings.HasSuffix(e.Version, "+"+e.Release) {
-		return e.Version
-	}
-	return e.Version + " (release " + e.Release + ")"
-}
-
-// cell is a table cell: escaped, cut, "-" when empty; tabs cannot reach
-// the table (echo.Text escapes them).
-func cell(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return echo.Short(s)
-}
-
-// errWriter keeps the first write error, so a report's many lines need
-// one check.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
-}
-
-func (e *errWriter) printf(format string, args ...any) {
-	fmt.Fprintf(e, format, args...)
+	return versions.Report(ctx, fsys, ref, image, pkg, channels)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+	"github.com/olm-cmp/olm-cmp/internal/versions"
 )
 
 // What opm validate refuses and the channel tables alone would leave
@@ -42,7 +43,7 @@ func TestVersionsCatalogProblems(t *testing.T) {
 		}
 	}
 	out, stderr, code = runStatus(t, "versions", "--catalog", dir, "--package", "p", "-o", "json")
-	var r packageReport
+	var r versions.PackageReport
 	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
 		t.Fatalf("exit %d: %s%s", code, stderr, out)
 	}
@@ -138,7 +139,7 @@ func TestVersionsJSONReportBounded(t *testing.T) {
 		t.Errorf("exit %d, %d bytes of output, %s", code, len(out), stderr)
 	}
 	out, stderr, code = runStatus(t, "versions", "--catalog", dir, "--package", "p", "-o", "json", "--channel", "c1,c2")
-	var r packageReport
+	var r versions.PackageReport
 	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || len(r.Channels) != 2 || len(r.Channels[0].Entries[0].Channels) != 5000 {
 		t.Errorf("--channel c1,c2: exit %d %s", code, stderr)
 	}
@@ -181,7 +182,7 @@ func TestVersionsImageAsDirectory(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("image: exit %d %s", code, stderr)
 	}
-	var d, i packageReport
+	var d, i versions.PackageReport
 	if json.Unmarshal([]byte(fromDir), &d) != nil || json.Unmarshal([]byte(fromImage), &i) != nil {
 		t.Fatalf("not JSON:\n%s\n%s", fromDir, fromImage)
 	}

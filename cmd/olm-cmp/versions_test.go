@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+	"github.com/olm-cmp/olm-cmp/internal/versions"
 )
 
 const demoCatalogText = `package greeter-operator from catalog ../../examples/demo-catalog, default channel stable
@@ -31,7 +32,7 @@ func TestVersionsCatalogDir(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, output:\n%s\nwant:\n%s", code, stderr, out, demoCatalogText)
 	}
 	out, _, code = runStatus(t, "versions", "--catalog", "../../examples/demo-catalog", "--package", "greeter-operator", "--channel", "stable", "-o", "json")
-	var r packageReport
+	var r versions.PackageReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v:\n%s", code, err, out)
 	}
@@ -49,7 +50,7 @@ func TestVersionsCatalogImage(t *testing.T) {
 	host, _ := bundletest.NewRegistry(t)
 	digest := bundletest.Push(t, host, "catalogs/demo", "v1", bundletest.CatalogImage(t, "../../examples/demo-catalog", "/configs"))
 	out, stderr, code := runStatus(t, "versions", "--catalog", host+"/catalogs/demo:v1", "--package", "greeter-operator", "-o", "json", "--insecure-registry", host)
-	var r packageReport
+	var r versions.PackageReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v: %s", code, err, stderr)
 	}
@@ -82,11 +83,11 @@ latest
 		t.Errorf("exit %d, stderr %q, output:\n%s\nwant:\n%s", code, stderr, out, want)
 	}
 	out, _, code = runStatus(t, "versions", host+"/demo/greeter-bundle", "--insecure-registry", host, "-o", "json")
-	var r tagsReport
+	var r versions.TagsReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v: %s", code, err, out)
 	}
-	if r.Repository != host+"/demo/greeter-bundle" || len(r.Tags) != 4 || r.Tags[2] != (tagJSON{Name: "v0.10.0", Version: "0.10.0"}) || strings.Join(r.Other, ",") != "0.2,latest" {
+	if r.Repository != host+"/demo/greeter-bundle" || len(r.Tags) != 4 || r.Tags[2] != (versions.ReportTag{Name: "v0.10.0", Version: "0.10.0"}) || strings.Join(r.Other, ",") != "0.2,latest" {
 		t.Errorf("json: %+v", r)
 	}
 }

@@ -32,3 +32,18 @@ func TestCheckAPIVersions(t *testing.T) {
 		t.Errorf("render with a partial list: %v", err)
 	}
 }
+
+// An --api-versions entry reads as Argo CD lists them: a version of the
+// core API, a group/version, or either with /Kind; a kind without its
+// version, a mistyped group or an empty entry does not.
+func TestIsAPIListEntry(t *testing.T) {
+	for e, want := range map[string]bool{
+		"v1": true, "apps/v1": true, "cert-manager.io/v1": true, "v1/Pod": true, "apps/v1/Deployment": true,
+		"apps/Deployment": false, "": false, "Apps/v1": false, "apps/v1/deployment": false,
+		"apps/v1/Deploy-ment": false, "a/b/c/d": false, "apps/V1": false,
+	} {
+		if got := IsAPIListEntry(e); got != want {
+			t.Errorf("IsAPIListEntry(%q) = %v, want %v", e, got, want)
+		}
+	}
+}

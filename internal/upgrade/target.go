@@ -218,8 +218,3 @@ func (ix *Index) AdoptRepoURLs(other *Index) {
 		}
 	}
 }
-
-// MaxManifestBytes is the largest Argo CD manifest Scan reads; a larger
-// file met in a tree is skipped, so one named by itself (--apps-from FILE)
-// must be refused before the scan, or it would be ignored silently.
-func MaxManifestBytes() int64 { return maxScanFileBytes }

@@ -1,0 +1,44 @@
+package inspect
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
+)
+
+// The demo bundle's summary holds what its CSV and manifests declare, and
+// the text names each part; a report that could not be made says why.
+func TestSummarizeDemo(t *testing.T) {
+	dir, err := filepath.Abs("../../examples/demo/bundle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Summarize(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Package != "greeter-operator" || len(s.CRDs) != 1 || s.CRDs[0].Name != "greeters.greeter.example.com" || s.CRDs[0].Bytes == 0 ||
+		len(s.Webhooks) != 1 || s.Webhooks[0].Path != "/validate-greeter-example-com-v1alpha1-greeter" || len(s.Deployments) == 0 || len(s.Objects) != 1 ||
+		!strings.HasPrefix(s.Objects[0], "Service/") || len(s.Examples) == 0 {
+		t.Errorf("summary: %+v", s)
+	}
+	if req := DefaultRequest(b); req.Name != "greeter-operator" || req.Spec.Namespace == "" || req.Spec.Bundle != b.Origin.Ref {
+		t.Errorf("default request: %+v", req)
+	}
+	s.RequirementsError = "the render failed"
+	var text strings.Builder
+	if err := s.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Package:          greeter-operator\n", "CRDs (1):\n  greeters.greeter.example.com  ", "Webhooks (1):\n", "Other objects (1):\n", "Requirements: not computed: the render failed\n"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+}

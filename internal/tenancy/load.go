@@ -203,7 +203,11 @@ func (d *decoder) project(n *yaml.Node, at, credDir string) *Project {
 // checkNamePattern accepts an AppProject name, or a glob of one that names
 // at least one character of its own: a pattern of wildcards only ("*",
 // "?*") would cover every project, which unlistedProjects says already,
-// and is the kind of grant written by accident.
+// and is the kind of grant written by accident. So would a pattern of
+// classes and a star ("[a-z0-9]*"): a glob with a * must have a literal
+// character outside its classes. That rule is sound: a name must contain
+// that character to match, and the one-letter name "a" or "b" lacks it, so
+// no accepted glob matches every AppProject name.
 func checkNamePattern(v string) error {
 	if !isGlob(v) {
 		if errs := validation.IsDNS1123Subdomain(v); len(errs) > 0 {
@@ -214,13 +218,47 @@ func checkNamePattern(v string) error {
 	if _, err := path.Match(v, ""); err != nil {
 		return fmt.Errorf("%s is not a glob: %s", echo.Quote(v), echo.Short(err.Error()))
 	}
-	if strings.Trim(v, "*?") == "" {
+	if strings.Contains(v, "[!") {
+		// path.Match negates a class with ^; [!a] is the class of '!' and
+		// 'a', not what a shell reader sees.
+		return fmt.Errorf("%s: path.Match negates a class with ^, not !: write [^ instead of [!", echo.Quote(v))
+	}
+	if strings.Trim(v, "*?") == "" || strings.Contains(v, "*") && !hasLiteral(v) {
 		return fmt.Errorf("%s covers every project: name the projects (team-a, team-*), and let unlistedProjects decide for the rest", echo.Quote(v))
 	}
 	if len(v) > MaxProjectName {
 		return fmt.Errorf("%s is longer than %d characters", echo.Quote(v), MaxProjectName)
 	}
 	return nil
+}
+
+// hasLiteral reports whether the glob v (valid for path.Match) has a
+// character outside its classes ([...]) that is no wildcard; an escaped
+// one (\*) is literal.
+func hasLiteral(v string) bool {
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '*', '?':
+		case '\\':
+			return true
+		case '[':
+			// The class ends at the first ] that is not its first
+			// character or escaped (path.Match's grammar).
+			j := i + 1
+			if j < len(v) && v[j] == '^' {
+				j++
+			}
+			for ; j < len(v) && (v[j] != ']' || j == i+1); j++ {
+				if v[j] == '\\' {
+					j++
+				}
+			}
+			i = j
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 func (d *decoder) catalog(n *yaml.Node, at string) *Catalog {

@@ -53,7 +53,7 @@ func (f *registryFlags) tenantRenderers(loader *bundle.ImageLoader, trust func()
 		}
 		return nil, nil
 	}
-	src, err := newReloading(path, tenancy.Load)
+	src, err := newReloading(path, tenancy.Load, (*tenancy.Policy).Files)
 	if err != nil {
 		return nil, err
 	}

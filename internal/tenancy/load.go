@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"path"
 	"path/filepath"
 	"slices"
@@ -261,6 +262,16 @@ func hasLiteral(v string) bool {
 	return false
 }
 
+// ipv6Host is prefix v without its bracketed IPv6 host ([::1]:5000/t is
+// :5000/t): the brackets of an IPv6 registry are no wildcard, every other
+// [ or ] is.
+func ipv6Host(v string) string {
+	if host, rest, ok := strings.Cut(strings.TrimPrefix(v, "["), "]"); ok && strings.HasPrefix(v, "[") && net.ParseIP(host) != nil && strings.Contains(host, ":") {
+		return rest
+	}
+	return v
+}
+
 func (d *decoder) catalog(n *yaml.Node, at string) *Catalog {
 	f := d.Fields(n, at, "image", "packages")
 	if n.Kind != yaml.MappingNode {
@@ -312,7 +323,7 @@ func (d *decoder) prefix(n *yaml.Node, at string) (string, bool) {
 		return "", false
 	}
 	norm, err := trust.NormalizePrefix(v)
-	if err != nil || strings.ContainsAny(v, "*?[") {
+	if err != nil || strings.ContainsAny(ipv6Host(v), "*?[]") {
 		d.Fail(n, at, "%s is not a registry (registry.example.com) or repository prefix (quay.io/myorg): no tags, digests or wildcards", echo.Quote(v))
 		return "", false
 	}

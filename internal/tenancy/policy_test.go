@@ -294,3 +294,42 @@ func TestNameGlobsSound(t *testing.T) {
 		}
 	}
 }
+
+// TestIPv6Prefixes: a registry at a bracketed IPv6 address is a prefix,
+// normalized as references are and matched on a path boundary; brackets
+// anywhere else are still wildcards.
+func TestIPv6Prefixes(t *testing.T) {
+	p := mustLoad(t, `apiVersion: olm-cmp.dev/v1alpha1
+kind: TenancyPolicy
+unlistedProjects: deny
+projects:
+- name: team-a
+  images: ["[::1]:5000/t", "[2001:DB8::1]:5000"]
+  catalogs:
+  - image: "[::1]:5000/c"
+    packages: ["*"]
+`)
+	e := p.Match("team-a")
+	for ref, want := range map[string]bool{
+		"[::1]:5000/t/op:v1":      true,
+		"[::1]:5000/t":            true,
+		"[::1]:5000/team/op:v1":   false,
+		"[::1]:5001/t/op:v1":      false,
+		"[2001:db8::1]:5000/x/op": true,
+		"[2001:db8::2]:5000/x/op": false,
+		"[::1]:5000/c/catalog:v1": false,
+	} {
+		if got := e.ImageAllowed(ref); got != want {
+			t.Errorf("ImageAllowed(%s) = %v, want %v", ref, got, want)
+		}
+	}
+	if e.CatalogFor("[::1]:5000/c/catalog:v1") == nil {
+		t.Errorf("catalog [::1]:5000/c/catalog:v1 not covered")
+	}
+	head := "apiVersion: olm-cmp.dev/v1alpha1\nkind: TenancyPolicy\nunlistedProjects: deny\nprojects:\n- name: a\n  images: "
+	for _, bad := range []string{`["[::1]:5000/t[ab]"]`, `["[a-z]:5000/t"]`, `["[::1"]`, `["quay.io/[::1]"]`} {
+		if _, err := Load(writePolicy(t, head+bad+"\n")); err == nil || !strings.Contains(err.Error(), "is not a registry") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}

@@ -14,18 +14,20 @@ const MaxHashedStamp = 1 << 20
 
 // Stamp names the version of the regular file at path (through links, as a
 // ConfigMap volume's are), to tell whether it changed since a load: its
-// size, modification time, and where the system says them, its inode and
-// status change time (which no user can set: a same-size, same-mtime
-// replacement changes one of them), and, up to MaxHashedStamp bytes, the
-// hash of its content. "" when it cannot be read: the caller loads again
-// and fails with the reason.
+// size and modification time, and where the system gives them (Linux) its
+// inode and status change time, which no user can set back: a same-size,
+// same-mtime replacement changes one of them. Where the system does not
+// give them, or the change time is too recent to tell two writes apart by
+// it, the hash of the content (up to MaxHashedStamp bytes) is added. ""
+// when it cannot be read: the caller loads again and fails with the reason.
 func Stamp(path string) string {
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() {
 		return ""
 	}
-	s := fmt.Sprintf("%d %d %s", fi.Size(), fi.ModTime().UnixNano(), sysStamp(fi))
-	if fi.Size() <= MaxHashedStamp {
+	sys, decisive := sysStamp(fi)
+	s := fmt.Sprintf("%d %d %s", fi.Size(), fi.ModTime().UnixNano(), sys)
+	if !decisive && fi.Size() <= MaxHashedStamp {
 		data, err := Read(path, MaxHashedStamp, true)
 		if err != nil {
 			return ""

@@ -92,7 +92,9 @@ ARGOCD_APP_PROJECT_NAME, never the plugin env). A flag wins over its variable.`,
 			defer stop()
 			// Buffer: nothing reaches stdout unless the whole write can.
 			var out bytes.Buffer
-			env := os.Environ()
+			// As started: os.Environ drops a second ARGOCD_APP_PROJECT_NAME,
+			// which ParseEnv refuses.
+			env := cmpserver.Environ()
 			if strict {
 				// The plugin env form of spec.strict: a parameter still wins.
 				env = append(env, "ARGOCD_ENV_strict=true")

@@ -29,31 +29,42 @@ func (f *registryFlags) registerTenancy(fs *pflag.FlagSet, withProject bool) {
 }
 
 // tenancyPolicyPath is --tenancy-policy, else its variable; "" for none.
-func (f *registryFlags) tenancyPolicyPath() string {
+// An empty flag while the variable names a policy is refused: on the
+// sidecar it would turn the tenancy policy off without a word (a flag in
+// plugin.yaml's args emptied by a template), and serve would then even
+// accept --render-addr.
+func (f *registryFlags) tenancyPolicyPath() (string, error) {
 	if !f.tenancyOn {
-		return "" // a command without the flag (inspect, resolve…) never reads the variable
+		return "", nil // a command without the flag (inspect, resolve…) never reads the variable
 	}
+	env := os.Getenv(EnvTenancyPolicy)
 	if f.fs != nil && f.fs.Changed("tenancy-policy") {
-		return f.tenancyPolicy
+		if f.tenancyPolicy == "" && env != "" {
+			return "", errors.New("--tenancy-policy is empty but " + EnvTenancyPolicy + " names a tenancy policy: an empty flag would turn the policy off; remove the flag (the variable's policy applies) or unset " + EnvTenancyPolicy + " (docs/tenancy.md)")
+		}
+		return f.tenancyPolicy, nil
 	}
-	if v := os.Getenv(EnvTenancyPolicy); v != "" {
-		return v
+	if env != "" {
+		return env, nil
 	}
-	return f.tenancyPolicy
+	return f.tenancyPolicy, nil
 }
 
 // tenantRenderers are the renderers of each project under the tenancy
 // policy the flags name (reloaded when its file changes), over loader and
 // the trust policy trust gives; nil without a tenancy policy.
 func (f *registryFlags) tenantRenderers(loader *bundle.ImageLoader, trust func() (*verify.Verifier, error)) (*tenancy.Renderers, error) {
-	path := f.tenancyPolicyPath()
+	path, err := f.tenancyPolicyPath()
+	if err != nil {
+		return nil, err
+	}
 	if path == "" {
 		if f.project != "" {
 			return nil, errors.New("--project names the Argo CD project for a tenancy policy: give --tenancy-policy FILE (or " + EnvTenancyPolicy + ")")
 		}
 		return nil, nil
 	}
-	src, err := newReloading(path, tenancy.Load)
+	src, err := newReloading(path, tenancy.Load, (*tenancy.Policy).Files)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +90,10 @@ func (f *registryFlags) projectRenderer(loader *bundle.ImageLoader, v *verify.Ve
 // own credentials; base's for an unlisted project the policy allows) and
 // its admission; base and nil without a policy.
 func (f *registryFlags) projectLoader(base *bundle.ImageLoader) (*bundle.ImageLoader, render.Admission, error) {
-	path := f.tenancyPolicyPath()
+	path, err := f.tenancyPolicyPath()
+	if err != nil {
+		return nil, nil, err
+	}
 	if path == "" {
 		if f.project != "" {
 			return nil, nil, errors.New("--project names the Argo CD project for a tenancy policy: give --tenancy-policy FILE (or " + EnvTenancyPolicy + ")")

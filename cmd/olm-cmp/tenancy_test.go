@@ -90,3 +90,27 @@ func TestGenerateTenancy(t *testing.T) {
 		t.Errorf("generate as team-b: %v", err)
 	}
 }
+
+// TestEmptyTenancyFlagUnderVariable: an explicitly empty --tenancy-policy
+// while OLM_CMP_TENANCY_POLICY names a policy would turn the policy off
+// (and let serve start --render-addr): refused at start, by every command
+// that takes the flag.
+func TestEmptyTenancyFlagUnderVariable(t *testing.T) {
+	host, policy := tenancyFixture(t)
+	dir := specDir(t, host+"/team-a/demo:v1", "demo")
+	t.Setenv(EnvTenancyPolicy, policy)
+	t.Setenv(EnvInsecureRegistries, host)
+	t.Setenv("ARGOCD_APP_PROJECT_NAME", "team-a")
+	want := "--tenancy-policy is empty but OLM_CMP_TENANCY_POLICY names a tenancy policy: an empty flag would turn the policy off; remove the flag (the variable's policy applies) or unset OLM_CMP_TENANCY_POLICY (docs/tenancy.md)"
+	missing := filepath.Join(t.TempDir(), "no-such-dir")
+	for _, args := range [][]string{
+		{"serve", "--tenancy-policy", "", "--render-addr", "127.0.0.1:0", "--socket-dir", missing},
+		{"serve", "--tenancy-policy=", "--socket-dir", missing},
+		{"generate", dir, "--tenancy-policy", ""},
+		{"render", dir, "--tenancy-policy", "", "--project", "team-a"},
+	} {
+		if out, _, err := run(t, args...); err == nil || err.Error() != want || out != "" {
+			t.Errorf("%q: %v\n%.200s", args, err, out)
+		}
+	}
+}

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/spf13/pflag"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/safefile"
 	"github.com/olm-cmp/olm-cmp/internal/trust"
 	"github.com/olm-cmp/olm-cmp/internal/verify"
 )
@@ -102,55 +105,84 @@ func (f *registryFlags) policySource(loader *bundle.ImageLoader) (*policySource,
 			return nil, err
 		}
 		return verify.New(p, opts), nil
-	})
+	}, func(v *verify.Verifier) []string { return v.Policy().Files() })
 }
 
 // reloading is a policy file loaded at start (an error stops the command
-// from starting), then again whenever the file changes (size or time, as
-// a ConfigMap update swaps it); an error fails every use until the file is
+// from starting), then again whenever it or a file it read changed (as a
+// ConfigMap update swaps them: the tenancy policy's trustPolicy files, a
+// trust policy's key files); an error fails every use until the file is
 // fixed, never a fall back to the old version. The trust and tenancy
 // policies are mounted and reloaded alike.
 type reloading[T any] struct {
 	path string
 	load func(path string) (T, error)
+	// files are the files a loaded value was read from (path among them);
+	// nil: path alone.
+	files func(T) []string
 
-	mu    sync.Mutex
-	stamp string
-	v     T
-	err   error
+	mu      sync.Mutex
+	watched []string // the files of the value loaded, sorted
+	stamp   string   // their stamp before the load; "" loads again
+	v       T
+	err     error
 }
 
-func newReloading[T any](path string, load func(string) (T, error)) (*reloading[T], error) {
-	r := &reloading[T]{path: path, load: load}
+func newReloading[T any](path string, load func(string) (T, error), files func(T) []string) (*reloading[T], error) {
+	r := &reloading[T]{path: path, load: load, files: files, watched: []string{path}}
 	if _, err := r.Get(); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// Get is the file's value as the file is now.
+// Get is the value as the files are now.
 func (r *reloading[T]) Get() (T, error) {
-	stamp := fileStamp(r.path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if stamp != "" && stamp == r.stamp {
+	if r.stamp != "" && filesStamp(r.watched) == r.stamp {
 		return r.v, r.err
 	}
-	r.stamp = stamp
-	r.v, r.err = r.load(r.path)
+	// Stamp before loading (a change during the load is seen next time);
+	// a value that read other files than were stamped is loaded again
+	// with those stamped.
+	watch := r.watched
+	for range 3 {
+		stamp := filesStamp(watch)
+		r.v, r.err = r.load(r.path)
+		got := []string{r.path}
+		if r.err == nil && r.files != nil {
+			got = append(r.files(r.v), r.path)
+		}
+		slices.Sort(got)
+		got = slices.Compact(got)
+		r.watched = got
+		if r.err != nil {
+			r.stamp = "" // loaded again on every use until it loads
+			return r.v, r.err
+		}
+		if slices.Equal(got, watch) {
+			r.stamp = stamp
+			return r.v, r.err
+		}
+		watch = got
+	}
+	r.stamp = ""
 	return r.v, r.err
 }
 
-// fileStamp names the version of the file at path (through symbolic
-// links, as a ConfigMap volume's are): its size and modification time; ""
-// when it cannot be read, which loads it again on every call (and fails
-// with the reason).
-func fileStamp(path string) string {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return ""
+// filesStamp names the version of files (safefile.Stamp of each: content,
+// size, times, inode); "" when one cannot be read.
+func filesStamp(files []string) string {
+	var b strings.Builder
+	for _, f := range files {
+		st := safefile.Stamp(f)
+		if st == "" {
+			return ""
+		}
+		fmt.Fprintf(&b, "%s\x00%s\x00", f, st)
 	}
-	return fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano())
+	return b.String()
 }
 
 // getter is the source as a function (engine.EngineOptions.Verifier, the

@@ -498,8 +498,14 @@ func (sv *service) status(ctx context.Context, r *request, err error) *status.St
 	var ce *codedError
 	var refused *verify.RefusalError
 	var tenant *tenancy.RefusalError
+	var noPolicy *tenancy.PolicyError
 	if errors.As(err, &ce) {
 		code = ce.code
+	} else if errors.As(err, &noPolicy) {
+		// The sidecar's tenancy policy does not load: no request can be
+		// judged until the admin restores it; retrying the same request
+		// does not help (Unavailable would invite retries).
+		code = codes.FailedPrecondition
 	} else if errors.As(err, &refused) || errors.As(err, &tenant) {
 		// The cluster's trust policy refused the image, or the tenancy
 		// policy refused the project what it asked for: not the request's

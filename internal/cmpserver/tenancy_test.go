@@ -171,3 +171,41 @@ func TestGenerateProjectFromEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyGoneFailsClosed: a tenancy policy deleted while serve runs
+// fails every request as FailedPrecondition, in one line saying who fixes
+// it and how, and renders again once it is restored.
+func TestPolicyGoneFailsClosed(t *testing.T) {
+	host, rs := tenancyWorld(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "t.yaml")
+	text := fmt.Sprintf("apiVersion: olm-cmp.dev/v1alpha1\nkind: TenancyPolicy\nunlistedProjects: deny\nprojects:\n- name: team-a\n  images: [%s/team-a]\n", host)
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rs.Policy = func() (*tenancy.Policy, error) { return tenancy.Load(file) }
+	eng := engine.NewEngine(engine.EngineOptions{Loader: rs.Base, Tenancy: engine.TenantsOf(rs)})
+	ts := startServer(t, eng)
+	app := t.TempDir()
+	os.WriteFile(filepath.Join(app, spec.FileName), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: "+host+"/team-a/op:v1\n  namespace: tiny-system\n"), 0o644)
+	tgz := tgzOf(t, app)
+	req := call{tgz: tgz, appRelPath: ".", rawEnv: []string{EnvAppProject + "=team-a"}}
+	if _, err := ts.generate(ctxT(t), t, req); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ts.generate(ctxT(t), t, req)
+	st, _ := status.FromError(err)
+	want := "olm-cmp renders nothing while its tenancy policy does not load: tenancy policy t.yaml: file does not exist; fix: the cluster admin must restore the olm-cmp-tenancy ConfigMap (docs/tenancy.md)"
+	if st.Code() != codes.FailedPrecondition || st.Message() != want {
+		t.Errorf("policy deleted: %v\nwant FailedPrecondition: %s", err, want)
+	}
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.generate(ctxT(t), t, req); err != nil {
+		t.Errorf("policy restored: %v", err)
+	}
+}

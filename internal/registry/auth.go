@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +52,46 @@ func authFromConfig(r io.Reader, path string, target authn.Resource) (authn.Auth
 		}), nil
 	}
 	return authn.Anonymous, nil
+}
+
+// ErrNotOneObject is ConfigHelpers' refusal of data that is not exactly
+// one JSON object.
+var ErrNotOneObject = errors.New("not exactly one JSON object")
+
+// ConfigHelpers reads data as authFromConfig's loader (docker/cli's) reads
+// a docker config.json and reports whether it names a credential helper
+// (credsStore, credHelpers: a program the keychain would run). That loader
+// decodes the first JSON value and ignores what follows it, so data must be
+// exactly one JSON object with nothing after it (ErrNotOneObject
+// otherwise), and the helpers are read from what the loader itself read,
+// never from a decoding of our own that could disagree with it.
+func ConfigHelpers(data []byte) (bool, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var obj map[string]json.RawMessage
+	if err := dec.Decode(&obj); err != nil || obj == nil {
+		return false, ErrNotOneObject
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return false, ErrNotOneObject
+	}
+	cf, err := config.LoadFromReader(bytes.NewReader(data))
+	if err != nil {
+		return false, fmt.Errorf("not a docker config.json: %w", echoless(err))
+	}
+	return cf.CredentialsStore != "" || len(cf.CredentialHelpers) > 0, nil
+}
+
+// echoless is err without the text of the file it may quote.
+func echoless(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("invalid JSON at byte %d", syn.Offset)
+	case errors.As(err, &typ):
+		return fmt.Errorf("field %s has the wrong type", typ.Field)
+	}
+	return errors.New("unreadable")
 }
 
 // fileKeychain reads credentials from one docker config file, chosen with

@@ -11,6 +11,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -144,6 +145,9 @@ func (c *Client) Parse(ref string) (name.Reference, error) {
 		// ref may be a catalog's value and the parser's error repeats it.
 		return nil, fmt.Errorf("image reference %s: %s", echo.Quote(ref), echo.Short(err.Error()))
 	}
+	if err := CheckPath(r.Context().RepositoryStr()); err != nil {
+		return nil, fmt.Errorf("image reference %s: %w", echo.Quote(ref), err)
+	}
 	if err := c.checkAllowed(ref, r); err != nil {
 		return nil, err
 	}
@@ -154,6 +158,34 @@ func (c *Client) Parse(ref string) (name.Reference, error) {
 	}
 	return r, nil
 }
+
+// ErrUncleanPath is CheckPath's refusal, for errors.Is.
+var ErrUncleanPath = errors.New("unclean repository path")
+
+// CheckPath refuses a repository path (go-containerregistry's
+// RepositoryStr) with an empty, "." or ".." component. The distribution
+// reference grammar forbids them, but go-containerregistry's parser checks
+// only the characters, and a registry that cleans paths (Go's ServeMux
+// redirects them) then serves another repository than the one every policy
+// judged as a string: team-a/../team-b is under a team-a prefix and is
+// team-b's image. Every reference read from user input passes Parse, so a
+// render never reaches a registry with such a path.
+func CheckPath(repo string) error {
+	for part := range strings.SplitSeq(repo, "/") {
+		if part == "" || part == "." || part == ".." {
+			return &pathError{repo: repo}
+		}
+	}
+	return nil
+}
+
+type pathError struct{ repo string }
+
+func (e *pathError) Error() string {
+	return fmt.Sprintf("repository path %s has an empty, \".\" or \"..\" component, which the image reference grammar forbids (a registry may serve another repository for it): write the repository path without it", echo.Quote(e.repo))
+}
+
+func (e *pathError) Is(target error) bool { return target == ErrUncleanPath }
 
 // checkAllowed refuses a reference whose registry AllowedRegistries does
 // not list.

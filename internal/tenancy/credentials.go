@@ -1,7 +1,6 @@
 package tenancy
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -66,11 +65,16 @@ func ReadCredentials(dir, name string) ([]byte, error) {
 	if err != nil || len(data) > registry.MaxRegistryConfigBytes {
 		return nil, fmt.Errorf("registryConfig %s: cannot be read", echo.Quote(name))
 	}
-	var helpers struct {
-		CredsStore  string            `json:"credsStore"`
-		CredHelpers map[string]string `json:"credHelpers"`
-	}
-	if json.Unmarshal(data, &helpers) == nil && (helpers.CredsStore != "" || len(helpers.CredHelpers) > 0) {
+	// Judged as the keychain's loader reads it: a file it would read
+	// otherwise than a check of our own (trailing bytes, a second value)
+	// is refused, never skipped.
+	helpers, err := registry.ConfigHelpers(data)
+	switch {
+	case errors.Is(err, registry.ErrNotOneObject):
+		return nil, fmt.Errorf("registryConfig %s: is not exactly one JSON object (a docker config.json, nothing after it): give the file docker login writes", echo.Quote(name))
+	case err != nil:
+		return nil, fmt.Errorf("registryConfig %s: %s: give the file docker login writes", echo.Quote(name), err)
+	case helpers:
 		return nil, fmt.Errorf("registryConfig %s: names a credential helper (credsStore, credHelpers), a program the sidecar would run: give the credentials themselves (auths)", echo.Quote(name))
 	}
 	return data, nil

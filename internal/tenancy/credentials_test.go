@@ -48,6 +48,15 @@ func TestReadCredentials(t *testing.T) {
 	}
 	write("helper.json", `{"credsStore":"evil","auths":{}}`, 0o600)
 	write("helpers.json", `{"credHelpers":{"registry.a.example":"evil"}}`, 0o600)
+	// docker/cli's loader decodes the first JSON value and ignores the
+	// rest: a check that fails to decode the whole must not be skipped.
+	write("trailing.json", `{"credsStore":"evil"}x`, 0o600)
+	write("bracket.json", `{"credHelpers":{"registry.a.example":"evil"}}]`, 0o600)
+	write("two.json", `{"auths":{}} {"credsStore":"evil"}`, 0o600)
+	write("twohelper.json", `{"credsStore":"evil"} {"auths":{}}`, 0o600)
+	write("null.json", `null`, 0o600)
+	write("array.json", `[{"credsStore":"evil"}]`, 0o600)
+	write("upper.json", `{"CREDSSTORE":"evil"}`, 0o600)
 	write("writable.json", good, 0o666)
 	write("big.json", strings.Repeat(" ", 4<<20+1), 0o600)
 	fifo := filepath.Join(dir, "fifo.json")
@@ -69,6 +78,13 @@ func TestReadCredentials(t *testing.T) {
 		"relescape.json": `registryConfig "relescape.json": cannot be read below credentialsDir (a link leading out of it?)`,
 		"helper.json":    `registryConfig "helper.json": names a credential helper (credsStore, credHelpers), a program the sidecar would run: give the credentials themselves (auths)`,
 		"helpers.json":   `names a credential helper`,
+		"trailing.json":  `registryConfig "trailing.json": is not exactly one JSON object (a docker config.json, nothing after it): give the file docker login writes`,
+		"bracket.json":   `registryConfig "bracket.json": is not exactly one JSON object`,
+		"two.json":       `registryConfig "two.json": is not exactly one JSON object`,
+		"twohelper.json": `registryConfig "twohelper.json": is not exactly one JSON object`,
+		"null.json":      `registryConfig "null.json": is not exactly one JSON object`,
+		"array.json":     `registryConfig "array.json": is not exactly one JSON object`,
+		"upper.json":     `registryConfig "upper.json": names a credential helper`,
 		"writable.json":  `registryConfig "writable.json": writable by others (mode 0666): mount it from a Secret (read-only)`,
 		"big.json":       `registryConfig "big.json": larger than 4194304 bytes: not a docker config.json`,
 		"..data":         `registryConfig "..data": is a directory, not a regular file: give a docker config.json`,

@@ -2,6 +2,7 @@ package tenancy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -145,6 +146,15 @@ func (l *TenantLoader) refusal(image, asked string, err error) error {
 	t := l.t
 	entry := fmt.Sprintf("tenancy policy %s, unlistedProjects: allow", filepath.Base(t.Policy.Name))
 	fix := fmt.Sprintf("add credentials for %s to the sidecar's registry config, or ask the cluster admin for an entry for this project with its own", re.Host)
+	if t.Entry != nil && t.Entry.RegistryConfig != "" {
+		if _, err := ReadCredentials(t.Policy.CredentialsDir, t.Entry.RegistryConfig); errors.Is(err, fs.ErrNotExist) {
+			// The usual cause of a 401 for a new project: its key is not in
+			// the credentials Secret, so it pulled anonymously.
+			return &RefusalError{Project: t.Project,
+				Problem: fmt.Sprintf("cannot read image %s: its registryConfig %q (%s) is missing from credentialsDir, so the pull had no credentials and the registry %s answered %d", shortImage(image), t.Entry.RegistryConfig, t.describe(), re.Host, re.Status),
+				Fix:     fmt.Sprintf("ask the cluster admin to add the key %s with credentials for %s to the credentials Secret mounted at credentialsDir (olm-cmp-tenant-registry), or to correct that entry's registryConfig", t.Entry.RegistryConfig, re.Host)}
+		}
+	}
 	if t.Entry != nil {
 		entry = t.describe()
 		fix = fmt.Sprintf("add credentials for %s to that entry's registryConfig, or use an image the project's credentials can read", re.Host)

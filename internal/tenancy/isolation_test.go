@@ -348,3 +348,15 @@ func (w *world) projectCount(t *testing.T, entry, outcome string) float64 {
 	}
 	return 0
 }
+
+// TestMissingRegistryConfigNamed: an entry whose registryConfig is not in
+// credentialsDir pulls without credentials; the registry's 401 is reported
+// as the missing file, naming the entry and the fix.
+func TestMissingRegistryConfigNamed(t *testing.T) {
+	w := newWorld(t)
+	if err := os.Remove(filepath.Join(w.credsDir, "team-b.json")); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := w.render("team-b", w.regB+"/team-b/op:v1")
+	refusal(t, err, fmt.Sprintf(`project "team-b" cannot read image %s/team-b/op:v1: its registryConfig "team-b.json" (tenancy policy tenancy.yaml line 12 (project "team-b")) is missing from credentialsDir, so the pull had no credentials and the registry %s answered 401; fix: ask the cluster admin to add the key team-b.json with credentials for %s to the credentials Secret mounted at credentialsDir (olm-cmp-tenant-registry), or to correct that entry's registryConfig`, w.regB, w.regB, w.regB))
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"path"
 	"path/filepath"
 	"slices"
@@ -203,7 +204,11 @@ func (d *decoder) project(n *yaml.Node, at, credDir string) *Project {
 // checkNamePattern accepts an AppProject name, or a glob of one that names
 // at least one character of its own: a pattern of wildcards only ("*",
 // "?*") would cover every project, which unlistedProjects says already,
-// and is the kind of grant written by accident.
+// and is the kind of grant written by accident. So would a pattern of
+// classes and a star ("[a-z0-9]*"): a glob with a * must have a literal
+// character outside its classes. That rule is sound: a name must contain
+// that character to match, and the one-letter name "a" or "b" lacks it, so
+// no accepted glob matches every AppProject name.
 func checkNamePattern(v string) error {
 	if !isGlob(v) {
 		if errs := validation.IsDNS1123Subdomain(v); len(errs) > 0 {
@@ -214,13 +219,57 @@ func checkNamePattern(v string) error {
 	if _, err := path.Match(v, ""); err != nil {
 		return fmt.Errorf("%s is not a glob: %s", echo.Quote(v), echo.Short(err.Error()))
 	}
-	if strings.Trim(v, "*?") == "" {
+	if strings.Contains(v, "[!") {
+		// path.Match negates a class with ^; [!a] is the class of '!' and
+		// 'a', not what a shell reader sees.
+		return fmt.Errorf("%s: path.Match negates a class with ^, not !: write [^ instead of [!", echo.Quote(v))
+	}
+	if strings.Trim(v, "*?") == "" || strings.Contains(v, "*") && !hasLiteral(v) {
 		return fmt.Errorf("%s covers every project: name the projects (team-a, team-*), and let unlistedProjects decide for the rest", echo.Quote(v))
 	}
 	if len(v) > MaxProjectName {
 		return fmt.Errorf("%s is longer than %d characters", echo.Quote(v), MaxProjectName)
 	}
 	return nil
+}
+
+// hasLiteral reports whether the glob v (valid for path.Match) has a
+// character outside its classes ([...]) that is no wildcard; an escaped
+// one (\*) is literal.
+func hasLiteral(v string) bool {
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '*', '?':
+		case '\\':
+			return true
+		case '[':
+			// The class ends at the first ] that is not its first
+			// character or escaped (path.Match's grammar).
+			j := i + 1
+			if j < len(v) && v[j] == '^' {
+				j++
+			}
+			for ; j < len(v) && (v[j] != ']' || j == i+1); j++ {
+				if v[j] == '\\' {
+					j++
+				}
+			}
+			i = j
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// ipv6Host is prefix v without its bracketed IPv6 host ([::1]:5000/t is
+// :5000/t): the brackets of an IPv6 registry are no wildcard, every other
+// [ or ] is.
+func ipv6Host(v string) string {
+	if host, rest, ok := strings.Cut(strings.TrimPrefix(v, "["), "]"); ok && strings.HasPrefix(v, "[") && net.ParseIP(host) != nil && strings.Contains(host, ":") {
+		return rest
+	}
+	return v
 }
 
 func (d *decoder) catalog(n *yaml.Node, at string) *Catalog {
@@ -274,7 +323,7 @@ func (d *decoder) prefix(n *yaml.Node, at string) (string, bool) {
 		return "", false
 	}
 	norm, err := trust.NormalizePrefix(v)
-	if err != nil || strings.ContainsAny(v, "*?[") {
+	if err != nil || strings.ContainsAny(ipv6Host(v), "*?[]") {
 		d.Fail(n, at, "%s is not a registry (registry.example.com) or repository prefix (quay.io/myorg): no tags, digests or wildcards", echo.Quote(v))
 		return "", false
 	}

@@ -121,6 +121,25 @@ func (p *Policy) Hash() string {
 	return p.hash
 }
 
+// Files are the files the policy was read from: its own file and each
+// entry's trust policy with the key and root files that names. A reloader
+// watches them all: an edited trustPolicy file is a new policy. (Credentials
+// files are read on every pull, not at load.)
+func (p *Policy) Files() []string {
+	if p == nil {
+		return nil
+	}
+	files := []string{p.Name}
+	for _, e := range p.Projects {
+		for _, f := range e.Trust.Files() {
+			if !slices.Contains(files, f) {
+				files = append(files, f)
+			}
+		}
+	}
+	return files
+}
+
 // Hash is the entry's own digest (its name included).
 func (e *Project) Hash() string {
 	if e == nil {

@@ -3,6 +3,7 @@ package tenancy
 import (
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -125,6 +126,10 @@ func TestBadPolicies(t *testing.T) {
 	cases := []struct{ name, text, want string }{
 		{"star project", head + "- name: \"*\"\n  images: [quay.io/x]\n", `tenancy policy tenancy.yaml: line 5: projects[0].name: "*" covers every project: name the projects (team-a, team-*), and let unlistedProjects decide for the rest`},
 		{"wildcard-only glob", head + "- name: \"?*\"\n  images: [quay.io/x]\n", `"?*" covers every project`},
+		{"classes and a star", head + "- name: \"[a-z0-9]*\"\n  images: [quay.io/x]\n", `projects[0].name: "[a-z0-9]*" covers every project: name the projects (team-a, team-*), and let unlistedProjects decide for the rest`},
+		{"class and a star", head + "- name: \"[a-z]*\"\n  images: [quay.io/x]\n", `"[a-z]*" covers every project`},
+		{"negated classes and stars", head + "- name: \"*[^.]*\"\n  images: [quay.io/x]\n", `"*[^.]*" covers every project`},
+		{"bang class", head + "- name: \"[!a]*-x\"\n  images: [quay.io/x]\n", `projects[0].name: "[!a]*-x": path.Match negates a class with ^, not !: write [^ instead of [!`},
 		{"star image", head + "- name: a\n  images: [\"*\"]\n", `tenancy policy tenancy.yaml: line 6: projects[0].images[0]: "*" would grant every registry: name the registries (registry.example.com) or repository prefixes (quay.io/myorg) this project may use`},
 		{"star catalog", head + "- name: a\n  catalogs: [{image: \"*/\", packages: [x]}]\n", `projects[0].catalogs[0].image: "*/" would grant every registry`},
 		{"wildcard in prefix", head + "- name: a\n  images: [quay.io/team-*]\n", `projects[0].images[0]: "quay.io/team-*" is not a registry (registry.example.com) or repository prefix (quay.io/myorg): no tags, digests or wildcards`},
@@ -261,5 +266,70 @@ func TestRefusals(t *testing.T) {
 	u, err := allow.Tenant("billing")
 	if err != nil || u.Entry != nil || u.Label() != "(unlisted)" || u.Image("bundle", "x", "anything.example/x:v1") != nil {
 		t.Errorf("unlisted under allow: %v %+v", err, u)
+	}
+}
+
+// TestNameGlobsSound: a glob that is accepted leaves out some AppProject
+// name (the rule: a glob with * names a literal character outside its
+// classes), and globs of that kind are accepted.
+func TestNameGlobsSound(t *testing.T) {
+	probes := []string{"a", "b", "0", "a-b", "x.y"}
+	for _, g := range []string{"*", "?*", "*?", "[a-z0-9]*", "[a-z]*", "[^-]*", "*[^.]*", "[a-z]*[0-9]*", "[]a]*", "[\\]]*", "team-*", "*-prod", "t[a-z]*", "*.*", "\\**", "[ab]", "??", "[a-z]?"} {
+		if checkNamePattern(g) != nil {
+			continue
+		}
+		missed := false
+		for _, p := range probes {
+			if ok, _ := path.Match(g, p); !ok {
+				missed = true
+			}
+		}
+		if !missed && strings.Contains(g, "*") {
+			t.Errorf("%q accepted but matches every probe name", g)
+		}
+	}
+	for _, g := range []string{"team-*", "*-prod", "t[a-z]*", "[a-z]*-x", "team-[ab]"} {
+		if err := checkNamePattern(g); err != nil {
+			t.Errorf("%q: %v", g, err)
+		}
+	}
+}
+
+// TestIPv6Prefixes: a registry at a bracketed IPv6 address is a prefix,
+// normalized as references are and matched on a path boundary; brackets
+// anywhere else are still wildcards.
+func TestIPv6Prefixes(t *testing.T) {
+	p := mustLoad(t, `apiVersion: olm-cmp.dev/v1alpha1
+kind: TenancyPolicy
+unlistedProjects: deny
+projects:
+- name: team-a
+  images: ["[::1]:5000/t", "[2001:DB8::1]:5000"]
+  catalogs:
+  - image: "[::1]:5000/c"
+    packages: ["*"]
+`)
+	e := p.Match("team-a")
+	for ref, want := range map[string]bool{
+		"[::1]:5000/t/op:v1":      true,
+		"[::1]:5000/t":            true,
+		"[::1]:5000/team/op:v1":   false,
+		"[::1]:5001/t/op:v1":      false,
+		"[2001:db8::1]:5000/x/op": true,
+		"[2001:db8::2]:5000/x/op": false,
+		"[::1]:5000/c/catalog:v1": false,
+	} {
+		if got := e.ImageAllowed(ref); got != want {
+			t.Errorf("ImageAllowed(%s) = %v, want %v", ref, got, want)
+		}
+	}
+	if e.CatalogFor("[::1]:5000/c/catalog:v1") == nil {
+		t.Errorf("catalog [::1]:5000/c/catalog:v1 not covered")
+	}
+	head := "apiVersion: olm-cmp.dev/v1alpha1\nkind: TenancyPolicy\nunlistedProjects: deny\nprojects:\n- name: a\n  images: "
+	for _, bad := range []string{`["[::1]:5000/t[ab]"]`, `["[a-z]:5000/t"]`, `["[::1"]`, `["quay.io/[::1]"]`} {
+		if _, err := Load(writePolicy(t, head+bad+"\n")); err == nil || !strings.Contains(err.Error(), "is not a registry") {
+			t.Errorf("%s: %v", bad, err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package tenancy
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
@@ -37,6 +38,18 @@ type Renderers struct {
 	entries map[string]*entryState
 }
 
+// PolicyError is a request failing closed because the tenancy policy does
+// not load (deleted, emptied, invalid since a reload): nothing the request
+// or its author can fix, the cluster admin must. Transports report it as
+// FailedPrecondition.
+type PolicyError struct{ Err error }
+
+func (e *PolicyError) Error() string {
+	return fmt.Sprintf("olm-cmp renders nothing while its tenancy policy does not load: %s; fix: the cluster admin must restore the olm-cmp-tenancy ConfigMap (docs/tenancy.md)", e.Err)
+}
+
+func (e *PolicyError) Unwrap() error { return e.Err }
+
 // unlisted is the entry an unlisted project under unlistedProjects: allow
 // renders with: the sidecar's credentials. Its name is no AppProject's.
 var unlisted = &Project{Name: "(unlisted)", SidecarCredentials: true}
@@ -53,7 +66,7 @@ type entryState struct {
 func (rs *Renderers) For(project string) (*render.Renderer, *Tenant, error) {
 	p, err := rs.Policy()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, &PolicyError{Err: err}
 	}
 	var cluster *verify.Verifier
 	if rs.Trust != nil {

@@ -39,7 +39,12 @@ func Load(path string) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trust policy %s: %s", filepath.Base(path), err)
 	}
-	return parse(data, path, filepath.Dir(path))
+	p, err := parse(data, path, filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	p.files = append([]string{path}, p.files...)
+	return p, nil
 }
 
 // Parse reads a policy from data; name is the file it came from, for
@@ -179,6 +184,13 @@ func parse(data []byte, path, dir string) (*Policy, error) {
 		return nil, err
 	}
 	p.hash = computeHash(p.Directories(), p.Scopes, d.roots)
+	for key := range d.files {
+		_, path, _ := strings.Cut(key, "\x00")
+		if !slices.Contains(p.files, path) {
+			p.files = append(p.files, path)
+		}
+	}
+	slices.Sort(p.files)
 	return p, nil
 }
 

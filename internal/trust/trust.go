@@ -62,6 +62,19 @@ type Policy struct {
 	// default.
 	DirectoryMode Mode
 	hash          string
+	// files are the files the policy was read from: its own (when
+	// loaded by Load) and every key or trusted root file it names.
+	files []string
+}
+
+// Files are the files the policy was read from: the policy file (loaded by
+// Load) and the key and trusted root files it names. A reloader watches
+// them all: a rotated key file is a new policy.
+func (p *Policy) Files() []string {
+	if p == nil {
+		return nil
+	}
+	return slices.Clone(p.files)
 }
 
 // Directories is the policy's DirectoryMode; Warn when unset (and for a

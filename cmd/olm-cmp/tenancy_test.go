@@ -114,3 +114,30 @@ func TestEmptyTenancyFlagUnderVariable(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyTrustFlagUnderVariable: --trust-policy's twin of the rule above
+// (an explicitly empty flag would turn signature checks off while
+// OLM_CMP_TRUST_POLICY names a policy).
+func TestEmptyTrustFlagUnderVariable(t *testing.T) {
+	policy := filepath.Join(t.TempDir(), "trust.yaml")
+	if err := os.WriteFile(policy, []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: TrustPolicy\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(EnvTrustPolicy, policy)
+	want := "--trust-policy is empty but OLM_CMP_TRUST_POLICY names a trust policy: an empty flag would turn signature checks off; remove the flag (the variable's policy applies) or unset OLM_CMP_TRUST_POLICY (docs/signatures.md)"
+	demo := filepath.Join("..", "..", "examples", "demo")
+	missing := filepath.Join(t.TempDir(), "no-such-dir")
+	for _, args := range [][]string{
+		{"serve", "--trust-policy", "", "--socket-dir", missing},
+		{"generate", demo, "--trust-policy="},
+		{"render", demo, "--trust-policy", ""},
+	} {
+		if out, _, err := run(t, args...); err == nil || err.Error() != want || out != "" {
+			t.Errorf("%q: %v\n%.200s", args, err, out)
+		}
+	}
+	// the variable alone still applies (no refusal for a policy without scopes)
+	if out, _, err := run(t, "render", demo, "--quiet"); err != nil || !strings.Contains(out, "kind: Deployment") {
+		t.Errorf("render under the variable alone: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -27,22 +28,32 @@ func registerTrust(fs *pflag.FlagSet, path *string) {
 	fs.StringVar(path, "trust-policy", "", "trust policy file (docs/signatures.md): catalog and bundle images are verified against it, by digest, before a byte of them is read (env "+EnvTrustPolicy+")")
 }
 
-// trustPolicyPath is --trust-policy, else its variable; "" for none.
-func (f *registryFlags) trustPolicyPath() string {
+// trustPolicyPath is --trust-policy, else its variable; "" for none. An
+// empty flag while the variable names a policy is refused: on the sidecar
+// it would turn signature checks off without a word (a flag in plugin.yaml's
+// args emptied by a template), as --tenancy-policy's twin rule says.
+func (f *registryFlags) trustPolicyPath() (string, error) {
+	env := os.Getenv(EnvTrustPolicy)
 	if f.fs != nil && f.fs.Changed("trust-policy") {
-		return f.trustPolicy
+		if f.trustPolicy == "" && env != "" {
+			return "", errors.New("--trust-policy is empty but " + EnvTrustPolicy + " names a trust policy: an empty flag would turn signature checks off; remove the flag (the variable's policy applies) or unset " + EnvTrustPolicy + " (docs/signatures.md)")
+		}
+		return f.trustPolicy, nil
 	}
-	if v := os.Getenv(EnvTrustPolicy); v != "" {
-		return v
+	if env != "" {
+		return env, nil
 	}
-	return f.trustPolicy
+	return f.trustPolicy, nil
 }
 
 // verifier loads the trust policy and returns the verifier that checks
 // images with loader's registry client (its transport, credentials, limits
 // and redaction); nil without a policy.
 func (f *registryFlags) verifier(loader *bundle.ImageLoader) (*verify.Verifier, error) {
-	path := f.trustPolicyPath()
+	path, err := f.trustPolicyPath()
+	if err != nil {
+		return nil, err
+	}
 	if path == "" {
 		return nil, nil
 	}
@@ -94,7 +105,10 @@ type policySource = reloading[*verify.Verifier]
 // policySource returns the registry flags' policy source, nil without a
 // policy.
 func (f *registryFlags) policySource(loader *bundle.ImageLoader) (*policySource, error) {
-	path := f.trustPolicyPath()
+	path, err := f.trustPolicyPath()
+	if err != nil {
+		return nil, err
+	}
 	if path == "" {
 		return nil, nil
 	}

@@ -22,7 +22,9 @@ import (
 // Dockerfile's), in its own mount namespace with the root read-only, as the
 // user the securityContext names, with the container's args (after the
 // image's entrypoint, as Kubernetes does) and env, and its volumes as the
-// kubelet mounts them. Without the optional registry Secret (an empty
+// kubelet mounts them (the default example, the Helm values, and the
+// tenancy example with its optional per-project Secret absent). Without
+// the optional registry Secret (an empty
 // directory at /etc/olm-cmp/registry) it must serve, saying once that it
 // pulls without credentials; with it, it serves quietly. The process is
 // checked as the kernel sees it: uid and gid 999, no_new_privs, / read-only
@@ -44,6 +46,9 @@ func TestDeployedSidecarServes(t *testing.T) {
 	}{
 		{"kustomize", func() (*sidecar.Spec, error) { return sidecar.FromKustomize(".", "argocd") }},
 		{"helm", func() (*sidecar.Spec, error) { return sidecar.FromHelmValues(".") }},
+		// the tenancy component: its policy ConfigMap as shipped, each project's
+		// credentials Secret (olm-cmp-tenant-registry) optional and absent
+		{"kustomize-tenancy", func() (*sidecar.Spec, error) { return sidecar.FromKustomize(".", "argocd-tenancy") }},
 	} {
 		for _, secret := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/secret=%v", dep.name, secret), func(t *testing.T) {
@@ -65,6 +70,13 @@ func TestDeployedSidecarServes(t *testing.T) {
 				note := strings.Count(logs, "/etc/olm-cmp/registry/config.json does not exist: pulling without registry credentials until it does")
 				if secret && note != 0 || !secret && note != 1 {
 					t.Errorf("secret=%v: the missing-credentials note appears %d times; logs:\n%s", secret, note, logs)
+				}
+				if strings.HasSuffix(dep.name, "-tenancy") {
+					// serve refuses to start on a policy it cannot load, so running
+					// means the shipped policy, at the path its env names, loaded
+					if b, err := os.ReadFile(p.HostPath("/etc/olm-cmp/tenancy/tenancy.yaml")); err != nil || !strings.Contains(string(b), "kind: TenancyPolicy") {
+						t.Errorf("the olm-cmp-tenancy ConfigMap's policy is not in the volume: %.80q, %v", b, err)
+					}
 				}
 				if secret {
 					if b, err := os.ReadFile(p.HostPath("/etc/olm-cmp/registry/config.json")); err != nil || string(b) != creds {

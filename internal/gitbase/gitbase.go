@@ -53,14 +53,12 @@ func (t *Tree) Close() { os.RemoveAll(t.root) }
 // existed then. The tree is nil when dir had no olm-cmp.yaml at rev (a new
 // application). Errors name the revision, never the temporary directory.
 func Extract(ctx context.Context, dir, rev string, appsFrom []string) (*Tree, error) {
-	top, err := git(ctx, dir, "rev-parse", "--show-toplevel")
+	// One git for both: the top on the first line, dir's prefix on the second.
+	out, err := git(ctx, dir, "rev-parse", "--show-toplevel", "--show-prefix")
 	if err != nil {
 		return nil, fmt.Errorf("--git-base %s: %s is not in a Git repository: %w", echo.Quote(rev), dir, err)
 	}
-	prefix, err := git(ctx, dir, "rev-parse", "--show-prefix")
-	if err != nil {
-		return nil, fmt.Errorf("--git-base %s: %w", echo.Quote(rev), err)
-	}
+	top, prefix, _ := strings.Cut(out, "\n")
 	top, prefix = strings.TrimSpace(top), strings.TrimSuffix(strings.TrimSpace(prefix), "/")
 	if _, err := git(ctx, top, "rev-parse", "--verify", "--quiet", rev+"^{commit}"); err != nil {
 		return nil, fmt.Errorf("--git-base %s: no such revision in the repository of %s (a CI checkout needs the history: fetch-depth: 0)", echo.Quote(rev), dir)

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -197,7 +198,9 @@ func Summarize(b *bundle.Bundle) (*Summary, error) {
 	}
 	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
 		ds := Deployment{Name: d.Name, ServiceAccount: d.Spec.Template.Spec.ServiceAccountName}
-		for _, c := range append(d.Spec.Template.Spec.InitContainers, d.Spec.Template.Spec.Containers...) {
+		// Concat, not append: append would write the app containers into the spare
+		// capacity of the bundle's InitContainers slice (a loaded bundle is shared).
+		for _, c := range slices.Concat(d.Spec.Template.Spec.InitContainers, d.Spec.Template.Spec.Containers) {
 			ds.Images = append(ds.Images, c.Image)
 		}
 		s.Deployments = append(s.Deployments, ds)

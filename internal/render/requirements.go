@@ -84,6 +84,12 @@ func (r *Result) Notes() []Note {
 	return notes
 }
 
+// rbacOnlyWarning says whether n is an RBAC-only api finding shown as a
+// warning: a note FoldRBACOnly folds.
+func (n Note) rbacOnlyWarning() bool {
+	return n.Finding != nil && n.Finding.RBACOnly() && n.Severity == requirements.Warning
+}
+
 // foldShown is how many groups the folded RBAC-only line names.
 const foldShown = 6
 
@@ -96,7 +102,7 @@ const foldShown = 6
 func FoldRBACOnly(notes []Note, more string) []Note {
 	var groups []string
 	for _, n := range notes {
-		if n.Finding != nil && n.Finding.RBACOnly() && n.Severity == requirements.Warning {
+		if n.rbacOnlyWarning() {
 			groups = append(groups, n.Finding.Subject)
 		}
 	}
@@ -112,7 +118,7 @@ func FoldRBACOnly(notes []Note, more string) []Note {
 	out := make([]Note, 0, len(notes)-len(groups)+1)
 	folded := false
 	for _, n := range notes {
-		if n.Finding != nil && n.Finding.RBACOnly() && n.Severity == requirements.Warning {
+		if n.rbacOnlyWarning() {
 			if !folded {
 				out = append(out, Note{Severity: requirements.Warning, Text: line})
 				folded = true

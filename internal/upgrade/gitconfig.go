@@ -1,6 +1,7 @@
 package upgrade
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -39,7 +40,7 @@ var errGitConfig = errors.New("not a Git config git reads")
 // refuses the whole file then, so nothing of it is used. TestGitConfigOracle
 // holds this against git's own reading of the same files.
 func parseGitConfig(data []byte) ([]gitVar, error) {
-	data = trimBOM(data)
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // git skips a UTF-8 byte order mark
 	r := &gitConfigReader{data: data, line: 1}
 	var vars []gitVar
 	prefix := "" // "section." after a header; git reads a key before any as it is
@@ -77,13 +78,6 @@ func parseGitConfig(data []byte) ([]gitVar, error) {
 		}
 		vars = append(vars, gitVar{Name: prefix + key, Value: value, HasValue: hasValue})
 	}
-}
-
-func trimBOM(data []byte) []byte {
-	if len(data) >= 3 && data[0] == 0xef && data[1] == 0xbb && data[2] == 0xbf {
-		return data[3:]
-	}
-	return data
 }
 
 // gitConfigReader hands out a config's bytes as git's get_next_char does:

@@ -115,10 +115,13 @@ func (s *crdScratch) verdict(e *crdEntry) ([]string, error) {
 }
 
 func (s *crdScratch) crdDefinitionProblems(n *yaml.RNode, e *crdEntry) ([]string, error) {
+	// data is the CRD's JSON once written: the key of a CRD with an alias
+	// hashes it, and a check on a miss reuses it rather than writing it again.
+	var data []byte
 	key, ok := s.crdKey(n)
 	if !ok {
-		data, err := s.json.Object(n)
-		if err != nil {
+		var err error
+		if data, err = s.json.Object(n); err != nil {
 			return nil, err
 		}
 		key = sha256.Sum256(data)
@@ -134,9 +137,11 @@ func (s *crdScratch) crdDefinitionProblems(n *yaml.RNode, e *crdEntry) ([]string
 			crdVerdicts.Add(key, problems)
 			return problems, nil
 		}
-		data, err := s.json.Object(n)
-		if err != nil {
-			return nil, err
+		if data == nil {
+			var err error
+			if data, err = s.json.Object(n); err != nil {
+				return nil, err
+			}
 		}
 		problems := checkCRD(data, e)
 		crdVerdicts.Add(key, problems)

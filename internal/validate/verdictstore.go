@@ -86,14 +86,35 @@ func loadVerdict(key [sha256.Size]byte) (problems []string, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	var v struct {
-		Problems []string `json:"problems"`
-	}
+	var v verdictFile
 	if err := json.Unmarshal(data, &v); err != nil || len(v.Problems) > maxVerdictLines {
+		return nil, false
+	}
+	// only the exact bytes storeVerdict writes count: json.Unmarshal would
+	// also take null, {}, {"PROBLEMS":[]} or extra keys as "no problems"
+	if again, err := json.Marshal(v); err != nil || string(again) != string(data) {
 		return nil, false
 	}
 	return v.Problems, true
 }
+
+// verdictFile is a verdict's form on disk.
+type verdictFile struct {
+	Problems []string `json:"problems"`
+}
+
+// verdictFiles counts this build's verdict files (read from the directory
+// once, on the first store), so a stream of new CRD contents (a tenant
+// rendering generated bundles through the sidecar) cannot fill the cache
+// volume: past maxVerdictFiles, verdicts stay in memory only.
+var verdictFiles struct {
+	once sync.Once
+	n    atomic.Int64
+}
+
+// maxVerdictFiles bounds the verdict files one build keeps on disk (each
+// one file-system block; real bundles have tens of distinct CRDs).
+const maxVerdictFiles = 10000
 
 // storeVerdict writes key's verdict for later processes: whole or not at
 // all (a temporary file renamed into place). A cache that cannot be written
@@ -103,9 +124,7 @@ func storeVerdict(key [sha256.Size]byte, problems []string) {
 	if dir == nil || len(problems) > maxVerdictLines {
 		return
 	}
-	data, err := json.Marshal(struct {
-		Problems []string `json:"problems"`
-	}{problems})
+	data, err := json.Marshal(verdictFile{problems})
 	if err != nil || len(data) > maxVerdictFileBytes {
 		return
 	}
@@ -114,6 +133,16 @@ func storeVerdict(key [sha256.Size]byte, problems []string) {
 			return
 		}
 		clearOtherBuilds(*dir)
+	}
+	verdictFiles.once.Do(func() {
+		if f, err := os.Open(*dir); err == nil {
+			names, _ := f.Readdirnames(maxVerdictFiles)
+			f.Close()
+			verdictFiles.n.Store(int64(len(names)))
+		}
+	})
+	if verdictFiles.n.Load() >= maxVerdictFiles {
+		return
 	}
 	f, err := os.CreateTemp(*dir, ".tmp-")
 	if err != nil {
@@ -126,7 +155,9 @@ func storeVerdict(key [sha256.Size]byte, problems []string) {
 	}
 	if err := os.Rename(f.Name(), filepath.Join(*dir, hex.EncodeToString(key[:]))); err != nil {
 		os.Remove(f.Name())
+		return
 	}
+	verdictFiles.n.Add(1) // a rewrite counts again: the bound errs on the safe side
 }
 
 // keptBuilds is how many builds' verdict directories a cache keeps: a

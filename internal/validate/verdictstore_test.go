@@ -46,7 +46,10 @@ func TestCRDVerdictKeptOnDisk(t *testing.T) {
 		t.Errorf("the verdict on disk was not read: %q", got)
 	}
 
-	for _, junk := range []string{"not json", `{"problems":[` + strings.Repeat(`"x",`, maxVerdictLines) + `"x"]}`} {
+	// JSON that decodes to "no problems" but is not what storeVerdict writes
+	// (the broken CRD would pass on it) counts as junk too
+	for _, junk := range []string{"not json", `{"problems":[` + strings.Repeat(`"x",`, maxVerdictLines) + `"x"]}`,
+		"null", "{}", `{"PROBLEMS":[]}`, `{"problems":[],"x":1}`, `{"problems": []}`} {
 		crdVerdicts.Remove(k)
 		if err := os.WriteFile(file, []byte(junk), 0o644); err != nil {
 			t.Fatal(err)
@@ -98,5 +101,27 @@ func TestCRDVerdictsOfOldBuildsCleared(t *testing.T) {
 	}
 	if _, err := os.Stat(other); err != nil {
 		t.Errorf("a directory that is not a build's was removed: %v", err)
+	}
+}
+
+// Past maxVerdictFiles files in this build's directory, verdicts stay in
+// memory: a stream of new CRD contents cannot fill the cache volume.
+func TestCRDVerdictFilesBounded(t *testing.T) {
+	cache := t.TempDir()
+	KeepVerdicts(cache)
+	defer KeepVerdicts("")
+	verdictFiles.once.Do(func() {})
+	saved := verdictFiles.n.Load()
+	defer verdictFiles.n.Store(saved)
+	var a, b [32]byte
+	a[0], b[0] = 1, 2
+	verdictFiles.n.Store(maxVerdictFiles - 1)
+	storeVerdict(a, []string{"one"})
+	storeVerdict(b, []string{"two"})
+	if _, ok := loadVerdict(a); !ok {
+		t.Errorf("the last verdict within the bound was not kept")
+	}
+	if _, ok := loadVerdict(b); ok {
+		t.Errorf("a verdict past %d files was written", maxVerdictFiles)
 	}
 }

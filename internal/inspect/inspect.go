@@ -17,6 +17,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/catalog"
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/requirements"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
@@ -234,7 +235,7 @@ func (s *Summary) WriteText(out io.Writer) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(w, "%s:\t%s\n", k, v)
+			printf(w, "%s:\t%s\n", k, v)
 		}
 	}
 	row("Package", s.Package)
@@ -258,22 +259,22 @@ func (s *Summary) WriteText(out io.Writer) error {
 		}
 	}
 	row("Install modes", strings.Join(modes, ", "))
-	fmt.Fprintf(w, "CRDs (%d):\n", len(s.CRDs))
+	printf(w, "CRDs (%d):\n", len(s.CRDs))
 	for _, c := range s.CRDs {
 		note := ""
 		if c.Bytes > 262144 {
 			note = "  (over 256 KiB: rendered with ServerSideApply=true)"
 		}
-		fmt.Fprintf(w, "  %s\t%d bytes%s\n", c.Name, c.Bytes, note)
+		printf(w, "  %s\t%d bytes%s\n", c.Name, c.Bytes, note)
 	}
-	fmt.Fprintf(w, "Deployments (%d):\n", len(s.Deployments))
+	printf(w, "Deployments (%d):\n", len(s.Deployments))
 	for _, d := range s.Deployments {
-		fmt.Fprintf(w, "  %s\tserviceAccount=%s\t%s\n", d.Name, d.ServiceAccount, strings.Join(d.Images, ", "))
+		printf(w, "  %s\tserviceAccount=%s\t%s\n", d.Name, d.ServiceAccount, strings.Join(d.Images, ", "))
 	}
 	if len(s.Webhooks) > 0 {
-		fmt.Fprintf(w, "Webhooks (%d):\n", len(s.Webhooks))
+		printf(w, "Webhooks (%d):\n", len(s.Webhooks))
 		for _, h := range s.Webhooks {
-			fmt.Fprintf(w, "  %s\t%s\tdeployment=%s port=%d %s\n", h.Type, h.Name, h.Deployment, h.Port, h.Path)
+			printf(w, "  %s\t%s\tdeployment=%s port=%d %s\n", h.Type, h.Name, h.Deployment, h.Port, h.Path)
 		}
 	}
 	if len(s.RelatedImages) > 0 {
@@ -282,15 +283,15 @@ func (s *Summary) WriteText(out io.Writer) error {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		fmt.Fprintf(w, "Related images (%d):\n", len(names))
+		printf(w, "Related images (%d):\n", len(names))
 		for _, n := range names {
-			fmt.Fprintf(w, "  %s\t%s\n", n, s.RelatedImages[n])
+			printf(w, "  %s\t%s\n", n, s.RelatedImages[n])
 		}
 	}
 	if len(s.Objects) > 0 {
-		fmt.Fprintf(w, "Other objects (%d):\n", len(s.Objects))
+		printf(w, "Other objects (%d):\n", len(s.Objects))
 		for _, o := range s.Objects {
-			fmt.Fprintf(w, "  %s\n", o)
+			printf(w, "  %s\n", o)
 		}
 	}
 	row("alm-examples", strings.Join(s.Examples, ", "))
@@ -312,19 +313,32 @@ func (s *Summary) WriteText(out io.Writer) error {
 // writeRequirements prints the requirements report, one block per finding.
 func (s *Summary) writeRequirements(out io.Writer) error {
 	if s.RequirementsError != "" {
-		_, err := fmt.Fprintf(out, "Requirements: not computed: %s\n", s.RequirementsError)
+		err := printf(out, "Requirements: not computed: %s\n", s.RequirementsError)
 		return err
 	}
 	accepted := len(s.Requirements) - len(requirements.Pending(s.Requirements))
-	fmt.Fprintf(out, "Requirements (%d, %d accepted):\n", len(s.Requirements), accepted)
+	printf(out, "Requirements (%d, %d accepted):\n", len(s.Requirements), accepted)
 	for _, f := range s.Requirements {
 		mark := string(f.Severity)
 		if f.Accepted {
 			mark = "accepted"
 		}
-		fmt.Fprintf(out, "  %-8s %s\n           from %s\n           %s\n           fix: %s\n", mark, f.Key(), f.Source, f.Message, f.Fix)
+		printf(out, "  %-8s %s\n           from %s\n           %s\n           fix: %s\n", mark, f.Key(), f.Source, f.Message, f.Fix)
 	}
 	return nil
+}
+
+// printf writes to w with every string argument escaped (echo.Text): the
+// summary's names, versions and images come from the bundle, whose text may
+// hold terminal escapes, as errors and `versions` already treat it.
+func printf(w io.Writer, format string, args ...any) error {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = echo.Text(s)
+		}
+	}
+	_, err := fmt.Fprintf(w, format, args...)
+	return err
 }
 
 // CatalogOf is the summary of a catalog's choice.

@@ -42,3 +42,23 @@ func TestSummarizeDemo(t *testing.T) {
 		}
 	}
 }
+
+// The text report escapes what the bundle wrote: a terminal escape in the
+// package, CSV name, replaces or an image never reaches the terminal raw.
+func TestWriteTextEscapesBundleText(t *testing.T) {
+	s := &Summary{Package: "\x1b[31mpkg", CSV: "greeter\x1b[31m.v0.2.0", Replaces: "old\u202e",
+		Deployments: []Deployment{{Name: "op", ServiceAccount: "sa\n", Images: []string{"img\x07"}}}}
+	var text strings.Builder
+	if err := s.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	got := text.String()
+	if strings.ContainsAny(got, "\x1b\x07\u202e") {
+		t.Errorf("raw control characters in the report:\n%q", got)
+	}
+	for _, want := range []string{`\x1b[31mpkg`, `greeter\x1b[31m.v0.2.0`, `old\u202e`, `serviceAccount=sa\n`, `img\a`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %s:\n%s", want, got)
+		}
+	}
+}

@@ -32,22 +32,24 @@ func (f *registryFlags) registerTenancy(fs *pflag.FlagSet, withProject bool) {
 // An empty flag while the variable names a policy is refused: on the
 // sidecar it would turn the tenancy policy off without a word (a flag in
 // plugin.yaml's args emptied by a template), and serve would then even
-// accept --render-addr.
+// accept --render-addr. --project without a policy is refused too.
 func (f *registryFlags) tenancyPolicyPath() (string, error) {
 	if !f.tenancyOn {
 		return "", nil // a command without the flag (inspect, resolve…) never reads the variable
 	}
 	env := os.Getenv(EnvTenancyPolicy)
+	path := f.tenancyPolicy
 	if f.fs != nil && f.fs.Changed("tenancy-policy") {
 		if f.tenancyPolicy == "" && env != "" {
 			return "", errors.New("--tenancy-policy is empty but " + EnvTenancyPolicy + " names a tenancy policy: an empty flag would turn the policy off; remove the flag (the variable's policy applies) or unset " + EnvTenancyPolicy + " (docs/tenancy.md)")
 		}
-		return f.tenancyPolicy, nil
+	} else if env != "" {
+		path = env
 	}
-	if env != "" {
-		return env, nil
+	if path == "" && f.project != "" {
+		return "", errors.New("--project names the Argo CD project for a tenancy policy: give --tenancy-policy FILE (or " + EnvTenancyPolicy + ")")
 	}
-	return f.tenancyPolicy, nil
+	return path, nil
 }
 
 // tenantRenderers are the renderers of each project under the tenancy
@@ -59,9 +61,6 @@ func (f *registryFlags) tenantRenderers(loader *bundle.ImageLoader, trust func()
 		return nil, err
 	}
 	if path == "" {
-		if f.project != "" {
-			return nil, errors.New("--project names the Argo CD project for a tenancy policy: give --tenancy-policy FILE (or " + EnvTenancyPolicy + ")")
-		}
 		return nil, nil
 	}
 	src, err := newReloading(path, tenancy.Load, (*tenancy.Policy).Files)
@@ -95,9 +94,6 @@ func (f *registryFlags) projectLoader(base *bundle.ImageLoader) (*bundle.ImageLo
 		return nil, nil, err
 	}
 	if path == "" {
-		if f.project != "" {
-			return nil, nil, errors.New("--project names the Argo CD project for a tenancy policy: give --tenancy-policy FILE (or " + EnvTenancyPolicy + ")")
-		}
 		return base, nil, nil
 	}
 	p, err := tenancy.Load(path)

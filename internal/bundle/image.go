@@ -136,6 +136,11 @@ func (l *ImageLoader) Resolve(ctx context.Context, ref string) (Origin, error) {
 // named by its digest, but none of its resolves or pulls in flight, so one
 // project never joins another's registry call made with other credentials.
 // A nil k keeps l's credentials.
+//
+// Field by field, not n := *l: the singleflight groups and sync.Once hold
+// mutexes (go vet's copylocks), and a copied clientOnce and client would hand
+// the tenant l's registry client, credentials included.
+// TestWithKeychainCopiesEverySetting fails when a new setting is left out.
 func (l *ImageLoader) WithKeychain(k authn.Keychain) *ImageLoader {
 	n := &ImageLoader{
 		CacheDir: l.CacheDir, Keychain: l.Keychain, RegistryConfig: l.RegistryConfig, Insecure: l.Insecure,

@@ -163,21 +163,17 @@ func (e *Engine) renderRequest(ctx context.Context, req render.Request, p *progr
 	} else {
 		p.enter("resolving spec.bundle " + echo.Quote(spec.Redact(req.Spec.Bundle)))
 	}
+	var res *render.Result
+	var info Info
 	r, tenant, err := e.renderer(req.Project)
 	if err == nil {
-		var res *render.Result
-		var info Info
 		res, info, err = e.resolveAndRender(ctx, r, tenant, req, p)
-		if e.tenancy == nil {
-			return res, info, err
-		}
-		e.m.project(tenant.Label, err)
-		return res, info, err
 	}
 	if e.tenancy != nil {
+		// Every request of a project is counted, refused or rendered.
 		e.m.project(tenant.Label, err)
 	}
-	return nil, Info{}, err
+	return res, info, err
 }
 
 // Tenant is the renderer of one project under the tenancy policy

@@ -113,19 +113,9 @@ func Parse(data []byte, file string) (*Policy, error) {
 		d.Fail(top["projects"], "projects", "%d entries, more than %d", len(items), MaxProjects)
 		items = nil
 	}
-	seen := map[string]int{}
-	for i, item := range items {
-		e := d.project(item, fmt.Sprintf("projects[%d]", i), p.CredentialsDir)
-		if e == nil {
-			continue
-		}
-		if line, dup := seen[e.Name]; dup {
-			d.Fail(item, fmt.Sprintf("projects[%d].name", i), "%s is also the name of the entry at line %d: merge them", echo.Quote(e.Name), line)
-			continue
-		}
-		seen[e.Name] = e.Line
-		p.Projects = append(p.Projects, e)
-	}
+	p.Projects = yamlstrict.Unique(&d.Decoder, items, "projects", "name", "entry",
+		func(n *yaml.Node, at string) *Project { return d.project(n, at, p.CredentialsDir) },
+		func(e *Project) (string, int) { return e.Name, e.Line })
 	if err := d.Err("tenancy policy " + name); err != nil {
 		return nil, err
 	}

@@ -167,19 +167,8 @@ func parse(data []byte, path, dir string) (*Policy, error) {
 		d.Fail(top["scopes"], "scopes", "%d scopes, more than %d", len(items), MaxScopes)
 		items = nil
 	}
-	seen := map[string]int{}
-	for i, item := range items {
-		s := d.scope(item, fmt.Sprintf("scopes[%d]", i))
-		if s == nil {
-			continue
-		}
-		if line, dup := seen[s.Match]; dup {
-			d.Fail(item, fmt.Sprintf("scopes[%d].match", i), "%s is also the match of the scope at line %d: merge them", echo.Quote(s.Match), line)
-			continue
-		}
-		seen[s.Match] = s.Line
-		p.Scopes = append(p.Scopes, s)
-	}
+	p.Scopes = yamlstrict.Unique(&d.Decoder, items, "scopes", "match", "scope", d.scope,
+		func(s *Scope) (string, int) { return s.Match, s.Line })
 	if err := d.Err("trust policy " + name); err != nil {
 		return nil, err
 	}

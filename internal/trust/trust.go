@@ -203,15 +203,14 @@ func Covers(prefix, repo string) (int, bool) {
 	return 0, false
 }
 
-// official is, for a scope matching one Docker Hub path segment
-// (docker.io/busybox), the official image that name stands for as docker
-// reads it (index.docker.io/library/busybox): the scope covers that image
-// as well as the namespace index.docker.io/busybox/…, which is what the
-// same words mean as a prefix. Otherwise "" (an image name of one segment
-// on Docker Hub is always an official image: `match: docker.io/busybox`
-// would otherwise cover nothing the admin meant, silently).
-func (s *Scope) official() string { return official(s.Match) }
-
+// official is, for a prefix (a scope's match) of one Docker Hub path
+// segment (docker.io/busybox), the official image that name stands for as
+// docker reads it (index.docker.io/library/busybox): the prefix covers that
+// image as well as the namespace index.docker.io/busybox/…, which is what
+// the same words mean as a prefix. Otherwise "" (an image name of one
+// segment on Docker Hub is always an official image: `match:
+// docker.io/busybox` would otherwise cover nothing the admin meant,
+// silently).
 func official(match string) string {
 	hub := name.DefaultRegistry + "/"
 	seg, ok := strings.CutPrefix(match, hub)
@@ -229,7 +228,7 @@ func (s *Scope) SignedName(repo string) string {
 		return repo
 	}
 	out := s.SignedAs + strings.TrimPrefix(repo, s.Match)
-	if o := s.official(); o != "" && repo == o {
+	if o := official(s.Match); o != "" && repo == o {
 		out = s.SignedAs
 	}
 	// A Docker Hub name of one segment is an official image: a signedAs of

@@ -135,6 +135,29 @@ func (d *Decoder) List(n *yaml.Node, at string) []*yaml.Node {
 	return out
 }
 
+// Unique decodes each of items (a list at field path at) with decode, which
+// returns nil for an item it failed, and keeps the first item of each key:
+// a later one fails at at[i].field as "<key> is also the <field> of the
+// <noun> at line <n>: merge them". key gives an item's key and line.
+func Unique[T any](d *Decoder, items []*yaml.Node, at, field, noun string, decode func(n *yaml.Node, at string) *T, key func(*T) (string, int)) []*T {
+	var out []*T
+	seen := map[string]int{}
+	for i, item := range items {
+		v := decode(item, fmt.Sprintf("%s[%d]", at, i))
+		if v == nil {
+			continue
+		}
+		k, line := key(v)
+		if first, dup := seen[k]; dup {
+			d.Fail(item, fmt.Sprintf("%s[%d].%s", at, i, field), "%s is also the %s of the %s at line %d: merge them", echo.Quote(k), field, noun, first)
+			continue
+		}
+		seen[k] = line
+		out = append(out, v)
+	}
+	return out
+}
+
 // Describe names what a node is, for "expected …, got …".
 func Describe(n *yaml.Node) string {
 	switch n.Kind {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/diff"
+	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/output"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/requirements"
@@ -259,6 +260,10 @@ func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, g
 		// tags (or catalogs) again could find others, and pull again.
 		_, fromBundle, fromRes, err := renderSide(ctx, r, *from)
 		if err != nil {
+			if gitBase != "" {
+				// Not the checkout: what is (not) there is the tree at REV.
+				return nil, fmt.Errorf("rendering FROM (the tree at %s): %w", echo.Text(gitBase), err)
+			}
 			return nil, fmt.Errorf("rendering FROM: %w", err)
 		}
 		fromManifests, fromRequirements, fromSide = fromRes.Manifests, fromRes.Requirements, side(fromRes)

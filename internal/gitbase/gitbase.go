@@ -48,7 +48,8 @@ type Tree struct {
 func (t *Tree) Close() { os.RemoveAll(t.root) }
 
 // Extract extracts DIR (dir) as it was at rev, with the bundle and catalog
-// directories its olm-cmp.yaml named by relative path then and the
+// directories its olm-cmp.yaml named by relative path then (with the
+// symbolic links on their way in the tree then, and their targets) and the
 // appsFrom manifests (paths relative to the working directory) that
 // existed then. The tree is nil when dir had no olm-cmp.yaml at rev (a new
 // application). Errors name the revision, never the temporary directory.
@@ -84,7 +85,18 @@ func Extract(ctx context.Context, dir, rev string, appsFrom []string) (*Tree, er
 		if p == ".." || strings.HasPrefix(p, "../") {
 			return nil, fmt.Errorf("--git-base %s: %s %q at %s leaves the repository", echo.Quote(rev), ref.field, ref.value, specPath)
 		}
+		// A symbolic link at REV (app/bundle -> ../shared/bundle) is
+		// followed as render follows it, and its target extracted too.
+		more, err := resolve(ctx, top, rev, p)
+		if errors.Is(err, errMissing) {
+			continue // render, reading the tree at REV, says it is not found
+		}
+		if err != nil {
+			what := strings.TrimPrefix(ref.field, "spec.")
+			return nil, fmt.Errorf("--git-base %s: %s %s: the %s directory must be inside the repository (a symbolic link in the tree at %s leads outside it)", echo.Quote(rev), ref.field, echo.Quote(ref.value), what, echo.Short(rev))
+		}
 		paths = append(paths, p)
+		paths = append(paths, more...)
 	}
 	tmp, err := os.MkdirTemp("", "olm-cmp-git-base-")
 	if err != nil {
@@ -148,6 +160,70 @@ func (t *Tree) Index(ctx context.Context, now *upgrade.Index) (*upgrade.Index, e
 	}
 	old.AdoptRepoURLs(now)
 	return old, nil
+}
+
+// errLeaves is resolve's error: a symbolic link leads outside the
+// repository.
+var errLeaves = errors.New("a symbolic link leads outside the repository")
+
+// errMissing is resolve's error: the path is not there at the revision.
+var errMissing = errors.New("not there at the revision")
+
+// resolve follows the symbolic links on the slash-separated path p (relative
+// to the repository's top) in the tree at rev, as the filesystem would
+// follow them in a checkout of rev, and returns what else to extract for p
+// to mean there what it meant then: each link met on the way, and the path
+// it finally leads to. A link leaving the repository (absolute, or through
+// ..) is errLeaves, as render refuses one. A path that does not exist at
+// rev is errMissing, left to render, which says it is not found; a chain of
+// links too long to follow is left to render too.
+func resolve(ctx context.Context, top, rev, p string) ([]string, error) {
+	var extra []string
+	done := "" // the resolved part, a directory at rev
+	rest := strings.Split(p, "/")
+	for hops := 0; len(rest) > 0; {
+		name := rest[0]
+		rest = rest[1:]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			if done == "" {
+				return nil, errLeaves
+			}
+			done = path.Dir(done)
+			if done == "." {
+				done = ""
+			}
+			continue
+		}
+		next := path.Join(done, name)
+		out, err := git(ctx, top, "ls-tree", "-z", rev, "--", next)
+		if err != nil || out == "" {
+			return nil, errMissing
+		}
+		mode, _, _ := strings.Cut(out, " ")
+		if mode != "120000" {
+			done = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return extra, nil
+		}
+		target, err := git(ctx, top, "cat-file", "blob", rev+":"+next)
+		if err != nil {
+			return extra, nil
+		}
+		if path.IsAbs(target) || filepath.IsAbs(target) {
+			return nil, errLeaves
+		}
+		extra = append(extra, next)
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	if done != "" && done != p {
+		extra = append(extra, done)
+	}
+	return extra, nil
 }
 
 // repoPath is p (relative to the working directory) relative to the

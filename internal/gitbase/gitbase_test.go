@@ -85,3 +85,68 @@ func TestExtractNewAppAndUnknownRevision(t *testing.T) {
 		t.Errorf("unknown revision: %v", err)
 	}
 }
+
+// A bundle directory that is a symbolic link at the revision
+// (app/bundle -> ../linked/real, linked -> shared) is extracted with the
+// links and their target, as a
+// checkout of the revision would hold it; a link leaving the repository is
+// refused in render's words.
+func TestExtractSymlinkedBundle(t *testing.T) {
+	dir, run := repo(t)
+	os.WriteFile(filepath.Join(dir, "app/olm-cmp.yaml"), []byte("apiVersion: olm-cmp.dev/v1alpha1\nkind: OperatorBundle\nspec:\n  bundle: ./bundle\n  namespace: demo\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "shared/real"), 0o755)
+	// A chain: app/bundle -> ../linked/real, linked -> shared.
+	os.MkdirAll(filepath.Join(dir, "shared/real/manifests"), 0o755)
+	os.WriteFile(filepath.Join(dir, "shared/real/manifests/csv.yaml"), []byte("shared then\n"), 0o644)
+	if err := os.Symlink("shared", filepath.Join(dir, "linked")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	os.Symlink("../linked/real", filepath.Join(dir, "app/bundle"))
+	run("add", "-A")
+	run("commit", "-qm", "two")
+	os.WriteFile(filepath.Join(dir, "shared/real/manifests/csv.yaml"), []byte("now\n"), 0o644)
+
+	tree, err := Extract(context.Background(), filepath.Join(dir, "app"), "HEAD", nil)
+	if err != nil || tree == nil {
+		t.Fatalf("Extract: %v, %v", tree, err)
+	}
+	defer tree.Close()
+	if got, err := os.ReadFile(filepath.Join(tree.Dir, "bundle/manifests/csv.yaml")); string(got) != "shared then\n" {
+		t.Errorf("through the link: %q, %v; want the target as committed", got, err)
+	}
+	if fi, err := os.Lstat(filepath.Join(tree.Dir, "bundle")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("app/bundle is not the link it was at the revision: %v", err)
+	}
+
+	// At a revision where the link leaves the repository: render's words.
+	os.Remove(filepath.Join(dir, "app/bundle"))
+	os.Symlink("../../outside", filepath.Join(dir, "app/bundle"))
+	run("add", "-A")
+	run("commit", "-qm", "three")
+	_, err = Extract(context.Background(), filepath.Join(dir, "app"), "HEAD", nil)
+	if want := `--git-base "HEAD": spec.bundle "./bundle": the bundle directory must be inside the repository`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("a link leaving the repository: %v; want %s…", err, want)
+	}
+	os.Remove(filepath.Join(dir, "app/bundle"))
+	os.Symlink("/etc", filepath.Join(dir, "app/bundle"))
+	run("add", "-A")
+	run("commit", "-qm", "four")
+	if _, err = Extract(context.Background(), filepath.Join(dir, "app"), "HEAD", nil); err == nil || !strings.Contains(err.Error(), "must be inside the repository") {
+		t.Errorf("an absolute link: %v", err)
+	}
+
+	// A link to nothing at the revision is left for render to call not
+	// found (in the tree at the revision), not a git archive failure.
+	os.Remove(filepath.Join(dir, "app/bundle"))
+	os.Symlink("../nothing", filepath.Join(dir, "app/bundle"))
+	run("add", "-A")
+	run("commit", "-qm", "five")
+	tree, err = Extract(context.Background(), filepath.Join(dir, "app"), "HEAD", nil)
+	if err != nil || tree == nil {
+		t.Fatalf("a dangling link: %v, %v", tree, err)
+	}
+	defer tree.Close()
+	if _, err := os.Stat(filepath.Join(tree.Dir, "bundle")); err == nil {
+		t.Error("a dangling link left a bundle directory")
+	}
+}

@@ -1,0 +1,220 @@
+// Package checkproc runs the checks whose libraries are too heavy to link
+// into every olm-cmp process in a second executable, olm-cmp-check, which
+// ships beside olm-cmp (in the image, in `make build`).
+//
+// Why a process: Go runs every linked package's initialisation in every
+// process. apiextensions-apiserver's validation (CEL, kube-openapi's
+// validators, the apiserver's metrics registries) and sigstore-go's bundle
+// verification (rekor's models, go-openapi's formats) cost about 7 ms and
+// 3.5 MB before main, in `olm-cmp version` as in a render whose verdicts
+// are all cached. Linked only into olm-cmp-check, they are paid by the
+// renders that meet something new, once per render (one process, one batch
+// of jobs), and a crash in those libraries stops that process, not the
+// sidecar.
+//
+// The protocol is one JSON request on the helper's standard input (a list
+// of jobs: an operation name and its input) and one JSON answer on its
+// standard output (a result per job, in order). Both are bounded.
+//
+// This package must stay light: it imports nothing heavier than the
+// standard library. The heavy packages register their operations in
+// cmd/olm-cmp-check, which calls Serve.
+package checkproc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Executable is the helper's file name: beside olm-cmp, or on PATH.
+const Executable = "olm-cmp-check"
+
+// Bounds of one exchange. A request carries whole CRDs (sail-operator's
+// largest is a few MB); an answer carries problems and verdicts only.
+const (
+	MaxRequestBytes = 256 << 20
+	MaxAnswerBytes  = 16 << 20
+	maxStderrBytes  = 4 << 10
+	// waitDelay bounds how long a helper that ignores its kill may hold
+	// its pipes open after the context ends.
+	waitDelay = 2 * time.Second
+)
+
+// Job is one check: Op names the operation a package registered in
+// olm-cmp-check, Input its argument.
+type Job struct {
+	Op    string          `json:"op"`
+	Input json.RawMessage `json:"input"`
+}
+
+// Result is one job's answer: Output when the operation returned, Error
+// (one line, already worded for the user) when it failed.
+type Result struct {
+	Output json.RawMessage `json:"output,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+type request struct {
+	Jobs []Job `json:"jobs"`
+}
+
+type answer struct {
+	Results []Result `json:"results"`
+}
+
+// Handler runs one operation in olm-cmp-check.
+type Handler func(ctx context.Context, input json.RawMessage) (any, error)
+
+// locate finds olm-cmp-check: beside this executable first (the image, `make
+// build`, `go install ./cmd/...`), then on PATH (`go run ./cmd/olm-cmp`).
+var locate = sync.OnceValues(func() (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		p := filepath.Join(filepath.Dir(exe), Executable)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(Executable); err == nil {
+		return p, nil
+	}
+	return "", errors.New(Executable + ", which makes the checks of the API server and of signatures for olm-cmp, is neither beside olm-cmp nor on PATH: install both (make build, or go install ./cmd/... from the repository)")
+})
+
+// Path is where olm-cmp-check was found, or why it was not.
+func Path() (string, error) { return locate() }
+
+// Run sends jobs to one olm-cmp-check process and returns a result per job,
+// in order. An error means no job's result can be trusted: the helper is
+// missing, did not finish before ctx ended, stopped (a crash), or answered
+// something that is not an answer to this request.
+func Run(ctx context.Context, jobs []Job) ([]Result, error) {
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	path, err := locate()
+	if err != nil {
+		return nil, err
+	}
+	req, err := json.Marshal(request{Jobs: jobs})
+	if err != nil {
+		return nil, fmt.Errorf("the checks could not be written for %s: %v", Executable, err)
+	}
+	if len(req) > MaxRequestBytes {
+		return nil, fmt.Errorf("the checks are %d bytes, over the %d-byte bound of one %s request", len(req), MaxRequestBytes, Executable)
+	}
+	cmd := exec.CommandContext(ctx, path)
+	cmd.Stdin = bytes.NewReader(req)
+	var out, errOut capped
+	out.max, errOut.max = MaxAnswerBytes, maxStderrBytes
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.WaitDelay = waitDelay
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%s did not finish its checks in time: %w", Executable, ctx.Err())
+	}
+	if out.over {
+		return nil, fmt.Errorf("%s answered more than %d bytes", Executable, MaxAnswerBytes)
+	}
+	if runErr != nil {
+		return nil, fmt.Errorf("%s stopped before answering (%v)%s", Executable, runErr, lastLine(errOut.Bytes()))
+	}
+	var a answer
+	if err := json.Unmarshal(out.Bytes(), &a); err != nil || len(a.Results) != len(jobs) {
+		return nil, fmt.Errorf("%s answered something that is not the answer to %d checks: is it the same build as olm-cmp?", Executable, len(jobs))
+	}
+	return a.Results, nil
+}
+
+// lastLine is ": " and the last line of a helper's standard error, if any.
+func lastLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}
+
+// capped is a buffer that keeps at most max bytes and remembers that more
+// came.
+type capped struct {
+	bytes.Buffer
+	max  int
+	over bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.max - c.Len(); len(p) > room {
+		c.over = true
+		if room > 0 {
+			c.Buffer.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	return c.Buffer.Write(p)
+}
+
+// Serve is olm-cmp-check's main loop: it reads one request from in, runs
+// each job with the handler registered for its Op, and writes the answer to
+// out. A job whose handler panics gets an error result; the others are
+// still answered. It returns an error only when the request cannot be read
+// or the answer cannot be written.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, handlers map[string]Handler) error {
+	data, err := io.ReadAll(io.LimitReader(in, MaxRequestBytes+1))
+	if err != nil {
+		return fmt.Errorf("reading the request: %v", err)
+	}
+	if len(data) > MaxRequestBytes {
+		return fmt.Errorf("the request is over %d bytes", MaxRequestBytes)
+	}
+	var req request
+	if err := json.Unmarshal(data, &req); err != nil {
+		return fmt.Errorf("the request is not a list of checks: %v", err)
+	}
+	a := answer{Results: make([]Result, len(req.Jobs))}
+	for i, j := range req.Jobs {
+		a.Results[i] = runJob(ctx, handlers, j)
+	}
+	enc, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("writing the answer: %v", err)
+	}
+	_, err = out.Write(enc)
+	return err
+}
+
+func runJob(ctx context.Context, handlers map[string]Handler, j Job) (r Result) {
+	h, ok := handlers[j.Op]
+	if !ok {
+		return Result{Error: fmt.Sprintf("%s does not know the check %q: is it the same build as olm-cmp?", Executable, j.Op)}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r = Result{Error: fmt.Sprintf("internal error in the check %s (please report it): %v", j.Op, p)}
+		}
+	}()
+	v, err := h(ctx, j.Input)
+	if err != nil {
+		return Result{Error: err.Error()}
+	}
+	enc, err := json.Marshal(v)
+	if err != nil {
+		return Result{Error: fmt.Sprintf("internal error in the check %s (please report it): %v", j.Op, err)}
+	}
+	return Result{Output: enc}
+}

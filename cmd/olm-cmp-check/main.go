@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/olm-cmp/olm-cmp/internal/checkproc"
+	"github.com/olm-cmp/olm-cmp/internal/checks"
 )
 
 func main() {
@@ -17,9 +18,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, checkproc.Executable+" is run by olm-cmp and takes no arguments: run olm-cmp instead")
 		os.Exit(2)
 	}
-	// Each heavy package adds its operations here.
-	handlers := map[string]checkproc.Handler{}
-	if err := checkproc.Serve(context.Background(), os.Stdin, os.Stdout, handlers); err != nil {
+	if err := checkproc.Serve(context.Background(), os.Stdin, os.Stdout, checks.Handlers()); err != nil {
 		fmt.Fprintln(os.Stderr, checkproc.Executable+": "+err.Error())
 		os.Exit(1)
 	}

@@ -33,6 +33,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -104,6 +105,9 @@ func Run(ctx context.Context, jobs []Job) ([]Result, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
+	if h := inProcess.Load(); h != nil {
+		return serveInProcess(ctx, *h, jobs), nil
+	}
 	path, err := locate()
 	if err != nil {
 		return nil, err
@@ -136,6 +140,33 @@ func Run(ctx context.Context, jobs []Job) ([]Result, error) {
 		return nil, fmt.Errorf("%s answered something that is not the answer to %d checks: is it the same build as olm-cmp?", Executable, len(jobs))
 	}
 	return a.Results, nil
+}
+
+// inProcess, when set, answers jobs in this process instead of running
+// olm-cmp-check: for the tests of packages that render
+// (internal/checkproc/inprocess), which link the heavy packages anyway.
+// The olm-cmp executable never sets it.
+var inProcess atomic.Pointer[map[string]Handler]
+
+// AnswerInProcess makes Run answer jobs with handlers in this process,
+// until the returned function restores the previous setting. Only tests
+// call it (through internal/checkproc/inprocess); the binaries, the image
+// and the e2e run olm-cmp-check as users do.
+func AnswerInProcess(handlers map[string]Handler) (restore func()) {
+	old := inProcess.Swap(&handlers)
+	return func() { inProcess.Store(old) }
+}
+
+// serveInProcess answers jobs as Serve would, through the same JSON
+// encoding, so a test sees what olm-cmp-check would have answered.
+func serveInProcess(ctx context.Context, handlers map[string]Handler, jobs []Job) []Result {
+	out := make([]Result, len(jobs))
+	for i, j := range jobs {
+		in, _ := json.Marshal(j.Input)
+		j.Input = in
+		out[i] = runJob(ctx, handlers, j)
+	}
+	return out
 }
 
 // lastLine is ": " and the last line of a helper's standard error, if any.

@@ -49,7 +49,7 @@ func TestMakeInstall(t *testing.T) {
 		if err != nil || !strings.HasPrefix(string(v), "olm-cmp ") {
 			t.Errorf("%s: %s version: %v %q", c.name, bin, err, v)
 		}
-		check := exec.Command(bin+"-check")
+		check := exec.Command(bin + "-check")
 		check.Stdin = strings.NewReader(`{"jobs":[]}`)
 		if a, err := check.Output(); err != nil || string(a) != `{"results":[]}` {
 			t.Errorf("%s: %s-check answers an empty request with %q (%v), want {\"results\":[]}", c.name, bin, a, err)

@@ -62,12 +62,20 @@ func TestImageCheckHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
-	cmd.Env, cmd.Stdin = p.Env, strings.NewReader(`{"jobs":[]}`)
+	cmd.Env = p.Env
+	checkHelperAnswers(t, cmd)
+}
+
+// checkHelperAnswers runs cmd, an olm-cmp-check, on an empty request: it
+// must answer an empty list of results, and nothing else.
+func checkHelperAnswers(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	cmd.Stdin = strings.NewReader(`{"jobs":[]}`)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil || string(out) != `{"results":[]}` {
-		t.Errorf("%s in the sidecar answers an empty request with %q (%v), want {\"results\":[]}; stderr:\n%s", ociimage.CheckBinaryPath, out, err, stderr.String())
+	if err != nil || string(out) != `{"results":[]}` || stderr.Len() != 0 {
+		t.Errorf("%s answers an empty request with %q (%v), want {\"results\":[]}; stderr:\n%s", cmd, out, err, stderr.String())
 	}
 }
 

@@ -93,7 +93,7 @@ func (c *check) helperFailure(what string, err error) *failure {
 	}
 	return &failure{rank: rankHelper,
 		what: fmt.Sprintf("%s was not checked: %s", what, oneLine(err.Error())),
-		fix:  fmt.Sprintf("install %s of the same build beside olm-cmp, then retry; if it is, report this line", checkproc.Executable)}
+		fix:  fmt.Sprintf("install %s from the same build beside olm-cmp (make build installs both), then retry; if it already is, report this line", checkproc.Executable)}
 }
 
 // checkStatement checks the in-toto statement a verified bundle signs: the

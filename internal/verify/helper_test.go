@@ -114,3 +114,37 @@ func TestBundleHelperChild(t *testing.T) {
 		}
 	}
 }
+
+// TestOlmCmpLinksNoBundleVerification: sigstore-go's bundle verification
+// and what it brings (rekor's models, go-openapi's formats and runtime,
+// govalidator) stay out of the olm-cmp executable, whose every process
+// would run their initialisation (internal/checkproc): only olm-cmp-check
+// links internal/verify/bundlecheck.
+func TestOlmCmpLinksNoBundleVerification(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command to list olm-cmp's packages with")
+	}
+	out, err := exec.Command("go", "list", "-deps", "github.com/olm-cmp/olm-cmp/cmd/olm-cmp").Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/olm-cmp: %v", err)
+	}
+	heavy := []string{
+		"github.com/olm-cmp/olm-cmp/internal/verify/bundlecheck",
+		"github.com/sigstore/sigstore-go/pkg/bundle",
+		"github.com/sigstore/sigstore-go/pkg/verify",
+		"github.com/sigstore/sigstore-go/pkg/tlog",
+		"github.com/sigstore/rekor/",
+		"github.com/sigstore/rekor-tiles/",
+		"github.com/go-openapi/strfmt",
+		"github.com/go-openapi/runtime",
+		"github.com/go-openapi/validate",
+		"github.com/asaskevich/govalidator",
+	}
+	for _, p := range strings.Fields(string(out)) {
+		for _, h := range heavy {
+			if p == h || strings.HasSuffix(h, "/") && strings.HasPrefix(p, h) || strings.HasPrefix(p, h+"/") {
+				t.Errorf("olm-cmp links %s: import it only from olm-cmp-check's operations (internal/checks)", p)
+			}
+		}
+	}
+}

@@ -42,7 +42,7 @@ func Handlers() map[string]checkproc.Handler {
 func handle(_ context.Context, raw json.RawMessage) (any, error) {
 	var in bundlejob.Input
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, fmt.Errorf("the Sigstore bundle check's input does not decode (%v): is %s the same build as olm-cmp?", err, checkproc.Executable)
+		return nil, fmt.Errorf("the Sigstore bundle check's input does not decode: is %s the same build as olm-cmp?", checkproc.Executable)
 	}
 	return Verify(in)
 }

@@ -91,7 +91,7 @@ var locate = sync.OnceValues(func() (string, error) {
 	if p, err := exec.LookPath(Executable); err == nil {
 		return p, nil
 	}
-	return "", errors.New(Executable + ", which makes the checks of the API server and of signatures for olm-cmp, is neither beside olm-cmp nor on PATH: install both (make install, or go install github.com/olm-cmp/olm-cmp/cmd/...@VERSION; an image needs both side by side, as make image and the Dockerfile build it)")
+	return "", errors.New(Executable + ", which makes the checks of the API server and of signatures for olm-cmp, is neither beside olm-cmp nor on PATH: install both (make build, or go install ./cmd/... from the repository)")
 })
 
 // Path is where olm-cmp-check was found, or why it was not.

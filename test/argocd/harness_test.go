@@ -125,17 +125,22 @@ func findRepoRoot() (string, error) {
 }
 
 // buildOlmCmp builds ./cmd/olm-cmp of the main module with the main module's
-// own go.mod (this module's dependency versions never meet it), and
-// olm-cmp-check beside it, where olm-cmp runs it from.
+// own go.mod (this module's dependency versions never meet it).
 func buildOlmCmp(out string) error {
-	cmd := exec.Command("go", "build", "-o", filepath.Dir(out)+string(filepath.Separator), "./cmd/olm-cmp", "./cmd/olm-cmp-check")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/olm-cmp")
 	cmd.Dir = repoRoot
 	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build ./cmd/olm-cmp ./cmd/olm-cmp-check in %s: %v\n%s", repoRoot, err, stderr.String())
+		return fmt.Errorf("go build ./cmd/olm-cmp in %s: %v\n%s", repoRoot, err, stderr.String())
+	}
+	// olm-cmp-check beside it: olm-cmp runs it for the API server's checks.
+	check := exec.Command("go", "build", "-o", filepath.Join(filepath.Dir(out), "olm-cmp-check"), "./cmd/olm-cmp-check")
+	check.Dir, check.Env, check.Stderr = repoRoot, cmd.Env, &stderr
+	if err := check.Run(); err != nil {
+		return fmt.Errorf("go build ./cmd/olm-cmp-check in %s: %v\n%s", repoRoot, err, stderr.String())
 	}
 	fmt.Fprintf(os.Stderr, "built olm-cmp in %s\n", time.Since(start).Round(time.Millisecond))
 	return nil

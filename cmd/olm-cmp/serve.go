@@ -152,7 +152,7 @@ docs/operations.md; the plugin: docs/plugin.md.`,
 			}
 			metrics := engine.NewMetrics()
 			loader.Observer = metrics
-			tenants, err := lf.tenantRenderers(loader, policy.getter())
+			tenants, err := lf.tenantRenderers(loader, policy.Getter())
 			if err != nil {
 				return err
 			}
@@ -162,7 +162,7 @@ docs/operations.md; the plugin: docs/plugin.md.`,
 			// One engine for gRPC and HTTP: one cache, one render per key.
 			eng := engine.NewEngine(engine.EngineOptions{
 				Loader:     loader,
-				Verifier:   policy.getter(),
+				Verifier:   policy.Getter(),
 				Tenancy:    engine.TenantsOf(tenants),
 				MaxEntries: cacheEntries,
 				MaxBytes:   cacheBytes,

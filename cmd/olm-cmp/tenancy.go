@@ -8,6 +8,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/safefile"
 	"github.com/olm-cmp/olm-cmp/internal/tenancy"
 	"github.com/olm-cmp/olm-cmp/internal/verify"
 )
@@ -63,7 +64,7 @@ func (f *registryFlags) tenantRenderers(loader *bundle.ImageLoader, trust func()
 	if path == "" {
 		return nil, nil
 	}
-	src, err := newReloading(path, tenancy.Load, (*tenancy.Policy).Files)
+	src, err := safefile.NewReloading(path, tenancy.Load, (*tenancy.Policy).Files)
 	if err != nil {
 		return nil, err
 	}

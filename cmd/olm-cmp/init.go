@@ -56,13 +56,13 @@ replaced without --force; init writes nothing else, and writes atomically.`,
 				return err
 			}
 			if len(args) == 1 {
-				if err := checkRefArg("", args[0]); err != nil {
+				if err := render.CheckRefArg("", args[0]); err != nil {
 					return err
 				}
 				req.Ref = args[0]
 			}
 			if req.Catalog != "" {
-				if err := dirOrImage("--catalog", "catalog", req.Catalog); err != nil {
+				if err := render.DirOrImage("--catalog", "catalog", req.Catalog); err != nil {
 					return err
 				}
 				if !render.IsDirRef(req.Catalog) && render.IsLocalDir(req.Catalog) {

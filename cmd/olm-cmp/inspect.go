@@ -179,7 +179,7 @@ func loadSpecDir(cmd *cobra.Command, r *render.Renderer, dir string, sf *specFla
 // through the same Resolve and Load; a ./directory is relative to the
 // working directory.
 func loadFromCatalog(ctx context.Context, r *render.Renderer, ref, pkg, channel, versions string) (*render.Resolved, *bundle.Bundle, *inspect.Catalog, error) {
-	ref, err := catalogArg(ref)
+	ref, err := render.CatalogArg(ref)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -203,7 +203,7 @@ func loadFromCatalog(ctx context.Context, r *render.Renderer, ref, pkg, channel,
 // image, verified against the trust policy in between. The Resolved it
 // returns holds only the signatures (nil without a policy).
 func loadAny(ctx context.Context, r *render.Renderer, ref string) (*render.Resolved, *bundle.Bundle, error) {
-	if err := checkRefArg("", ref); err != nil {
+	if err := render.CheckRefArg("", ref); err != nil {
 		return nil, nil, err
 	}
 	if render.IsLocalDir(ref) {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver"
-	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/registry"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
@@ -163,44 +162,6 @@ func (f *registryFlags) loader() (*bundle.ImageLoader, error) {
 		AllowedRegistries: f.allowed,
 		Timeouts:          registry.Timeouts{ResponseHeader: f.registryTimeout, ReadIdle: f.registryTimeout},
 	}, nil
-}
-
-// checkRefArg refuses a bundle named on the command line (REF|DIR, --bundle,
-// --to-bundle; flag is the flag's name, or empty for an argument) that is
-// neither an existing directory nor an image reference with a registry
-// host: a mistyped path would otherwise become a Docker Hub lookup that
-// fails with a 401 or a DNS error naming neither the argument nor the fix
-// (spec.bundle's rule, worded for the command line, where a path is
-// relative to the working directory).
-func checkRefArg(flag, ref string) error {
-	return dirOrImage(flag, "bundle", ref)
-}
-
-// dirOrImage is checkRefArg's rule for a bundle or catalog (what).
-func dirOrImage(flag, what, ref string) error {
-	if render.IsLocalDir(ref) || render.HasRegistry(ref) {
-		return nil
-	}
-	if flag != "" {
-		flag += " "
-	}
-	last := ref[strings.LastIndexByte(ref, '/')+1:]
-	return fmt.Errorf("%s%s: no such directory, and not an image reference (it names no registry): give the %s directory relative to the working directory, or the image with its registry (quay.io/org/%s, docker.io/org/%s for Docker Hub)",
-		flag, echo.Short(ref), what, echo.Short(last), echo.Short(last))
-}
-
-// catalogArg is a --catalog value as the spec takes it: a directory that
-// exists (with or without ./; on the command line a path is relative to
-// the working directory, as --bundle's is) made absolute, or an image
-// reference that names its registry.
-func catalogArg(ref string) (string, error) {
-	if err := dirOrImage("--catalog", "catalog", ref); err != nil {
-		return "", err
-	}
-	if !render.IsLocalDir(ref) {
-		return ref, nil
-	}
-	return flagDir("--catalog", ref)
 }
 
 // sourceDir returns the source directory that a command's argument names:

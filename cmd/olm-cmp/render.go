@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -70,17 +68,15 @@ func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) (notes []string, err 
 			}
 		}
 		if !render.IsLocalDir(f.bundle) && strings.ContainsAny(f.bundle, ":@") && s.Version != "" && !fs.Changed("version") && s.Catalog == "" {
-			if r, err := name.ParseReference(f.bundle, name.WithDefaultTag("")); err == nil {
-				if t, ok := r.(name.Tag); !ok || t.TagStr() != "" {
-					note("--bundle %s has its own tag or digest: spec.version %q is not used", f.bundle, s.Version)
-					s.Version = ""
-				}
+			if _, tagged := render.Untagged(f.bundle); tagged {
+				note("--bundle %s has its own tag or digest: spec.version %q is not used", f.bundle, s.Version)
+				s.Version = ""
 			}
 		}
 		if f.bundle != s.Bundle {
 			unpin("--bundle", f.bundle)
 		}
-		if err := setBundle(s, "--bundle", f.bundle); err != nil {
+		if err := render.SetBundleArg(s, "--bundle", f.bundle); err != nil {
 			return notes, err
 		}
 	}
@@ -96,7 +92,7 @@ func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) (notes []string, err 
 		if f.catalog != s.Catalog {
 			unpin("--catalog", f.catalog)
 		}
-		if s.Catalog, err = catalogArg(f.catalog); err != nil {
+		if s.Catalog, err = render.CatalogArg(f.catalog); err != nil {
 			return notes, err
 		}
 	}
@@ -106,11 +102,9 @@ func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) (notes []string, err 
 		unpin("--version", f.version)
 		// An image reference's own tag or digest names the old version.
 		if s.Catalog == "" && !render.IsDirRef(s.Bundle) {
-			if r, err := name.ParseReference(s.Bundle, name.WithDefaultTag("")); err == nil {
-				if t, ok := r.(name.Tag); !ok || t.TagStr() != "" {
-					note("--version %s replaces the tag or digest of spec.bundle %q", f.version, s.Bundle)
-					s.Bundle = r.Context().Name()
-				}
+			if repo, tagged := render.Untagged(s.Bundle); tagged {
+				note("--version %s replaces the tag or digest of spec.bundle %q", f.version, s.Bundle)
+				s.Bundle = repo
 			}
 		}
 	}
@@ -143,50 +137,6 @@ func (f *specFlags) anyChanged(fs *pflag.FlagSet) bool {
 	changed := false
 	probe.VisitAll(func(p *pflag.Flag) { changed = changed || fs.Changed(p.Name) })
 	return changed
-}
-
-// setBundle makes ref, the value of a command-line flag (--bundle,
-// --to-bundle), the spec's bundle. A directory is relative to the working
-// directory, where a shell completed it, not to olm-cmp.yaml; it must exist,
-// and it clears spec.version, which only an image reference takes.
-func setBundle(s *spec.Spec, flag, ref string) error {
-	if err := checkRefArg(flag, ref); err != nil {
-		return err
-	}
-	if render.IsLocalDir(ref) {
-		abs, err := flagDir(flag, ref)
-		if err != nil {
-			return err
-		}
-		ref, s.Version = abs, ""
-	}
-	s.Bundle = ref
-	return nil
-}
-
-// flagDir is the directory a command-line flag names (--bundle ./x,
-// --catalog ./x), made absolute from the working directory, where a shell
-// completed it; it must exist.
-func flagDir(flag, ref string) (string, error) {
-	fi, err := os.Stat(ref)
-	shown := echo.Short(ref) // a path can be any length
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return "", fmt.Errorf("%s %s: no such directory (a path is relative to the working directory)", flag, shown)
-	case err != nil:
-		return "", fmt.Errorf("%s %s: %w", flag, shown, errors.Unwrap(err))
-	case !fi.IsDir():
-		what := "a bundle directory (holding manifests/ and metadata/)"
-		if flag == "--catalog" {
-			what = "a file-based catalog's directory"
-		}
-		return "", fmt.Errorf("%s %s: not a directory: give %s or an image reference", flag, shown, what)
-	}
-	abs, err := filepath.Abs(ref)
-	if err != nil {
-		return "", fmt.Errorf("%s %s: %w", flag, shown, err)
-	}
-	return abs, nil
 }
 
 // locateWarnings names the file and line of the spec entry each of res's

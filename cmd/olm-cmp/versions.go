@@ -105,7 +105,7 @@ registry or catalog could not be read).`,
 // its per-package index beside it) or a directory. image is the catalog
 // image pinned by digest ("" for a directory).
 func openCatalog(ctx context.Context, loader *bundle.ImageLoader, ref string) (fsys fs.FS, image string, done func(), err error) {
-	ref, err = catalogArg(ref)
+	ref, err = render.CatalogArg(ref)
 	if err != nil {
 		return nil, "", nil, err
 	}

@@ -1,0 +1,111 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/olm-cmp/olm-cmp/internal/echo"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
+)
+
+// The rules of a bundle or catalog named on the command line (an argument,
+// --bundle, --to-bundle, --catalog): the spec's rules (IsDirRef, notLocal),
+// worded for the command line, where a path is relative to the working
+// directory, where a shell completed it, and needs no ./ when it exists.
+
+// CheckRefArg refuses a bundle named on the command line (REF|DIR,
+// --bundle, --to-bundle; flag is the flag's name, or empty for an
+// argument) that is neither an existing directory nor an image reference
+// with a registry host: a mistyped path would otherwise become a Docker
+// Hub lookup that fails with a 401 or a DNS error naming neither the
+// argument nor the fix.
+func CheckRefArg(flag, ref string) error {
+	return DirOrImage(flag, "bundle", ref)
+}
+
+// DirOrImage is CheckRefArg's rule for a bundle or catalog (what).
+func DirOrImage(flag, what, ref string) error {
+	if IsLocalDir(ref) || HasRegistry(ref) {
+		return nil
+	}
+	if flag != "" {
+		flag += " "
+	}
+	last := lastPart(ref)
+	return fmt.Errorf("%s%s: no such directory, and not an image reference (it names no registry): give the %s directory relative to the working directory, or the image with its registry (quay.io/org/%s, docker.io/org/%s for Docker Hub)",
+		flag, echo.Short(ref), what, echo.Short(last), echo.Short(last))
+}
+
+// CatalogArg is a --catalog value as the spec takes it: a directory that
+// exists (with or without ./) made absolute, or an image reference that
+// names its registry.
+func CatalogArg(ref string) (string, error) {
+	if err := DirOrImage("--catalog", "catalog", ref); err != nil {
+		return "", err
+	}
+	if !IsLocalDir(ref) {
+		return ref, nil
+	}
+	return FlagDir("--catalog", ref)
+}
+
+// SetBundleArg makes ref, the value of a command-line flag (--bundle,
+// --to-bundle), the spec's bundle. A directory is relative to the working
+// directory, not to olm-cmp.yaml; it must exist, and it clears
+// spec.version, which only an image reference takes.
+func SetBundleArg(s *spec.Spec, flag, ref string) error {
+	if err := CheckRefArg(flag, ref); err != nil {
+		return err
+	}
+	if IsLocalDir(ref) {
+		abs, err := FlagDir(flag, ref)
+		if err != nil {
+			return err
+		}
+		ref, s.Version = abs, ""
+	}
+	s.Bundle = ref
+	return nil
+}
+
+// FlagDir is the directory a command-line flag names (--bundle ./x,
+// --catalog ./x), made absolute from the working directory; it must exist.
+func FlagDir(flag, ref string) (string, error) {
+	fi, err := os.Stat(ref)
+	shown := echo.Short(ref) // a path can be any length
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("%s %s: no such directory (a path is relative to the working directory)", flag, shown)
+	case err != nil:
+		return "", fmt.Errorf("%s %s: %w", flag, shown, errors.Unwrap(err))
+	case !fi.IsDir():
+		what := "a bundle directory (holding manifests/ and metadata/)"
+		if flag == "--catalog" {
+			what = "a file-based catalog's directory"
+		}
+		return "", fmt.Errorf("%s %s: not a directory: give %s or an image reference", flag, shown, what)
+	}
+	abs, err := filepath.Abs(ref)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", flag, shown, err)
+	}
+	return abs, nil
+}
+
+// Untagged is ref without the tag or digest it has, and whether it had
+// one: the repository another version is taken from. A reference that
+// does not parse is given back as it is.
+func Untagged(ref string) (repo string, had bool) {
+	r, err := name.ParseReference(ref, name.WithDefaultTag(""))
+	if err != nil {
+		return ref, false
+	}
+	if t, ok := r.(name.Tag); ok && t.TagStr() == "" {
+		return ref, false
+	}
+	return r.Context().Name(), true
+}

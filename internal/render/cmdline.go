@@ -1,13 +1,17 @@
 package render
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
+	"github.com/olm-cmp/olm-cmp/internal/catalog"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
@@ -108,4 +112,41 @@ func Untagged(ref string) (repo string, had bool) {
 		return ref, false
 	}
 	return r.Context().Name(), true
+}
+
+// OpenCatalogArg opens the catalog --catalog names without rendering from
+// it (`olm-cmp versions`): an image pulled through p (cached by digest,
+// with its per-package index beside it) or a directory. image is the
+// catalog image pinned by digest ("" for a directory); done closes what it
+// opened.
+func OpenCatalogArg(ctx context.Context, p catalog.Puller, ref string) (fsys fs.FS, image string, done func(), err error) {
+	ref, err = CatalogArg(ref)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if IsLocalDir(ref) {
+		root, err := os.OpenRoot(ref)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("--catalog %s: %w", echo.Quote(ref), err)
+		}
+		return catalog.Open(root.FS(), ""), "", func() { root.Close() }, nil
+	}
+	fsys, o, err := p.LoadCatalog(ctx, ref)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("--catalog %s: %w", echo.Quote(ref), err)
+	}
+	return catalog.Open(fsys, bundle.CatalogIndexFile(o.Dir)), o.Image, func() {}, nil
+}
+
+// RepositoryArg refuses an image repository named on the command line
+// (`olm-cmp versions REF`) that is a directory or names no registry.
+func RepositoryArg(ref string) error {
+	if IsLocalDir(ref) {
+		return fmt.Errorf("%s is a directory: versions REF lists the tags of a bundle image repository (quay.io/org/operator-bundle); for a catalog directory give --catalog %s --package P", echo.Short(ref), echo.Short(ref))
+	}
+	if !HasRegistry(ref) {
+		last := lastPart(ref)
+		return fmt.Errorf("%s: not an image repository with its registry: give it as quay.io/org/%s (docker.io/org/%s for Docker Hub)", echo.Short(ref), echo.Short(last), echo.Short(last))
+	}
+	return nil
 }

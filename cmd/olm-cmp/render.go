@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -139,31 +137,6 @@ func (f *specFlags) anyChanged(fs *pflag.FlagSet) bool {
 	return changed
 }
 
-// locateWarnings names the file and line of the spec entry each of res's
-// warnings is about (an exclude selector, an images prefix or an accept
-// entry that matched nothing), as the same entry's error under --strict
-// does. A requirement finding is about the bundle, not a line: its text is
-// kept, so that Notes still finds it.
-func locateWarnings(req render.Request, res *render.Result) {
-	findings := map[string]bool{}
-	for _, f := range res.Requirements {
-		findings[f.Line()] = true
-	}
-	var f *spec.File
-	for i, w := range res.Warnings {
-		if findings[w] || req.SourceDir == "" {
-			continue
-		}
-		if f == nil {
-			var err error
-			if f, err = spec.Load(req.SourceDir); err != nil {
-				return
-			}
-		}
-		res.Warnings[i] = f.Locate(errors.New(w), &req.Spec).Error()
-	}
-}
-
 // loadRequest reads DIR/olm-cmp.yaml (DIR as the command line gave it: see sourceDir) and
 // applies the flags (none when f is nil). Without a spec file, --bundle (or --catalog and
 // --package) and --namespace alone are enough (no extra manifests then).
@@ -172,52 +145,18 @@ func loadRequest(cmd *cobra.Command, arg string, f *specFlags) (render.Request, 
 	if err != nil {
 		return render.Request{}, err
 	}
-	req := render.Request{SourceDir: dir, APIVersions: envAPIVersions()}
-	file, err := spec.Load(dir)
-	var fileErr *spec.FileError
-	switch {
-	case err == nil:
-		req.Spec, req.Name = file.Spec, file.Metadata.Name
-	case errors.As(err, &fileErr) && f != nil:
-		// Every problem at once, judged on the spec the flags make: a flag
-		// may supply or replace what the file gets wrong.
-		if _, err := f.apply(cmd.Flags(), &fileErr.File.Spec); err != nil {
-			return req, err
-		}
-		fileErr.Revalidate(&fileErr.File.Spec)
-		return req, fileErr
-	case errors.Is(err, os.ErrNotExist) && f != nil && (cmd.Flags().Changed("bundle") || cmd.Flags().Changed("catalog")):
-		// No spec file: no extra manifests either, and a ./bundle or
-		// ./catalog path is relative to the working directory.
-		req.SourceDir = ""
-	case errors.Is(err, os.ErrNotExist) && isBundleDir(dir):
-		return req, fmt.Errorf("%s not found in %s: it is a bundle directory (it has metadata/annotations.yaml), not a source directory: write a spec for it with olm-cmp init %s -d DIR, or render it alone with olm-cmp render --bundle %s -n NAMESPACE",
-			spec.FileName, dir, dir, dir)
-	default:
-		return req, err
+	fs := cmd.Flags()
+	o := render.RequestOptions{
+		APIVersions: envAPIVersions(),
+		Explain:     func(noFile bool, err error) error { return nameFlags(fs, noFile, err) },
 	}
 	if f != nil {
-		notes, err := f.apply(cmd.Flags(), &req.Spec)
-		if err != nil {
-			return req, err
-		}
-		printWarnings(cmd.ErrOrStderr(), notes)
+		o.Override = func(s *spec.Spec) ([]string, error) { return f.apply(fs, s) }
+		o.WithoutFile = fs.Changed("bundle") || fs.Changed("catalog")
 	}
-	// Checked here, where the file's lines and the flags are known, so that
-	// a bad value names its line or its flag; the render checks the same
-	// again.
-	if err := file.Validate(&req.Spec); err != nil {
-		return req, nameFlags(cmd.Flags(), file == nil, err)
-	}
-	return req, nil
-}
-
-// isBundleDir reports whether dir looks like a registry+v1 bundle (the
-// file that names its package), for a bundle given where a source directory
-// belongs.
-func isBundleDir(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, "metadata", "annotations.yaml"))
-	return err == nil && fi.Mode().IsRegular()
+	req, notes, err := render.LoadRequest(dir, o)
+	printWarnings(cmd.ErrOrStderr(), notes)
+	return req, err
 }
 
 // flagFields are the spec fields each spec flag replaces (-n moves a
@@ -314,7 +253,7 @@ per finding category instead; olm-cmp inspect DIR lists the findings.`,
 				return err
 			}
 			stderr := cmd.ErrOrStderr()
-			locateWarnings(req, res)
+			req.LocateWarnings(res)
 			output.PrintNotes(stderr, res, out.quiet, out.verbose, inspectArgs(req, firstArg(args)))
 			if out.quiet {
 				return nil

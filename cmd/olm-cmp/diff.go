@@ -9,6 +9,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/output"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/safety"
+	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
 
 // Exit statuses of diff (docs/diff.md).
@@ -63,7 +64,7 @@ Exit status: 0 no changes, 1 changes, 2 safety findings at --fail-on or worse,
 			if err != nil {
 				return err
 			}
-			from, to, cleanup, err := diffRequests(cmd, args, &to, &df)
+			from, to, cleanup, err := df.sides(cmd, args, &to).Requests(cmd.Context())
 			defer cleanup()
 			if err != nil {
 				return err
@@ -147,83 +148,39 @@ func (df *diffFlags) check(args []string, specChanged bool) (safety.Severity, er
 	return failOn, nil
 }
 
-// diffRequests builds the FROM and TO requests of the form args and flags
-// ask for. cleanup removes what --git-base extracted; it is never nil.
-func diffRequests(cmd *cobra.Command, args []string, to *specFlags, df *diffFlags) (from, toReq *render.Request, cleanup func(), err error) {
-	cleanup = func() {}
-	dir := "."
+// sides are the sides args and the flags name: the spec flags (to) apply
+// to TO.
+func (df *diffFlags) sides(cmd *cobra.Command, args []string, to *specFlags) diff.Sides {
+	fs, stderr := cmd.Flags(), cmd.ErrOrStderr()
+	sd := diff.Sides{
+		Dir:       ".",
+		ToVersion: df.toVersion, ToBundle: df.toBundle, GitBase: df.gitBase,
+		AppsFrom: df.appsFrom,
+		Load: func(dir string, flags bool) (render.Request, error) {
+			if flags {
+				return loadRequest(cmd, dir, to)
+			}
+			return loadRequest(cmd, dir, nil)
+		},
+		Notes: stderr,
+	}
 	if len(args) > 0 {
-		dir = args[0]
+		sd.Dir = args[0]
 	}
-	toDir := dir
 	if len(args) == 2 {
-		toDir = args[1]
+		sd.ToDir = args[1]
 	}
-	t, err := loadRequest(cmd, toDir, to)
-	if err != nil {
-		return nil, nil, cleanup, err
-	}
-	ix, err := appsIndex(cmd, dir, df.appsFrom)
-	if err != nil {
-		return nil, nil, cleanup, err
-	}
-	if applied, err := withApp(cmd, ix, toDir, "", &t); err != nil {
-		return nil, nil, cleanup, err
-	} else if applied && to.anyChanged(cmd.Flags()) {
-		// The spec flags change TO last, over the application's
-		// parameters too (loadRequest applied them to the file alone).
-		notes, err := to.apply(cmd.Flags(), &t.Spec)
-		if err != nil {
-			return nil, nil, cleanup, err
+	if to.anyChanged(fs) {
+		sd.Reflag = func(s *spec.Spec) error {
+			notes, err := to.apply(fs, s)
+			if err != nil {
+				return err
+			}
+			printWarnings(stderr, notes)
+			return nil
 		}
-		printWarnings(cmd.ErrOrStderr(), notes)
 	}
-	if err := retarget(&t, df); err != nil {
-		return nil, nil, cleanup, err
-	}
-	if df.gitBase != "" {
-		f, c, err := gitBaseRequest(cmd, dir, df.gitBase, df.appsFrom, ix)
-		return f, &t, c, err
-	}
-	f, err := loadRequest(cmd, dir, nil)
-	if err != nil {
-		return nil, nil, cleanup, err
-	}
-	if _, err := withApp(cmd, ix, dir, "", &f); err != nil {
-		return nil, nil, cleanup, err
-	}
-	return &f, &t, cleanup, nil
-}
-
-// retarget applies --to-bundle and --to-version to TO's spec.
-func retarget(req *render.Request, df *diffFlags) error {
-	s := &req.Spec
-	if df.toBundle != "" || df.toVersion != "" {
-		s.Digest = "" // spec.digest pins FROM's bundle
-	}
-	if df.toBundle != "" {
-		if err := render.SetBundleArg(s, "--to-bundle", df.toBundle); err != nil {
-			return err
-		}
-		// An image's tag is in REF: spec.version (or a catalog's
-		// range) was FROM's.
-		s.Version = ""
-		s.Catalog, s.Package, s.Channel = "", "", ""
-	}
-	if df.toVersion == "" {
-		return nil
-	}
-	switch {
-	case s.Catalog != "":
-		s.Version = df.toVersion
-	case render.IsDirRef(s.Bundle):
-		return fmt.Errorf("--to-version %q: spec.bundle %q is a directory, which has no versions to choose from: give the new bundle's directory with --to-bundle DIR", df.toVersion, s.Bundle)
-	default:
-		// The new version replaces the tag or digest the reference has.
-		s.Bundle, _ = render.Untagged(s.Bundle)
-		s.Version = df.toVersion
-	}
-	return nil
+	return sd
 }
 
 func writeReport(cmd *cobra.Command, r *diff.Report, output string) error {

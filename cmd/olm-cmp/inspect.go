@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -64,7 +62,7 @@ finding is not accepted.`,
 				return fmt.Errorf("--package, --channel and --version need --catalog")
 			case len(args) == 0:
 				rv, b, err = inspect.LoadRef(cmd.Context(), r, bundleRef)
-			case hasSpecFile(args[0]) || namesSpec(args[0]):
+			case render.NamesSource(args[0]):
 				// Only the flags sf holds that were given apply.
 				var sf *specFlags
 				if cmd.Flags().Changed("bundle") {
@@ -124,26 +122,4 @@ func writeSummary(out io.Writer, s *inspect.Summary, output string) error {
 		return s.WriteText(out)
 	}
 	return fmt.Errorf("--output %q: use text or json", output)
-}
-
-// hasSpecFile reports whether dir is a source directory (holds olm-cmp.yaml).
-func hasSpecFile(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, spec.FileName))
-	return err == nil && fi.Mode().IsRegular()
-}
-
-// namesSpec reports whether arg is a spec file (DIR/olm-cmp.yaml, as
-// render takes it) or names one render would refuse with its fix (an
-// olm-cmp.yml, or a directory holding one and no bundle): not a bundle.
-func namesSpec(arg string) bool {
-	regular := func(p string) bool {
-		fi, err := os.Stat(p)
-		return err == nil && fi.Mode().IsRegular()
-	}
-	switch filepath.Base(arg) {
-	case spec.FileName, "olm-cmp.yml":
-		return regular(arg)
-	}
-	_, err := os.Stat(filepath.Join(arg, "metadata"))
-	return regular(filepath.Join(arg, "olm-cmp.yml")) && err != nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver"
 	"github.com/olm-cmp/olm-cmp/internal/registry"
 	"github.com/olm-cmp/olm-cmp/internal/render"
-	"github.com/olm-cmp/olm-cmp/internal/spec"
 	"github.com/olm-cmp/olm-cmp/internal/validate"
 )
 
@@ -162,37 +160,6 @@ func (f *registryFlags) loader() (*bundle.ImageLoader, error) {
 		AllowedRegistries: f.allowed,
 		Timeouts:          registry.Timeouts{ResponseHeader: f.registryTimeout, ReadIdle: f.registryTimeout},
 	}, nil
-}
-
-// sourceDir returns the source directory that a command's argument names:
-// a directory, or the olm-cmp.yaml in one (what a shell completes a path
-// to). No argument is the working directory. Every command that reads a
-// source directory finds it here, so they all accept the same arguments
-// and say the same thing about a wrong one.
-func sourceDir(args []string) (string, error) {
-	if len(args) == 0 || args[0] == "" {
-		return ".", nil
-	}
-	arg := args[0]
-	fi, err := os.Stat(arg)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		// A path a shell would complete to a spec file names a file.
-		switch filepath.Ext(arg) {
-		case ".yaml", ".yml":
-			return "", fmt.Errorf("%s: no such file", arg)
-		}
-		return "", fmt.Errorf("%s: no such directory", arg)
-	case err != nil:
-		return "", fmt.Errorf("%s: %w", arg, errors.Unwrap(err))
-	case fi.IsDir():
-		return arg, nil
-	case filepath.Base(arg) == spec.FileName:
-		return filepath.Dir(arg), nil
-	case filepath.Base(arg) == "olm-cmp.yml":
-		return "", fmt.Errorf("%s: olm-cmp reads %s only (the Argo CD plugin discovers applications by that name): rename it to %s", arg, spec.FileName, filepath.Join(filepath.Dir(arg), spec.FileName))
-	}
-	return "", fmt.Errorf("%s is a file, not a source directory: give the directory holding %s (or that %s itself)", arg, spec.FileName, spec.FileName)
 }
 
 // clusterFlags simulate the target cluster, as Argo CD describes it to the

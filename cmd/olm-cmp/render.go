@@ -137,11 +137,11 @@ func (f *specFlags) anyChanged(fs *pflag.FlagSet) bool {
 	return changed
 }
 
-// loadRequest reads DIR/olm-cmp.yaml (DIR as the command line gave it: see sourceDir) and
+// loadRequest reads DIR/olm-cmp.yaml (DIR as the command line gave it: see render.SourceDirArg) and
 // applies the flags (none when f is nil). Without a spec file, --bundle (or --catalog and
 // --package) and --namespace alone are enough (no extra manifests then).
 func loadRequest(cmd *cobra.Command, arg string, f *specFlags) (render.Request, error) {
-	dir, err := sourceDir([]string{arg})
+	dir, err := render.SourceDirArg(arg)
 	if err != nil {
 		return render.Request{}, err
 	}

@@ -97,16 +97,5 @@ func (f *registryFlags) projectLoader(base *bundle.ImageLoader) (*bundle.ImageLo
 	if path == "" {
 		return base, nil, nil
 	}
-	p, err := tenancy.Load(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	t, err := p.Tenant(f.project)
-	if err != nil {
-		return nil, nil, err
-	}
-	if t.Entry == nil {
-		return base, t, nil
-	}
-	return tenancy.NewGate(p, t.Entry, base).Loader, t, nil
+	return tenancy.ProjectLoader(path, f.project, base)
 }

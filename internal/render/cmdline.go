@@ -150,3 +150,54 @@ func RepositoryArg(ref string) error {
 	}
 	return nil
 }
+
+// SourceDirArg returns the source directory that a command's argument
+// names: a directory, or the olm-cmp.yaml in one (what a shell completes a
+// path to). No argument ("") is the working directory. Every command that reads a
+// source directory finds it here, so they all accept the same arguments
+// and say the same thing about a wrong one.
+func SourceDirArg(arg string) (string, error) {
+	if arg == "" {
+		return ".", nil
+	}
+	fi, err := os.Stat(arg)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		// A path a shell would complete to a spec file names a file.
+		switch filepath.Ext(arg) {
+		case ".yaml", ".yml":
+			return "", fmt.Errorf("%s: no such file", arg)
+		}
+		return "", fmt.Errorf("%s: no such directory", arg)
+	case err != nil:
+		return "", fmt.Errorf("%s: %w", arg, errors.Unwrap(err))
+	case fi.IsDir():
+		return arg, nil
+	case filepath.Base(arg) == spec.FileName:
+		return filepath.Dir(arg), nil
+	case filepath.Base(arg) == "olm-cmp.yml":
+		return "", fmt.Errorf("%s: olm-cmp reads %s only (the Argo CD plugin discovers applications by that name): rename it to %s", arg, spec.FileName, filepath.Join(filepath.Dir(arg), spec.FileName))
+	}
+	return "", fmt.Errorf("%s is a file, not a source directory: give the directory holding %s (or that %s itself)", arg, spec.FileName, spec.FileName)
+}
+
+// NamesSource reports whether arg, given where a bundle or a source
+// directory may be (`olm-cmp inspect ARG`), names a source directory (one
+// holding olm-cmp.yaml) or a spec file (DIR/olm-cmp.yaml, as render takes
+// it), or one render would refuse with its fix (an olm-cmp.yml, or a
+// directory holding one and no bundle): not a bundle.
+func NamesSource(arg string) bool {
+	regular := func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.Mode().IsRegular()
+	}
+	if regular(filepath.Join(arg, spec.FileName)) {
+		return true
+	}
+	switch filepath.Base(arg) {
+	case spec.FileName, "olm-cmp.yml":
+		return regular(arg)
+	}
+	_, err := os.Stat(filepath.Join(arg, "metadata"))
+	return regular(filepath.Join(arg, "olm-cmp.yml")) && err != nil
+}

@@ -67,3 +67,70 @@ func TestUntagged(t *testing.T) {
 		}
 	}
 }
+
+// TestSourceDir: the one rule every command uses for its DIR argument.
+func TestSourceDir(t *testing.T) {
+	tmp := t.TempDir()
+	app := filepath.Join(tmp, "app")
+	os.MkdirAll(app, 0o755)
+	os.WriteFile(filepath.Join(app, "olm-cmp.yaml"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(app, "other.yaml"), []byte("x"), 0o644)
+	yml := filepath.Join(tmp, "yml")
+	os.MkdirAll(yml, 0o755)
+	os.WriteFile(filepath.Join(yml, "olm-cmp.yml"), []byte("x"), 0o644)
+	for _, tc := range []struct {
+		arg       string
+		want, err string
+	}{
+		{"", ".", ""},
+		{app, app, ""},
+		{filepath.Join(app, "olm-cmp.yaml"), app, ""},
+		{"examples/lws", "", "examples/lws: no such directory"},
+		{filepath.Join(tmp, "gone", "olm-cmp.yaml"), "", filepath.Join(tmp, "gone", "olm-cmp.yaml") + ": no such file"},
+		{filepath.Join(app, "olm-cmp.yml"), "", filepath.Join(app, "olm-cmp.yml") + ": no such file"},
+		{filepath.Join(yml, "olm-cmp.yml"), "", filepath.Join(yml, "olm-cmp.yml") + ": olm-cmp reads olm-cmp.yaml only (the Argo CD plugin discovers applications by that name): rename it to " + filepath.Join(yml, "olm-cmp.yaml")},
+		{filepath.Join(app, "nonexist.yaml"), "", filepath.Join(app, "nonexist.yaml") + ": no such file"},
+		{filepath.Join(app, "other.yaml"), "", filepath.Join(app, "other.yaml") + " is a file, not a source directory: give the directory holding olm-cmp.yaml (or that olm-cmp.yaml itself)"},
+	} {
+		got, err := SourceDirArg(tc.arg)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%q: want error %q, got %q, %v", tc.arg, tc.err, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: got %q, %v; want %q", tc.arg, got, err, tc.want)
+		}
+	}
+}
+
+// TestNamesSource: what inspect takes for a source directory or spec file
+// rather than a bundle.
+func TestNamesSource(t *testing.T) {
+	tmp := t.TempDir()
+	write := func(p string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	app, yml, bundleYml, b := filepath.Join(tmp, "app"), filepath.Join(tmp, "yml"), filepath.Join(tmp, "bundleyml"), filepath.Join(tmp, "bundle")
+	write(filepath.Join(app, spec.FileName))
+	write(filepath.Join(yml, "olm-cmp.yml"))
+	write(filepath.Join(bundleYml, "olm-cmp.yml"))
+	write(filepath.Join(bundleYml, "metadata", "annotations.yaml"))
+	write(filepath.Join(b, "metadata", "annotations.yaml"))
+	for arg, want := range map[string]bool{
+		app: true, filepath.Join(app, spec.FileName): true,
+		yml: true, filepath.Join(yml, "olm-cmp.yml"): true,
+		bundleYml: false, b: false, filepath.Join(tmp, "gone"): false,
+	} {
+		if got := NamesSource(arg); got != want {
+			t.Errorf("NamesSource(%s) = %v, want %v", arg, got, want)
+		}
+	}
+}

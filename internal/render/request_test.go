@@ -33,7 +33,10 @@ func TestLoadRequest(t *testing.T) {
 	if _, _, err := LoadRequest(empty, RequestOptions{}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("no olm-cmp.yaml, no flags: %v", err)
 	}
-	setBundle := func(s *spec.Spec) ([]string, error) { s.Bundle, s.Namespace = "quay.io/org/op:v1", "ns"; return nil, nil }
+	setBundle := func(s *spec.Spec) ([]string, error) {
+		s.Bundle, s.Namespace = "quay.io/org/op:v1", "ns"
+		return nil, nil
+	}
 	if req, _, err := LoadRequest(empty, RequestOptions{Override: setBundle, WithoutFile: true}); err != nil || req.SourceDir != "" || req.Spec.Bundle != "quay.io/org/op:v1" {
 		t.Errorf("no olm-cmp.yaml, the flags name the bundle: %v, %+v", err, req)
 	}

@@ -39,93 +39,27 @@ func (f *specFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.strict, "strict", false, "fail on every requirements finding not accepted and every spec entry that matches nothing (overrides spec.strict)")
 }
 
-// apply sets the fields of the flags given; an error names a flag whose
-// value cannot be used. A flag replaces what its value makes meaningless in
-// the spec's shape (a catalog for --bundle, a pin for another version, a
-// watched namespace that was the install namespace); each such replacement
-// is returned as a note, for a warning line: nothing changes silently.
+// apply sets the spec fields of the flags given (render.Overrides.Apply:
+// its notes say what a flag replaced besides its own field).
 func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) (notes []string, err error) {
-	note := func(format string, a ...any) { notes = append(notes, fmt.Sprintf(format, a...)) }
-	set := func(name string, apply func()) {
-		if fs.Changed(name) {
-			apply()
-		}
+	return render.Overrides{
+		Bundle: given(fs, "bundle", &f.bundle), Catalog: given(fs, "catalog", &f.catalog),
+		Package: given(fs, "package", &f.pkg), Channel: given(fs, "channel", &f.channel),
+		Version: given(fs, "version", &f.version), Namespace: given(fs, "namespace", &f.namespace),
+		CertificateProvider: given(fs, "certificate-provider", &f.certProvider),
+		WatchNamespaces:     given(fs, "watch-namespace", &f.watchNamespaces),
+		ImagePullSecrets:    given(fs, "image-pull-secret", &f.pullSecrets),
+		Exclude:             given(fs, "exclude", &f.excludes),
+		Strict:              given(fs, "strict", &f.strict),
+	}.Apply(s)
+}
+
+// given is v when flag name was given on the command line, else nil.
+func given[T any](fs *pflag.FlagSet, name string, v *T) *T {
+	if fs.Changed(name) {
+		return v
 	}
-	unpin := func(flag, value string) {
-		if s.Digest != "" {
-			note("%s %s: spec.digest %s pinned the spec's own bundle and is not used", flag, value, s.Digest)
-			s.Digest = ""
-		}
-	}
-	if fs.Changed("bundle") {
-		if s.Catalog != "" && !fs.Changed("catalog") {
-			note("--bundle %s replaces the catalog: spec.catalog %q, spec.package %q, spec.channel %q and the version range %q are not used", f.bundle, s.Catalog, s.Package, s.Channel, s.Version)
-			s.Catalog, s.Package, s.Channel = "", "", ""
-			if !fs.Changed("version") {
-				s.Version = ""
-			}
-		}
-		if !render.IsLocalDir(f.bundle) && strings.ContainsAny(f.bundle, ":@") && s.Version != "" && !fs.Changed("version") && s.Catalog == "" {
-			if _, tagged := render.Untagged(f.bundle); tagged {
-				note("--bundle %s has its own tag or digest: spec.version %q is not used", f.bundle, s.Version)
-				s.Version = ""
-			}
-		}
-		if f.bundle != s.Bundle {
-			unpin("--bundle", f.bundle)
-		}
-		if err := render.SetBundleArg(s, "--bundle", f.bundle); err != nil {
-			return notes, err
-		}
-	}
-	if fs.Changed("catalog") {
-		if s.Bundle != "" && !fs.Changed("bundle") {
-			note("--catalog %s replaces the bundle: spec.bundle %q is not used", f.catalog, s.Bundle)
-			s.Bundle = ""
-			if s.Version != "" && !fs.Changed("version") {
-				note("--catalog %s: spec.version %q was the image's tag and is not used (the newest version is chosen; give --version for a range)", f.catalog, s.Version)
-				s.Version = ""
-			}
-		}
-		if f.catalog != s.Catalog {
-			unpin("--catalog", f.catalog)
-		}
-		if s.Catalog, err = render.CatalogArg(f.catalog); err != nil {
-			return notes, err
-		}
-	}
-	set("package", func() { s.Package = f.pkg })
-	set("channel", func() { s.Channel = f.channel })
-	if fs.Changed("version") && f.version != s.Version {
-		unpin("--version", f.version)
-		// An image reference's own tag or digest names the old version.
-		if s.Catalog == "" && !render.IsDirRef(s.Bundle) {
-			if repo, tagged := render.Untagged(s.Bundle); tagged {
-				note("--version %s replaces the tag or digest of spec.bundle %q", f.version, s.Bundle)
-				s.Bundle = repo
-			}
-		}
-	}
-	set("version", func() { s.Version = f.version })
-	if fs.Changed("namespace") && !fs.Changed("watch-namespace") && s.Namespace != "" && f.namespace != s.Namespace {
-		// A watched namespace that was the install namespace (OwnNamespace)
-		// moves with it: left behind, its Roles would go to a namespace
-		// nothing creates any more.
-		for i, ns := range s.WatchNamespaces {
-			if ns == s.Namespace {
-				s.WatchNamespaces = slices.Clone(s.WatchNamespaces)
-				s.WatchNamespaces[i] = f.namespace
-				note("-n %s: spec.watchNamespaces[%d] %q was the install namespace and becomes %q too (give --watch-namespace to choose otherwise)", f.namespace, i, ns, f.namespace)
-			}
-		}
-	}
-	set("namespace", func() { s.Namespace = f.namespace })
-	set("watch-namespace", func() { s.WatchNamespaces = f.watchNamespaces })
-	set("image-pull-secret", func() { s.ImagePullSecrets = f.pullSecrets })
-	set("exclude", func() { s.Exclude = f.excludes })
-	set("certificate-provider", func() { s.CertificateProvider = f.certProvider })
-	set("strict", func() { s.Strict = f.strict })
-	return notes, nil
+	return nil
 }
 
 // anyChanged reports whether a spec flag was given on the command line.

@@ -9,31 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver"
 	"github.com/olm-cmp/olm-cmp/internal/httpapi"
 )
-
-// logBuffer is a log written by Run's goroutines and read by the test.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // server is a plugin server on a fresh socket directory, listening.
 func server(t *testing.T) (*cmpserver.Server, net.Listener, string) {
@@ -56,28 +37,32 @@ func server(t *testing.T) (*cmpserver.Server, net.Listener, string) {
 // Run returns nil.
 func TestRunServesUntilCancelled(t *testing.T) {
 	srv, lis, sock := server(t)
-	var logs logBuffer
+	// A free port, closed for Run to open: the logs are read only once
+	// Run has returned.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	var logs bytes.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Options{Server: srv, Listener: lis, HTTPAddr: "127.0.0.1:0",
+		done <- Run(ctx, Options{Server: srv, Listener: lis, HTTPAddr: addr,
 			HTTP: httpapi.Options{Ready: srv.Ready}, ShutdownTimeout: 5 * time.Second,
 			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	}()
-	var addr string
-	for deadline := time.Now().Add(10 * time.Second); addr == ""; {
-		if _, rest, ok := strings.Cut(logs.String(), "addr="); ok {
-			addr, _, _ = strings.Cut(rest, "\n")
+	var resp *http.Response
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if resp, err = http.Get("http://" + addr + "/healthz"); err == nil || time.Now().After(deadline) {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no HTTP listener logged:\n%s", logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	resp, err := http.Get("http://" + addr + "/healthz")
 	if err != nil {
-		t.Fatal(err)
+		cancel()
+		<-done
+		t.Fatalf("/healthz never answered: %v\n%s", err, logs.String())
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

@@ -17,8 +17,11 @@
 // standard output (a result per job, in order). Both are bounded.
 //
 // This package must stay light: it imports nothing heavier than the
-// standard library. The heavy packages register their operations in
-// cmd/olm-cmp-check, which calls Serve.
+// standard library (and internal/safefile). The heavy packages list their
+// operations in internal/checks, which cmd/olm-cmp-check serves.
+//
+// The pure checks' outputs are cached by content (Store), so a render that
+// meets nothing new never starts the helper.
 package checkproc
 
 import (
@@ -31,10 +34,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 )
 
 // Executable is the helper's file name: beside olm-cmp, or on PATH.
@@ -106,6 +111,7 @@ func Run(ctx context.Context, jobs []Job) ([]Result, error) {
 		return nil, nil
 	}
 	if h := inProcess.Load(); h != nil {
+		spawns.Add(1)
 		return serveInProcess(ctx, *h, jobs), nil
 	}
 	path, err := locate()
@@ -120,26 +126,52 @@ func Run(ctx context.Context, jobs []Job) ([]Result, error) {
 		return nil, fmt.Errorf("the checks are %d bytes, over the %d-byte bound of one %s request", len(req), MaxRequestBytes, Executable)
 	}
 	cmd := exec.CommandContext(ctx, path)
+	cmd.Env = helperEnv()
 	cmd.Stdin = bytes.NewReader(req)
 	var out, errOut capped
 	out.max, errOut.max = MaxAnswerBytes, maxStderrBytes
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	cmd.WaitDelay = waitDelay
+	spawns.Add(1)
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("%s did not finish its checks in time: %w", Executable, ctx.Err())
+		return nil, fmt.Errorf("%s did not finish its checks in time: %w", Executable, context.Cause(ctx))
 	}
 	if out.over {
-		return nil, fmt.Errorf("%s answered more than %d bytes", Executable, MaxAnswerBytes)
+		return nil, fmt.Errorf("%s (%s) answered more than %d bytes: is it the same build as olm-cmp? Reinstall both", Executable, path, MaxAnswerBytes)
 	}
 	if runErr != nil {
-		return nil, fmt.Errorf("%s stopped before answering (%v)%s", Executable, runErr, lastLine(errOut.Bytes()))
+		return nil, fmt.Errorf("%s stopped before answering (%v%s): run again, and report it to olm-cmp if it happens again", Executable, runErr, lastLine(errOut.Bytes()))
 	}
 	var a answer
 	if err := json.Unmarshal(out.Bytes(), &a); err != nil || len(a.Results) != len(jobs) {
-		return nil, fmt.Errorf("%s answered something that is not the answer to %d checks: is it the same build as olm-cmp?", Executable, len(jobs))
+		return nil, fmt.Errorf("%s (%s) answered something that is not the answer to %d checks: is it the same build as olm-cmp? Reinstall both", Executable, path, len(jobs))
 	}
 	return a.Results, nil
+}
+
+// spawns counts the helper processes Run started (in tests, the batches
+// answered in process), for tests that a render whose verdicts are cached
+// starts none.
+var spawns atomic.Int64
+
+// Spawns is how many olm-cmp-check processes this process has started, or
+// batches it answered in process (AnswerInProcess).
+func Spawns() int64 { return spawns.Load() }
+
+// helperEnv is the helper's environment: the Go runtime's settings and
+// TMPDIR, nothing else. It reads no files the request does not carry and
+// opens no connections, so it has no use for registry credentials, proxy
+// settings or Argo CD's plugin environment (the application's parameters),
+// and a crash report or a library's logging cannot repeat them.
+func helperEnv() []string {
+	var env []string
+	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GODEBUG", "GOMAXPROCS", "GOTRACEBACK", "TMPDIR"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }
 
 // inProcess, when set, answers jobs in this process instead of running
@@ -160,26 +192,64 @@ func AnswerInProcess(handlers map[string]Handler) (restore func()) {
 // serveInProcess answers jobs as Serve would, through the same JSON
 // encoding, so a test sees what olm-cmp-check would have answered.
 func serveInProcess(ctx context.Context, handlers map[string]Handler, jobs []Job) []Result {
-	out := make([]Result, len(jobs))
+	copied := make([]Job, len(jobs))
 	for i, j := range jobs {
 		in, _ := json.Marshal(j.Input)
-		j.Input = in
-		out[i] = runJob(ctx, handlers, j)
+		copied[i] = Job{Op: j.Op, Input: in}
 	}
+	return runJobs(ctx, handlers, copied)
+}
+
+// runJobs runs jobs several at once (a cold render's CRDs, whose CEL rules
+// are most of its check, each take their own time) and returns their
+// results in order. A job not begun when ctx ends is not begun.
+func runJobs(ctx context.Context, handlers map[string]Handler, jobs []Job) []Result {
+	out := make([]Result, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Go(func() {
+			for i := range next {
+				if err := ctx.Err(); err != nil {
+					out[i] = Result{Error: fmt.Sprintf("%s stopped before this check: %v", Executable, context.Cause(ctx))}
+					continue
+				}
+				out[i] = runJob(ctx, handlers, jobs[i])
+			}
+		})
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	return out
 }
 
-// lastLine is ": " and the last line of a helper's standard error, if any.
+// lastLine is ": " and the last line of a helper's standard error, if any,
+// printable and at most maxLineBytes.
 func lastLine(b []byte) string {
 	s := strings.TrimSpace(string(b))
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		s = s[i+1:]
+	}
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsGraphic(r) {
+			return r
+		}
+		return -1
+	}, strings.ToValidUTF8(s, ""))
+	if len(s) > maxLineBytes {
+		s = strings.ToValidUTF8(s[:maxLineBytes], "") + "…"
 	}
 	if s == "" {
 		return ""
 	}
 	return ": " + s
 }
+
+// maxLineBytes bounds the helper's line in an error.
+const maxLineBytes = 200
 
 // capped is a buffer that keeps at most max bytes and remembers that more
 // came.
@@ -217,10 +287,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, handlers map[string
 	if err := json.Unmarshal(data, &req); err != nil {
 		return fmt.Errorf("the request is not a list of checks: %v", err)
 	}
-	a := answer{Results: make([]Result, len(req.Jobs))}
-	for i, j := range req.Jobs {
-		a.Results[i] = runJob(ctx, handlers, j)
-	}
+	a := answer{Results: runJobs(ctx, handlers, req.Jobs)}
 	enc, err := json.Marshal(a)
 	if err != nil {
 		return fmt.Errorf("writing the answer: %v", err)

@@ -5,13 +5,16 @@
 // cost the second executable exists to avoid (internal/checkproc).
 package checks
 
-import "github.com/olm-cmp/olm-cmp/internal/checkproc"
+import (
+	"github.com/olm-cmp/olm-cmp/internal/checkproc"
+	"github.com/olm-cmp/olm-cmp/internal/validate/apicheck"
+)
 
 // Handlers returns every operation by name.
 func Handlers() map[string]checkproc.Handler {
 	all := map[string]checkproc.Handler{}
 	for _, hs := range []map[string]checkproc.Handler{
-		// one entry per heavy package, e.g. apicheck.Handlers(),
+		apicheck.Handlers(),
 	} {
 		for op, h := range hs {
 			if _, dup := all[op]; dup {

@@ -1,0 +1,15 @@
+package validate
+
+import (
+	"os"
+	"testing"
+
+	"github.com/olm-cmp/olm-cmp/internal/checkproc/inprocess"
+)
+
+// The checks of olm-cmp-check are answered in the test's process: the
+// same code, without building the second executable.
+func TestMain(m *testing.M) {
+	inprocess.Install()
+	os.Exit(m.Run())
+}

@@ -79,4 +79,3 @@ func TestCRDVerdictKeptOnDisk(t *testing.T) {
 		}
 	}
 }
-

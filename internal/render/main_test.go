@@ -1,0 +1,15 @@
+package render
+
+import (
+	"os"
+	"testing"
+
+	"github.com/olm-cmp/olm-cmp/internal/checkproc/inprocess"
+)
+
+// Renders check what olm-cmp-check checks in the test's own process
+// (internal/checkproc/inprocess).
+func TestMain(m *testing.M) {
+	inprocess.Install()
+	os.Exit(m.Run())
+}

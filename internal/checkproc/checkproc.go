@@ -83,7 +83,10 @@ type Handler func(ctx context.Context, input json.RawMessage) (any, error)
 
 // locate finds olm-cmp-check: beside this executable first (the image, `make
 // build`, `go install ./cmd/...`), then on PATH (`go run ./cmd/olm-cmp`).
-var locate = sync.OnceValues(func() (string, error) {
+var locate = sync.OnceValues(find)
+
+// find looks for olm-cmp-check where locate says.
+func find() (string, error) {
 	if exe, err := os.Executable(); err == nil {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = real
@@ -97,7 +100,7 @@ var locate = sync.OnceValues(func() (string, error) {
 		return p, nil
 	}
 	return "", errors.New(Executable + ", which makes the checks of the API server and of signatures for olm-cmp, is neither beside olm-cmp nor on PATH: install both (make build, or go install ./cmd/... from the repository)")
-})
+}
 
 // Path is where olm-cmp-check was found, or why it was not.
 func Path() (string, error) { return locate() }
@@ -252,23 +255,26 @@ func lastLine(b []byte) string {
 const maxLineBytes = 200
 
 // capped is a buffer that keeps at most max bytes and remembers that more
-// came.
+// came. It does not embed bytes.Buffer: Buffer's ReadFrom, promoted, would
+// let exec's copy bypass Write and the bound with it.
 type capped struct {
-	bytes.Buffer
+	buf  bytes.Buffer
 	max  int
 	over bool
 }
 
 func (c *capped) Write(p []byte) (int, error) {
-	if room := c.max - c.Len(); len(p) > room {
+	if room := c.max - c.buf.Len(); len(p) > room {
 		c.over = true
 		if room > 0 {
-			c.Buffer.Write(p[:room])
+			c.buf.Write(p[:room])
 		}
 		return len(p), nil
 	}
-	return c.Buffer.Write(p)
+	return c.buf.Write(p)
 }
+
+func (c *capped) Bytes() []byte { return c.buf.Bytes() }
 
 // Serve is olm-cmp-check's main loop: it reads one request from in, runs
 // each job with the handler registered for its Op, and writes the answer to

@@ -4,7 +4,6 @@ import (
 	"container/list"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -267,12 +266,4 @@ func clearOtherBuilds(dir string) {
 
 func isBuildName(s string) bool {
 	return len(s) == 32 && strings.Trim(s, "0123456789abcdef") == ""
-}
-
-// Compact reports whether out is what encoding/json writes for a value: the
-// form a Store's callers keep, so a file edited into another form that
-// decodes to the same value (null, extra keys, other spacing) is refused.
-func Compact(out []byte, v any) bool {
-	again, err := json.Marshal(v)
-	return err == nil && string(again) == string(out)
 }

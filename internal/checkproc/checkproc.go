@@ -99,8 +99,26 @@ func find() (string, error) {
 	if p, err := exec.LookPath(Executable); err == nil {
 		return p, nil
 	}
-	return "", errors.New(Executable + ", which makes the checks of the API server and of signatures for olm-cmp, is neither beside olm-cmp nor on PATH: install both (make build, or go install ./cmd/... from the repository)")
+	return "", errMissing
 }
+
+var errMissing = errors.New(Executable + ", which makes the checks of the API server and of signatures for olm-cmp, is neither beside olm-cmp nor on PATH: install both (make build, or go install ./cmd/... from the repository)")
+
+// UseExecutable makes Run start the olm-cmp-check at path, or find none
+// when path is "", instead of looking for it, and answer nothing in
+// process, until restore: for tests of what users see when the helper is
+// missing or fails. Not for use while Run runs.
+func UseExecutable(path string) (restore func()) {
+	oldLocate, oldIn := locate, inProcess.Swap(nil)
+	locate = func() (string, error) {
+		if path == "" {
+			return "", errMissing
+		}
+		return path, nil
+	}
+	return func() { locate = oldLocate; inProcess.Store(oldIn) }
+}
+
 
 // Path is where olm-cmp-check was found, or why it was not.
 func Path() (string, error) { return locate() }

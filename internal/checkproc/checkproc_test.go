@@ -68,18 +68,13 @@ func helper(t *testing.T, mode string) string {
 	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	useHelper(t, p, nil)
+	useHelper(t, p)
 	return p
 }
 
-// useHelper makes Run find path (or fail with err) for the test.
-func useHelper(t *testing.T, path string, err error) {
-	saved := locate
-	locate = func() (string, error) { return path, err }
-	t.Cleanup(func() { locate = saved })
-	if h := inProcess.Swap(nil); h != nil {
-		t.Cleanup(func() { inProcess.Store(h) })
-	}
+// useHelper makes Run find path (none when "") for the test.
+func useHelper(t *testing.T, path string) {
+	t.Cleanup(UseExecutable(path))
 }
 
 var jobs = []Job{{Op: "echo", Input: json.RawMessage(`{"a":1}`)}, {Op: "fail", Input: json.RawMessage(`{}`)}}
@@ -194,8 +189,8 @@ func TestRunStopsAHelperAtTheDeadline(t *testing.T) {
 
 // Without a helper, Run says where it looked and how to install it.
 func TestRunWithoutAHelper(t *testing.T) {
-	useHelper(t, "", errors.New("olm-cmp-check is neither beside olm-cmp nor on PATH"))
-	if _, err := Run(context.Background(), jobs); err == nil || err.Error() != "olm-cmp-check is neither beside olm-cmp nor on PATH" {
+	useHelper(t, "")
+	if _, err := Run(context.Background(), jobs); err != errMissing {
 		t.Errorf("got %v", err)
 	}
 	// The real lookup, from a directory without one and an empty PATH.

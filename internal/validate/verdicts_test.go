@@ -79,3 +79,32 @@ func TestCRDVerdictKeptOnDisk(t *testing.T) {
 		}
 	}
 }
+
+// When olm-cmp-check is missing or fails, the render says which objects
+// could not be checked and what to do, in one line, and returns none.
+func TestHelperFailureRendersNothing(t *testing.T) {
+	saved := verdicts
+	verdicts = checkproc.NewStore(verdictDirName) // nothing cached
+	defer func() { verdicts = saved }()
+	crd := demoCRD(t)
+	hook := "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata: {name: hook}\nwebhooks:\n- name: a.example.com\n  clientConfig: {url: \"https://example.com/a\"}\n  sideEffects: None\n  admissionReviewVersions: [v1]\n- name: b.example.com\n  clientConfig: {url: \"https://example.com/b\"}\n  sideEffects: None\n  admissionReviewVersions: [v1]"
+
+	restore := checkproc.UseExecutable("")
+	got := run(t, crd, hook)
+	restore()
+	wantError(t, got, "CustomResourceDefinition greeters.greeter.example.com and 1 more objects could not be checked as the API server would check them, so nothing is rendered: olm-cmp-check, which makes the checks of the API server and of signatures for olm-cmp, is neither beside olm-cmp nor on PATH: install both (make build, or go install ./cmd/... from the repository)")
+
+	crash := filepath.Join(t.TempDir(), checkproc.Executable)
+	if err := os.WriteFile(crash, []byte("#!/bin/sh\necho 'panic: runtime error' >&2\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	restore = checkproc.UseExecutable(crash)
+	got = run(t, hook)
+	restore()
+	wantError(t, got, "MutatingWebhookConfiguration hook could not be checked as the API server would check it, so nothing is rendered: olm-cmp-check stopped before answering (exit status 2: panic: runtime error): run again, and report it to olm-cmp if it happens again")
+
+	// In process again, the same objects pass.
+	if got := run(t, crd, hook); got != "" {
+		t.Error(got)
+	}
+}

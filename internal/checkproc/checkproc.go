@@ -119,7 +119,6 @@ func UseExecutable(path string) (restore func()) {
 	return func() { locate = oldLocate; inProcess.Store(oldIn) }
 }
 
-
 // Path is where olm-cmp-check was found, or why it was not.
 func Path() (string, error) { return locate() }
 

@@ -153,4 +153,3 @@ func newStoreOn(t *testing.T, cache string) *Store {
 	s.Keep(cache)
 	return s
 }
-

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"os"
 	"testing"
 
 	"github.com/olm-cmp/olm-cmp/internal/checkproc/inprocess"
@@ -9,7 +8,4 @@ import (
 
 // Renders check what olm-cmp-check checks in the test's own process
 // (internal/checkproc/inprocess).
-func TestMain(m *testing.M) {
-	inprocess.Install()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { inprocess.Main(m) }

@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"os"
 	"testing"
 
 	"github.com/olm-cmp/olm-cmp/internal/checkproc/inprocess"
@@ -9,7 +8,4 @@ import (
 
 // The checks of olm-cmp-check are answered in the test's process: the
 // same code, without building the second executable.
-func TestMain(m *testing.M) {
-	inprocess.Install()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { inprocess.Main(m) }

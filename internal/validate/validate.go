@@ -4,7 +4,7 @@
 //
 //   - metadata (name, generateName, namespace, labels, annotations, owner
 //     references, finalizers) with apimachinery's own ObjectMeta validation
-//     and the name rule of the object's kind (names.go);
+//     and the name rule of the object's kind (fieldtext);
 //   - names, generateNames and namespaces holding a control character are
 //     refused whatever the kind (a newline ends a markdown row in `diff`);
 //   - objects of a built-in kind (of the versions scheme registers) are
@@ -28,12 +28,19 @@
 //   - CustomResourceDefinitions as the server checks one on create, with
 //     apiextensions-apiserver's own validation: versions and storage,
 //     schemas present and structural, defaults, CEL rules compiled and
-//     their cost estimated, conversion (crd.go; verdicts cached by content);
+//     their cost estimated, conversion (crd.go);
 //   - what the server's validation of a kind checks beyond its schema, for
 //     the kinds bundles ship (kinds.go): a Deployment's selector against
 //     its template's labels and its pod template, a Service's ports,
 //     admission webhooks' sideEffects, admissionReviewVersions and
-//     timeoutSeconds, RBAC rules and bindings, ConfigMap and Secret keys.
+//     timeoutSeconds and client configs, RBAC rules and bindings, ConfigMap
+//     and Secret keys.
+//
+// The checks that need the API server's own libraries (CRDs, custom
+// resources against their CRD, webhooks' client configs) run in
+// olm-cmp-check (internal/validate/apicheck, through internal/checkproc),
+// planned and cached by content (verdicts.go): one process per render that
+// meets something not yet checked, none for a render that does not.
 //
 // Not checked: CEL rules of a CRD run against its custom resources
 // (x-kubernetes-validations), and the rest of the per-kind rules (a pod's

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/olm-cmp/olm-cmp/internal/badinput"
-	"github.com/olm-cmp/olm-cmp/internal/checkproc/inprocess"
+	"github.com/olm-cmp/olm-cmp/internal/checks/inprocess"
 )
 
 // envAsCLI makes the test binary run as olm-cmp (see TestMain): the

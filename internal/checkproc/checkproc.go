@@ -196,13 +196,13 @@ func helperEnv() []string {
 
 // inProcess, when set, answers jobs in this process instead of running
 // olm-cmp-check: for the tests of packages that render
-// (internal/checkproc/inprocess), which link the heavy packages anyway.
+// (internal/checks/inprocess), which link the heavy packages anyway.
 // The olm-cmp executable never sets it.
 var inProcess atomic.Pointer[map[string]Handler]
 
 // AnswerInProcess makes Run answer jobs with handlers in this process,
 // until the returned function restores the previous setting. Only tests
-// call it (through internal/checkproc/inprocess); the binaries, the image
+// call it (through internal/checks/inprocess); the binaries, the image
 // and the e2e run olm-cmp-check as users do.
 func AnswerInProcess(handlers map[string]Handler) (restore func()) {
 	old := inProcess.Swap(&handlers)

@@ -1,6 +1,6 @@
 // Package checks lists every operation olm-cmp-check runs: the union of
 // the heavy packages' handlers. cmd/olm-cmp-check serves it; tests answer
-// with it in process (internal/checkproc/inprocess). Only those two may
+// with it in process (internal/checks/inprocess). Only those two may
 // import this package: linked into olm-cmp, it would bring back the start-up
 // cost the second executable exists to avoid (internal/checkproc).
 package checks

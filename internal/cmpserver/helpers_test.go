@@ -22,7 +22,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/olm-cmp/olm-cmp/internal/checkproc/inprocess"
+	"github.com/olm-cmp/olm-cmp/internal/checks/inprocess"
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpb"
 	"github.com/olm-cmp/olm-cmp/internal/engine"
 )

@@ -3,7 +3,7 @@ package healthcheck_test
 import (
 	"testing"
 
-	"github.com/olm-cmp/olm-cmp/internal/checkproc/inprocess"
+	"github.com/olm-cmp/olm-cmp/internal/checks/inprocess"
 )
 
 // The shared bundles' renders (shared_test.go) check what olm-cmp-check

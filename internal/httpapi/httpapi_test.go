@@ -19,7 +19,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
-	"github.com/olm-cmp/olm-cmp/internal/checkproc/inprocess"
+	"github.com/olm-cmp/olm-cmp/internal/checks/inprocess"
 	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/httpapi"
 	"github.com/olm-cmp/olm-cmp/internal/render"

@@ -3,9 +3,9 @@ package render
 import (
 	"testing"
 
-	"github.com/olm-cmp/olm-cmp/internal/checkproc/inprocess"
+	"github.com/olm-cmp/olm-cmp/internal/checks/inprocess"
 )
 
 // Renders check what olm-cmp-check checks in the test's own process
-// (internal/checkproc/inprocess).
+// (internal/checks/inprocess).
 func TestMain(m *testing.M) { inprocess.Main(m) }

@@ -3,7 +3,7 @@ package upgrade
 import (
 	"testing"
 
-	"github.com/olm-cmp/olm-cmp/internal/checkproc/inprocess"
+	"github.com/olm-cmp/olm-cmp/internal/checks/inprocess"
 )
 
 // The candidates' renders check what olm-cmp-check checks in the test's

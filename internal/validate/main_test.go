@@ -3,7 +3,7 @@ package validate
 import (
 	"testing"
 
-	"github.com/olm-cmp/olm-cmp/internal/checkproc/inprocess"
+	"github.com/olm-cmp/olm-cmp/internal/checks/inprocess"
 )
 
 // The checks of olm-cmp-check are answered in the test's process: the

@@ -3,7 +3,7 @@ package doccmd
 import (
 	"testing"
 
-	"github.com/olm-cmp/olm-cmp/internal/checkproc/inprocess"
+	"github.com/olm-cmp/olm-cmp/internal/checks/inprocess"
 )
 
 // The in-process renders (outputs_test.go) check what olm-cmp-check checks

@@ -161,7 +161,7 @@ func Run(ctx context.Context, jobs []Job) ([]Result, error) {
 		return nil, fmt.Errorf("%s (%s) answered more than %d bytes: is it the same build as olm-cmp? Reinstall both", Executable, path, MaxAnswerBytes)
 	}
 	if runErr != nil {
-		return nil, fmt.Errorf("%s stopped before answering (%v%s): run again, and report it to olm-cmp if it happens again", Executable, runErr, lastLine(errOut.Bytes()))
+		return nil, fmt.Errorf("%s stopped before answering (%v%s): run again, and report it to olm-cmp if it happens again", Executable, runErr, firstLine(errOut.Bytes()))
 	}
 	var a answer
 	if err := json.Unmarshal(out.Bytes(), &a); err != nil || len(a.Results) != len(jobs) {
@@ -246,12 +246,15 @@ func runJobs(ctx context.Context, handlers map[string]Handler, jobs []Job) []Res
 	return out
 }
 
-// lastLine is ": " and the last line of a helper's standard error, if any,
-// printable and at most maxLineBytes.
-func lastLine(b []byte) string {
+// firstLine is ": " and the first line of a helper's standard error, if
+// any, printable and at most maxLineBytes: a Go crash begins with what
+// happened ("panic: …", "fatal error: …") and ends with a stack trace,
+// whose file paths are no one's business; the helper's own failures are
+// one line.
+func firstLine(b []byte) string {
 	s := strings.TrimSpace(string(b))
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
 	}
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsGraphic(r) {

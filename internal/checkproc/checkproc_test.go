@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	case "crash":
-		fmt.Fprintln(os.Stderr, "goroutine 1 [running]:\nfatal error: out of memory")
+		fmt.Fprintln(os.Stderr, "fatal error: out of memory\n\ngoroutine 1 [running]:\nmain.main()\n\t/build/internal/x.go:12 +0x1d")
 		os.Exit(2)
 	case "hang":
 		time.Sleep(time.Hour)
@@ -162,6 +162,9 @@ func TestRunFailures(t *testing.T) {
 			got, err := Run(context.Background(), jobs)
 			if err == nil || got != nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("got %v, %v; want no results and %q", got, err, c.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "x.go") {
+				t.Errorf("the stack trace's path reached the error: %v", err)
 			}
 		})
 	}

@@ -99,10 +99,12 @@ func find() (string, error) {
 	if p, err := exec.LookPath(Executable); err == nil {
 		return p, nil
 	}
-	return "", errMissing
+	return "", ErrMissing
 }
 
-var errMissing = errors.New(Executable + ", which makes the checks of the API server and of signatures for olm-cmp, is neither beside olm-cmp nor on PATH: install both (make build, or go install ./cmd/... from the repository)")
+// ErrMissing is Run's error when there is no olm-cmp-check to run; its
+// text says how to install one.
+var ErrMissing = errors.New(Executable + ", which makes the checks of the API server and of signatures for olm-cmp, is neither beside olm-cmp nor on PATH: install both (make build, or go install ./cmd/... from the repository)")
 
 // UseExecutable makes Run start the olm-cmp-check at path, or find none
 // when path is "", instead of looking for it, and answer nothing in
@@ -112,7 +114,7 @@ func UseExecutable(path string) (restore func()) {
 	oldLocate, oldIn := locate, inProcess.Swap(nil)
 	locate = func() (string, error) {
 		if path == "" {
-			return "", errMissing
+			return "", ErrMissing
 		}
 		return path, nil
 	}
@@ -124,8 +126,9 @@ func Path() (string, error) { return locate() }
 
 // Run sends jobs to one olm-cmp-check process and returns a result per job,
 // in order. An error means no job's result can be trusted: the helper is
-// missing, did not finish before ctx ended, stopped (a crash), or answered
-// something that is not an answer to this request.
+// missing (ErrMissing), did not finish before ctx ended, stopped (a crash),
+// or answered something that is not an answer to this request. It says
+// what happened; the caller, who knows what went unchecked, adds the fix.
 func Run(ctx context.Context, jobs []Job) ([]Result, error) {
 	if len(jobs) == 0 {
 		return nil, nil
@@ -158,14 +161,14 @@ func Run(ctx context.Context, jobs []Job) ([]Result, error) {
 		return nil, fmt.Errorf("%s did not finish its checks in time: %w", Executable, context.Cause(ctx))
 	}
 	if out.over {
-		return nil, fmt.Errorf("%s (%s) answered more than %d bytes: is it the same build as olm-cmp? Reinstall both", Executable, path, MaxAnswerBytes)
+		return nil, fmt.Errorf("%s answered more than %d bytes", Executable, MaxAnswerBytes)
 	}
 	if runErr != nil {
-		return nil, fmt.Errorf("%s stopped before answering (%v%s): run again, and report it to olm-cmp if it happens again", Executable, runErr, firstLine(errOut.Bytes()))
+		return nil, fmt.Errorf("%s stopped before answering (%v)%s", Executable, runErr, firstLine(errOut.Bytes()))
 	}
 	var a answer
 	if err := json.Unmarshal(out.Bytes(), &a); err != nil || len(a.Results) != len(jobs) {
-		return nil, fmt.Errorf("%s (%s) answered something that is not the answer to %d checks: is it the same build as olm-cmp? Reinstall both", Executable, path, len(jobs))
+		return nil, fmt.Errorf("%s answered something that is not the answer to %d checks: is it the same build as olm-cmp?", Executable, len(jobs))
 	}
 	return a.Results, nil
 }

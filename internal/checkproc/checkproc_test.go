@@ -152,15 +152,15 @@ func TestRunFailures(t *testing.T) {
 	for _, c := range []struct {
 		mode, want string
 	}{
-		{"crash", "olm-cmp-check stopped before answering (exit status 2: fatal error: out of memory): run again, and report it to olm-cmp if it happens again"},
-		{"big", "answered more than 16777216 bytes: is it the same build as olm-cmp? Reinstall both"},
-		{"garbage", "answered something that is not the answer to 2 checks: is it the same build as olm-cmp? Reinstall both"},
-		{"short", "answered something that is not the answer to 2 checks: is it the same build as olm-cmp? Reinstall both"},
+		{"crash", "olm-cmp-check stopped before answering (exit status 2): fatal error: out of memory"},
+		{"big", "olm-cmp-check answered more than 16777216 bytes"},
+		{"garbage", "olm-cmp-check answered something that is not the answer to 2 checks: is it the same build as olm-cmp?"},
+		{"short", "olm-cmp-check answered something that is not the answer to 2 checks: is it the same build as olm-cmp?"},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			helper(t, c.mode)
 			got, err := Run(context.Background(), jobs)
-			if err == nil || got != nil || !strings.Contains(err.Error(), c.want) {
+			if err == nil || got != nil || err.Error() != c.want {
 				t.Errorf("got %v, %v; want no results and %q", got, err, c.want)
 			}
 			if err != nil && strings.Contains(err.Error(), "x.go") {
@@ -193,7 +193,7 @@ func TestRunStopsAHelperAtTheDeadline(t *testing.T) {
 // Without a helper, Run says where it looked and how to install it.
 func TestRunWithoutAHelper(t *testing.T) {
 	useHelper(t, "")
-	if _, err := Run(context.Background(), jobs); err != errMissing {
+	if _, err := Run(context.Background(), jobs); err != ErrMissing {
 		t.Errorf("got %v", err)
 	}
 	// The real lookup, from a directory without one and an empty PATH.

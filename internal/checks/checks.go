@@ -8,6 +8,7 @@ package checks
 import (
 	"github.com/olm-cmp/olm-cmp/internal/checkproc"
 	"github.com/olm-cmp/olm-cmp/internal/validate/apicheck"
+	"github.com/olm-cmp/olm-cmp/internal/verify/bundlecheck"
 )
 
 // Handlers returns every operation by name.
@@ -15,6 +16,7 @@ func Handlers() map[string]checkproc.Handler {
 	all := map[string]checkproc.Handler{}
 	for _, hs := range []map[string]checkproc.Handler{
 		apicheck.Handlers(),
+		bundlecheck.Handlers(),
 	} {
 		for op, h := range hs {
 			if _, dup := all[op]; dup {

@@ -3,6 +3,7 @@ package validate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -137,6 +138,9 @@ func (v *validator) check(todo []pending) error {
 		if v.ctx.Err() != nil {
 			return context.Cause(v.ctx)
 		}
+		if !errors.Is(err, checkproc.ErrMissing) {
+			err = fmt.Errorf("%w; %s", err, helperFix)
+		}
 		return unchecked(todo, err)
 	}
 	for i, r := range results {
@@ -153,8 +157,12 @@ func (v *validator) check(todo []pending) error {
 	return nil
 }
 
+// helperFix is the fix for an olm-cmp-check that is there but failed (a
+// missing one's error says how to install it).
+const helperFix = "install olm-cmp-check from the same build beside olm-cmp (make build installs both), then retry; if it already is, report this line"
+
 // unchecked is the one line of a batch that failed: the objects it was to
-// check, then why (checkproc's words, which say the fix).
+// check, then why (checkproc's or the check's words, and the fix).
 func unchecked(todo []pending, err error) error {
 	var objects []string
 	seen := map[string]bool{}

@@ -101,7 +101,7 @@ func TestHelperFailureRendersNothing(t *testing.T) {
 	restore = checkproc.UseExecutable(crash)
 	got = run(t, hook)
 	restore()
-	wantError(t, got, "MutatingWebhookConfiguration hook could not be checked as the API server would check it, so nothing is rendered: olm-cmp-check stopped before answering (exit status 2: panic: runtime error): run again, and report it to olm-cmp if it happens again")
+	wantError(t, got, "MutatingWebhookConfiguration hook could not be checked as the API server would check it, so nothing is rendered: olm-cmp-check stopped before answering (exit status 2): panic: runtime error; install olm-cmp-check from the same build beside olm-cmp (make build installs both), then retry; if it already is, report this line")
 
 	// In process again, the same objects pass.
 	if got := run(t, crd, hook); got != "" {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/olm-cmp/olm-cmp/internal/checkproc"
-	"github.com/olm-cmp/olm-cmp/internal/checkproc/inprocess"
+	"github.com/olm-cmp/olm-cmp/internal/checks/inprocess"
 	"github.com/olm-cmp/olm-cmp/internal/verify"
 	"github.com/olm-cmp/olm-cmp/internal/verify/verifytest"
 )

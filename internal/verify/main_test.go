@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/olm-cmp/olm-cmp/internal/checkproc/inprocess"
+	"github.com/olm-cmp/olm-cmp/internal/checks/inprocess"
 )
 
 // envRealHelper makes this test binary, re-run by helper_test.go, run

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/olm-cmp/olm-cmp/internal/checkproc/inprocess"
+	"github.com/olm-cmp/olm-cmp/internal/checks/inprocess"
 )
 
 // TestMain answers olm-cmp-check's Sigstore bundle checks in this process,

@@ -47,8 +47,16 @@ ln -s "$shared" "$tmp/shared" # the base tree's tests read ../shared
 (cd "$tmp/base" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$tmp/olm-cmp-base" ./cmd/olm-cmp)
 
 echo "whole processes, $RUNS runs each, alternately (medians)..." >&2
-go run ./hack/growth -bin bin/olm-cmp -base "$tmp/olm-cmp-base" -runs "$RUNS" "${dirs[@]}" >"$tmp/warm.md"
-go run ./hack/growth -cold -bin bin/olm-cmp -base "$tmp/olm-cmp-base" -runs "$RUNS" "${dirs[@]}" >"$tmp/cold.md"
+# -differ-ok: the default BASE is older than d1ac25c, which added
+# PruneLast=true to RBAC objects: the bundles that differ are named on
+# stderr. A BASE from d1ac25c on (BASE=main, for a change of one's own)
+# must print the same bytes, or this fails.
+differ=()
+if ! git merge-base --is-ancestor d1ac25c "$BASE" 2>/dev/null; then
+	differ=(-differ-ok)
+fi
+go run ./hack/growth "${differ[@]}" -bin bin/olm-cmp -base "$tmp/olm-cmp-base" -runs "$RUNS" "${dirs[@]}" >"$tmp/warm.md"
+go run ./hack/growth "${differ[@]}" -cold -bin bin/olm-cmp -base "$tmp/olm-cmp-base" -runs "$RUNS" "${dirs[@]}" >"$tmp/cold.md"
 if [[ -n ${OLM_EXTRACTOR:-} ]]; then
 	echo "the renders against olm-extractor, $RUNS runs each, alternately..." >&2
 	go run ./hack/growth -bin bin/olm-cmp -olm-extractor "$OLM_EXTRACTOR" -runs "$RUNS" "${dirs[@]}" >"$tmp/xwarm.md"

@@ -31,6 +31,7 @@ func main() {
 	base := flag.String("base", "", "baseline olm-cmp binary, run alternately with -bin (optional)")
 	runs := flag.Int("runs", 5, "runs per bundle and binary (the median is printed)")
 	cold := flag.Bool("cold", false, "give every render a new, empty --cache-dir (no CRD verdict kept by an earlier process; see docs/operations.md)")
+	differOK := flag.Bool("differ-ok", false, "with -base, say on stderr when the two print different output (a base from before a change of the output) instead of failing")
 	extractor := flag.String("olm-extractor", "", "olm-extractor binary: the baseline of the renders (run -n NS DIR), instead of -base")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: growth [-bin B] [-base B] [-runs N] [-cold] BUNDLE_DIR...")
@@ -41,7 +42,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	coldRuns = *cold
+	coldRuns, outputMayDiffer = *cold, *differOK
 	if *extractor != "" {
 		*base, extractorBase = *extractor, true
 	}
@@ -53,6 +54,10 @@ func main() {
 
 // coldRuns gives each render its own empty cache directory (-cold).
 var coldRuns bool
+
+// outputMayDiffer reports different output of -base on stderr instead of
+// failing (-differ-ok).
+var outputMayDiffer bool
 
 // extractorBase says the baseline is olm-extractor (-olm-extractor): its
 // command line is its own, its output not olm-cmp's, and it has no
@@ -92,7 +97,12 @@ func run(bin, base string, runs int, dirs []string) error {
 					return err
 				}
 				if dir != "" && !extractorBase && !bytes.Equal(b.out, s.out) {
-					return fmt.Errorf("%s: %s and %s print different output", dir, bin, base)
+					if !outputMayDiffer {
+						return fmt.Errorf("%s: %s and %s print different output", dir, bin, base)
+					}
+					if len(was) == 0 {
+						fmt.Fprintf(os.Stderr, "growth: %s: %s and %s print different output (%d and %d bytes)\n", filepath.Base(dir), bin, base, len(s.out), len(b.out))
+					}
 				}
 				was = append(was, b)
 			}

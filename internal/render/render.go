@@ -164,7 +164,8 @@ type Loader interface {
 	// registry every time). Directories never reach it.
 	Resolve(ctx context.Context, ref string) (bundle.Origin, error)
 	// Load returns the bundle of a resolved origin (an image, or a directory
-	// Resolve located), from cache when it can.
+	// Resolve located), from cache when it can, as a bundle of the caller's
+	// own: Render changes the CRDs of the bundle it loads.
 	Load(ctx context.Context, o bundle.Origin) (*bundle.Bundle, error)
 }
 

@@ -5,6 +5,9 @@ CACHE      ?= $(HOME)/.cache/olm-cmp
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS    := -s -w -X main.version=$(VERSION)
 BIN        := bin/olm-cmp
+# olm-cmp runs olm-cmp-check, the executable of the checks too heavy to link into every olm-cmp
+# process (internal/checkproc), from beside itself: every build and install writes both.
+CMDS       := ./cmd/olm-cmp ./cmd/olm-cmp-check
 PKGS       := ./...
 BENCH_BASE ?= d5b6ac3
 
@@ -12,20 +15,20 @@ BENCH_BASE ?= d5b6ac3
 
 all: build
 
-## build: static olm-cmp binary in bin/ (as the Dockerfile builds it)
+## build: static olm-cmp and olm-cmp-check binaries in bin/ (as the Dockerfile builds them)
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/olm-cmp
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' -o $(dir $(BIN)) $(CMDS)
 
-## install: olm-cmp into GOBIN (go env GOBIN, else GOPATH's bin), or PREFIX/bin when PREFIX is set; says when that directory is not on PATH
+## install: olm-cmp and olm-cmp-check into GOBIN (go env GOBIN, else GOPATH's bin), or PREFIX/bin when PREFIX is set; says when that directory is not on PATH
 PREFIX     ?=
 install:
 	@set -e; \
 	if [ -n "$(PREFIX)" ]; then dir="$(PREFIX)/bin"; mkdir -p "$$dir"; \
-	  CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' -o "$$dir/olm-cmp" ./cmd/olm-cmp; \
+	  CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' -o "$$dir/" $(CMDS); \
 	else dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir="$$($(GO) env GOPATH | cut -d: -f1)/bin"; \
-	  CGO_ENABLED=0 GOBIN="$$dir" $(GO) install -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' ./cmd/olm-cmp; \
+	  CGO_ENABLED=0 GOBIN="$$dir" $(GO) install -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' $(CMDS); \
 	fi; \
-	echo "installed $$dir/olm-cmp"; \
+	echo "installed $$dir/olm-cmp and $$dir/olm-cmp-check"; \
 	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "$$dir is not on PATH: export PATH=\"$$dir:\$$PATH\" (or make install PREFIX=DIR for a directory that is)";; esac
 
 ## image: the container image as an OCI image layout in $(OCI_LAYOUT), linux/amd64 and linux/arm64, without Docker (hack/ociimage: go-containerregistry; CA certificates from Debian's ca-certificates); reproducible: the same commit gives the same digest
@@ -45,9 +48,9 @@ CONTAINER  ?= docker
 image-docker:
 	$(CONTAINER) build -t $(IMAGE) --build-arg VERSION=$(VERSION) .
 
-## demo: render the demo operator shipped in examples/demo (no registry, cluster or ../shared)
-demo:
-	$(GO) run ./cmd/olm-cmp render --quiet examples/demo
+## demo: render the demo operator shipped in examples/demo (no registry, cluster or ../shared), with bin/olm-cmp (make build)
+demo: build
+	$(BIN) render --quiet examples/demo
 
 ## demo-registry: the demo catalog and its four bundle versions on DEMO_REGISTRY (plain HTTP) until Ctrl-C, so versions, resolve, upgrade and init --catalog run offline (README)
 DEMO_REGISTRY ?= localhost:5000
@@ -62,7 +65,7 @@ test: lint test-unit
 # compiled every dependency again, at the same time (they took 496 s and 455 s of a 937 s cold
 # run). Compiling it once first leaves them only the link.
 test-unit:
-	CGO_ENABLED=0 $(GO) build -trimpath -o /dev/null ./cmd/olm-cmp
+	CGO_ENABLED=0 $(GO) build -trimpath -o /dev/null $(CMDS)
 	$(GO) test -count=1 $(PKGS)
 
 ## test-argocd: the Argo CD client suites (v2.14.21 and v3.6.1, and the health checks through Argo CD's Lua engine): compiling Argo CD takes ~40 min cold on 2 cores; CI (.ci/run) runs them

@@ -14,7 +14,7 @@ import (
 // the image they assemble cannot drift from it.
 type dockerImage struct {
 	BuildLine  string            // the `RUN CGO_ENABLED=0 … go build …` of the build stage
-	BuildOut   string            // that build's -o path
+	BuildOut   string            // that build's -o: the directory (ending in "/") it writes each command's binary to
 	Files      map[string]string // final stage: destination -> source (build context or build output)
 	FromBuild  map[string]bool   // destinations copied --from the build stage
 	User       string
@@ -95,16 +95,15 @@ func parseDockerfile(t *testing.T) *dockerImage {
 			t.Fatalf("Dockerfile:%d: instruction %s not understood by this test", n+1, instr)
 		}
 	}
-	if img.BuildLine == "" || img.BuildOut == "" {
-		t.Fatal("Dockerfile: no `RUN CGO_ENABLED=0 ... go build -o ...` line")
+	if img.BuildLine == "" || !strings.HasSuffix(img.BuildOut, "/") {
+		t.Fatal("Dockerfile: no `RUN CGO_ENABLED=0 ... go build -o DIR/ ...` line (olm-cmp and olm-cmp-check, one build)")
 	}
 	return img
 }
 
 var built struct {
 	once sync.Once
-	dir  string
-	path string
+	dir  string // the build step's -o: every binary it writes
 	err  error
 	out  []byte
 }

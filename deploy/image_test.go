@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"debug/buildinfo"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -75,7 +76,8 @@ func layerEntries(t *testing.T, img v1.Image) ([]*tar.Header, map[string][]byte)
 // Docker holds what the Dockerfile's image holds, and runs the same way.
 // Files: the Dockerfile's COPY destinations plus what its distroless base
 // provides (ociimage.BaseProvided), nothing else; plugin.yaml byte for byte;
-// the binary static, -trimpath, CGO off, as the Dockerfile builds it. Config:
+// each binary (olm-cmp, olm-cmp-check) built from its ./cmd/ package, static,
+// -trimpath, CGO off, as the Dockerfile builds it. Config:
 // USER, ENTRYPOINT and CMD equal, the Dockerfile's ENV included, and beyond
 // it only the base's PATH and SSL_CERT_FILE.
 func TestOCIImageMatchesDockerfile(t *testing.T) {
@@ -109,7 +111,7 @@ func TestOCIImageMatchesDockerfile(t *testing.T) {
 			for _, s := range bi.Settings {
 				settings[s.Key] = s.Value
 			}
-			if settings["CGO_ENABLED"] != "0" || settings["-trimpath"] != "true" || bi.Path != "github.com/olm-cmp/olm-cmp/cmd/olm-cmp" {
+			if settings["CGO_ENABLED"] != "0" || settings["-trimpath"] != "true" || bi.Path != "github.com/olm-cmp/olm-cmp/cmd/"+path.Base(src) {
 				t.Errorf("%s: build %s, settings %v", dst, bi.Path, settings)
 			}
 			continue

@@ -23,7 +23,10 @@ import (
 // user the securityContext names, with the container's args (after the
 // image's entrypoint, as Kubernetes does) and env, and its volumes as the
 // kubelet mounts them (the default example, the Helm values, and the
-// tenancy example with its optional per-project Secret absent). Without
+// tenancy example with its optional per-project Secret absent). Each
+// renders examples/demo through its plugin socket, as Argo CD asks it (so
+// olm-cmp runs olm-cmp-check as installed, where it checks the demo's CRD).
+// Without
 // the optional registry Secret (an empty
 // directory at /etc/olm-cmp/registry) it must serve, saying once that it
 // pulls without credentials; with it, it serves quietly. The process is
@@ -66,7 +69,11 @@ func TestDeployedSidecarServes(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				logs := runSidecar(t, p)
+				project := "default"
+				if strings.HasSuffix(dep.name, "-tenancy") {
+					project = "platform" // the shipped policy's project that may render directory bundles
+				}
+				logs := runSidecar(t, p, func(t *testing.T) { checkDemoRendered(t, p, project) })
 				note := strings.Count(logs, "/etc/olm-cmp/registry/config.json does not exist: pulling without registry credentials until it does")
 				if secret && note != 0 || !secret && note != 1 {
 					t.Errorf("secret=%v: the missing-credentials note appears %d times; logs:\n%s", secret, note, logs)
@@ -90,9 +97,10 @@ func TestDeployedSidecarServes(t *testing.T) {
 
 // runSidecar starts the prepared container until it is ready (its
 // readiness port answers /readyz, its plugin socket exists), checks the
-// process as the kernel runs it, and returns its logs after stopping it as
-// the kubelet does (SIGTERM).
-func runSidecar(t *testing.T, p *sidecar.Pod) string {
+// process as the kernel runs it, runs while (requests, as Argo CD makes
+// them), and returns its logs after stopping it as the kubelet does
+// (SIGTERM).
+func runSidecar(t *testing.T, p *sidecar.Pod, while func(t *testing.T)) string {
 	t.Helper()
 	logf, err := os.CreateTemp("", "olm-cmp-sidecar-log")
 	if err != nil {
@@ -106,15 +114,25 @@ func runSidecar(t *testing.T, p *sidecar.Pod) string {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	stopped := false
+	t.Cleanup(func() { // a check that stopped the test early (t.Fatal) leaves no sidecar behind
+		if !stopped {
+			cmd.Process.Kill()
+			<-done
+		}
+	})
 	readLogs := func() string { b, _ := os.ReadFile(logf.Name()); return string(b) }
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := p.WaitReady(ctx, done); err != nil {
 		cmd.Process.Kill()
+		stopped = true
 		t.Fatalf("%v; logs:\n%s", err, readLogs())
 	}
 	checkProcess(t, cmd.Process.Pid)
+	while(t)
 	cmd.Process.Signal(syscall.SIGTERM)
+	stopped = true
 	select {
 	case err := <-done:
 		if err != nil {

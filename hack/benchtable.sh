@@ -44,7 +44,8 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/base"
 git archive "$BASE" | tar -x -C "$tmp/base"
 ln -s "$shared" "$tmp/shared" # the base tree's tests read ../shared
-(cd "$tmp/base" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$tmp/olm-cmp-base" ./cmd/olm-cmp)
+# olm-cmp-check beside olm-cmp where BASE has it (olm-cmp runs it from there)
+(cd "$tmp/base" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$tmp/base-bin/" ./cmd/olm-cmp $(ls -d ./cmd/olm-cmp-check 2>/dev/null))
 
 echo "whole processes, $RUNS runs each, alternately (medians)..." >&2
 # -differ-ok: the default BASE is older than d1ac25c, which added
@@ -55,8 +56,8 @@ differ=()
 if ! git merge-base --is-ancestor d1ac25c "$BASE" 2>/dev/null; then
 	differ=(-differ-ok)
 fi
-go run ./hack/growth "${differ[@]}" -bin bin/olm-cmp -base "$tmp/olm-cmp-base" -runs "$RUNS" "${dirs[@]}" >"$tmp/warm.md"
-go run ./hack/growth "${differ[@]}" -cold -bin bin/olm-cmp -base "$tmp/olm-cmp-base" -runs "$RUNS" "${dirs[@]}" >"$tmp/cold.md"
+go run ./hack/growth "${differ[@]}" -bin bin/olm-cmp -base "$tmp/base-bin/olm-cmp" -runs "$RUNS" "${dirs[@]}" >"$tmp/warm.md"
+go run ./hack/growth "${differ[@]}" -cold -bin bin/olm-cmp -base "$tmp/base-bin/olm-cmp" -runs "$RUNS" "${dirs[@]}" >"$tmp/cold.md"
 if [[ -n ${OLM_EXTRACTOR:-} ]]; then
 	echo "the renders against olm-extractor, $RUNS runs each, alternately..." >&2
 	go run ./hack/growth -bin bin/olm-cmp -olm-extractor "$OLM_EXTRACTOR" -runs "$RUNS" "${dirs[@]}" >"$tmp/xwarm.md"
@@ -78,7 +79,7 @@ benchAllocs() {
 	} END {printf "%d %.1f\n", a, m / 1e6}' "$2"
 }
 {
-	echo "version $(inits "$tmp/olm-cmp-base") $(inits bin/olm-cmp)"
+	echo "version $(inits "$tmp/base-bin/olm-cmp") $(inits bin/olm-cmp)"
 	for pair in LWS:leader-worker-set-1.0.0 Sail:sailoperator-1.30.3 Kubevirt:community-kubevirt-hyperconverged-1.18.1; do
 		b=${pair%%:*}
 		# BenchmarkRenderSail-2  3  N ns/op  X MB/s  B B/op  A allocs/op

@@ -20,8 +20,9 @@ trap 'rm -rf "$tmp"' EXIT
 args=(-bin bin/olm-cmp -runs "$RUNS")
 if [[ -n ${BASE:-} ]]; then
 	git archive "$BASE" | tar -x -C "$tmp"
-	(cd "$tmp" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o olm-cmp-base ./cmd/olm-cmp)
-	args+=(-base "$tmp/olm-cmp-base")
+	# olm-cmp-check beside olm-cmp where the revision has it (olm-cmp runs it from there)
+	(cd "$tmp" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o base-bin/ ./cmd/olm-cmp $(ls -d ./cmd/olm-cmp-check 2>/dev/null))
+	args+=(-base "$tmp/base-bin/olm-cmp")
 fi
 if [[ $# -eq 0 ]]; then
 	shopt -s nullglob

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/olm-cmp/olm-cmp/internal/badinput"
+	"github.com/olm-cmp/olm-cmp/internal/checks/inprocess"
 )
 
 // envAsCLI makes the test binary run as olm-cmp (see TestMain): the
@@ -15,6 +16,9 @@ import (
 const envAsCLI = "OLM_CMP_TEST_AS_CLI"
 
 func TestMain(m *testing.M) {
+	// Renders check what olm-cmp-check checks in this process, the test
+	// binary run as olm-cmp too (test/doccmd runs the real pair).
+	inprocess.Install()
 	if os.Getenv(envAsCLI) == "1" {
 		main()
 		os.Exit(0)

@@ -1,18 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 
-	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/diff"
-	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/output"
 	"github.com/olm-cmp/olm-cmp/internal/render"
-	"github.com/olm-cmp/olm-cmp/internal/requirements"
 	"github.com/olm-cmp/olm-cmp/internal/safety"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
 )
@@ -69,7 +64,7 @@ Exit status: 0 no changes, 1 changes, 2 safety findings at --fail-on or worse,
 			if err != nil {
 				return err
 			}
-			from, to, cleanup, err := diffRequests(cmd, args, &to, &df)
+			from, to, cleanup, err := df.sides(cmd, args, &to).Requests(cmd.Context())
 			defer cleanup()
 			if err != nil {
 				return err
@@ -82,7 +77,13 @@ Exit status: 0 no changes, 1 changes, 2 safety findings at --fail-on or worse,
 			if from != nil {
 				from.APIVersions = to.APIVersions
 			}
-			report, err := compare(cmd, r, from, to, df.gitBase)
+			stderr := cmd.ErrOrStderr()
+			report, err := diff.Renders(cmd.Context(), r, from, to, diff.RenderOptions{
+				GitBase: df.gitBase,
+				// TO's findings under their own severity, as render prints them.
+				RenderedTO: func(res *render.Result) { output.PrintNotes(stderr, res, false, true, "") },
+				Unmatched:  func(unmatched []string) { printWarnings(stderr, unmatched) },
+			})
 			if err != nil {
 				return err
 			}
@@ -147,188 +148,39 @@ func (df *diffFlags) check(args []string, specChanged bool) (safety.Severity, er
 	return failOn, nil
 }
 
-// diffRequests builds the FROM and TO requests of the form args and flags
-// ask for. cleanup removes what --git-base extracted; it is never nil.
-func diffRequests(cmd *cobra.Command, args []string, to *specFlags, df *diffFlags) (from, toReq *render.Request, cleanup func(), err error) {
-	cleanup = func() {}
-	dir := "."
+// sides are the sides args and the flags name: the spec flags (to) apply
+// to TO.
+func (df *diffFlags) sides(cmd *cobra.Command, args []string, to *specFlags) diff.Sides {
+	fs, stderr := cmd.Flags(), cmd.ErrOrStderr()
+	sd := diff.Sides{
+		Dir:       ".",
+		ToVersion: df.toVersion, ToBundle: df.toBundle, GitBase: df.gitBase,
+		AppsFrom: df.appsFrom,
+		Load: func(dir string, flags bool) (render.Request, error) {
+			if flags {
+				return loadRequest(cmd, dir, to)
+			}
+			return loadRequest(cmd, dir, nil)
+		},
+		Notes: stderr,
+	}
 	if len(args) > 0 {
-		dir = args[0]
+		sd.Dir = args[0]
 	}
-	toDir := dir
 	if len(args) == 2 {
-		toDir = args[1]
+		sd.ToDir = args[1]
 	}
-	t, err := loadRequest(cmd, toDir, to)
-	if err != nil {
-		return nil, nil, cleanup, err
-	}
-	ix, err := appsIndex(cmd, dir, df.appsFrom)
-	if err != nil {
-		return nil, nil, cleanup, err
-	}
-	if applied, err := withApp(cmd, ix, toDir, "", &t); err != nil {
-		return nil, nil, cleanup, err
-	} else if applied && to.anyChanged(cmd.Flags()) {
-		// The spec flags change TO last, over the application's
-		// parameters too (loadRequest applied them to the file alone).
-		notes, err := to.apply(cmd.Flags(), &t.Spec)
-		if err != nil {
-			return nil, nil, cleanup, err
-		}
-		printWarnings(cmd.ErrOrStderr(), notes)
-	}
-	if err := retarget(&t, df); err != nil {
-		return nil, nil, cleanup, err
-	}
-	if df.gitBase != "" {
-		f, c, err := gitBaseRequest(cmd, dir, df.gitBase, df.appsFrom, ix)
-		return f, &t, c, err
-	}
-	f, err := loadRequest(cmd, dir, nil)
-	if err != nil {
-		return nil, nil, cleanup, err
-	}
-	if _, err := withApp(cmd, ix, dir, "", &f); err != nil {
-		return nil, nil, cleanup, err
-	}
-	return &f, &t, cleanup, nil
-}
-
-// retarget applies --to-bundle and --to-version to TO's spec.
-func retarget(req *render.Request, df *diffFlags) error {
-	s := &req.Spec
-	if df.toBundle != "" || df.toVersion != "" {
-		s.Digest = "" // spec.digest pins FROM's bundle
-	}
-	if df.toBundle != "" {
-		if err := setBundle(s, "--to-bundle", df.toBundle); err != nil {
-			return err
-		}
-		// An image's tag is in REF: spec.version (or a catalog's
-		// range) was FROM's.
-		s.Version = ""
-		s.Catalog, s.Package, s.Channel = "", "", ""
-	}
-	if df.toVersion == "" {
-		return nil
-	}
-	switch {
-	case s.Catalog != "":
-		s.Version = df.toVersion
-	case render.IsDirRef(s.Bundle):
-		return fmt.Errorf("--to-version %q: spec.bundle %q is a directory, which has no versions to choose from: give the new bundle's directory with --to-bundle DIR", df.toVersion, s.Bundle)
-	default:
-		// The new version replaces the tag or digest the reference has.
-		if r, err := name.ParseReference(s.Bundle, name.WithDefaultTag("")); err == nil {
-			if t, ok := r.(name.Tag); !ok || t.TagStr() != "" {
-				s.Bundle = r.Context().Name()
+	if to.anyChanged(fs) {
+		sd.Reflag = func(s *spec.Spec) error {
+			notes, err := to.apply(fs, s)
+			if err != nil {
+				return err
 			}
+			printWarnings(stderr, notes)
+			return nil
 		}
-		s.Version = df.toVersion
 	}
-	return nil
-}
-
-// compare renders both sides, runs the safety checks and pairs the objects.
-// from is nil when --git-base found no spec at the revision: everything is
-// added.
-func compare(cmd *cobra.Command, r *render.Renderer, from, to *render.Request, gitBase string) (*diff.Report, error) {
-	ctx := cmd.Context()
-	toReq := *to
-	if from != nil {
-		// With a FROM side, diff judges FROM -> TO itself (below) and
-		// reports the findings; TO's own spec.upgradeFrom check would fail
-		// its render on those very findings (a blocked bump that upgrade
-		// --write wrote with upgradeFrom), leaving nothing to review.
-		toReq.Spec.UpgradeFrom = ""
-	}
-	toRV, toBundle, toRes, err := renderSide(ctx, r, toReq)
-	if err != nil {
-		return nil, fmt.Errorf("rendering TO: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("rendering TO: %w", err)
-	}
-	output.PrintNotes(cmd.ErrOrStderr(), toRes, false, true, "") // findings under their own severity, as render prints them
-	var fromManifests []string
-	var fromRequirements []requirements.Finding
-	fromSide := diff.Side{Source: fmt.Sprintf("(no %s at %s)", spec.FileName, gitBase)}
-	var findings []safety.Finding
-	if from != nil {
-		// The safety checks judge the very bundles rendered: resolving the
-		// tags (or catalogs) again could find others, and pull again.
-		_, fromBundle, fromRes, err := renderSide(ctx, r, *from)
-		if err != nil {
-			if gitBase != "" {
-				// Not the checkout: what is (not) there is the tree at REV.
-				return nil, fmt.Errorf("rendering FROM (the tree at %s): %w", echo.Text(gitBase), err)
-			}
-			return nil, fmt.Errorf("rendering FROM: %w", err)
-		}
-		fromManifests, fromRequirements, fromSide = fromRes.Manifests, fromRes.Requirements, side(fromRes)
-		var unmatched []string
-		if findings, unmatched, err = r.CheckUpgrade(ctx, toRV, fromBundle, toBundle); err != nil {
-			return nil, fmt.Errorf("checking the upgrade: %w", err)
-		}
-		printWarnings(cmd.ErrOrStderr(), unmatched)
-	}
-	report, err := diff.CompareContext(ctx, fromManifests, toRes.Manifests, fromSide.CSV, toRes.CSVName)
-	if err != nil {
-		return nil, err
-	}
-	report.From, report.To, report.Safety = fromSide, side(toRes), findings
-	report.Requirements = diff.CompareRequirements(fromRequirements, toRes.Requirements)
-	return report, nil
-}
-
-// renderSide is render.Render step by step (Resolve, Load, RenderLoaded),
-// keeping what the safety checks need: the bundle loaded and, for TO, what it
-// resolved to.
-func renderSide(ctx context.Context, r *render.Renderer, req render.Request) (render.Resolved, *bundle.Bundle, *render.Result, error) {
-	rv, err := r.Resolve(ctx, req)
-	if err != nil {
-		return render.Resolved{}, nil, nil, err
-	}
-	b, err := load(ctx, r, rv)
-	if err != nil {
-		return render.Resolved{}, nil, nil, err
-	}
-	res, err := r.RenderLoaded(ctx, rv, b)
-	return rv, b, res, err
-}
-
-// load is r.Load, returning ctx's error as soon as ctx ends. The loader
-// parses every file of the bundle, and a parse cannot be interrupted: a
-// CRD of 3 MB takes one to two seconds of CPU once the other side's bundle
-// fills the heap. diff is one-shot: on that error the process exits, and
-// the parse still under way goes with it.
-func load(ctx context.Context, r *render.Renderer, rv render.Resolved) (*bundle.Bundle, error) {
-	type loaded struct {
-		b   *bundle.Bundle
-		err error
-	}
-	done := make(chan loaded, 1)
-	go func() {
-		b, err := r.Load(ctx, rv)
-		done <- loaded{b, err}
-	}()
-	select {
-	case l := <-done:
-		return l.b, l.err
-	case <-ctx.Done():
-		return nil, context.Cause(ctx)
-	}
-}
-
-// side identifies a render: an image by digest, a directory with its
-// content digest.
-func side(res *render.Result) diff.Side {
-	src := res.Origin.Image
-	if src == "" {
-		src = res.Origin.Ref + " (" + res.Origin.Digest + ")"
-	}
-	return diff.Side{Package: res.Package, Version: res.Version, CSV: res.CSVName, Source: src}
+	return sd
 }
 
 func writeReport(cmd *cobra.Command, r *diff.Report, output string) error {

@@ -50,7 +50,7 @@ ARGOCD_APP_PROJECT_NAME, never the plugin env). A flag wins over its variable.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := sourceDir(args)
+			dir, err := render.SourceDirArg(firstArg(args))
 			if err != nil {
 				return err
 			}

@@ -56,7 +56,7 @@ check, Argo CD has a built-in one, or the CSV marks the kind internal).
 				// strict render (shown by render and inspect) does not
 				// change them.
 				req.Spec.Strict = false
-				_, b, res, err := renderSide(cmd.Context(), r, req)
+				_, b, res, err := r.Stepwise(cmd.Context(), req)
 				if err != nil {
 					return err
 				}

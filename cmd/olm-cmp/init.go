@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -56,20 +54,20 @@ replaced without --force; init writes nothing else, and writes atomically.`,
 				return err
 			}
 			if len(args) == 1 {
-				if err := checkRefArg("", args[0]); err != nil {
+				if err := render.CheckRefArg("", args[0]); err != nil {
 					return err
 				}
 				req.Ref = args[0]
 			}
 			if req.Catalog != "" {
-				if err := dirOrImage("--catalog", "catalog", req.Catalog); err != nil {
+				if err := render.DirOrImage("--catalog", "catalog", req.Catalog); err != nil {
 					return err
 				}
 				if !render.IsDirRef(req.Catalog) && render.IsLocalDir(req.Catalog) {
 					req.Catalog = "./" + req.Catalog // a directory that exists, as the shell completed it
 				}
 			}
-			req.RepoRoot = gitRepository(req.Dir)
+			req.RepoRoot = upgrade.GitRepository(req.Dir)
 			r, err := rf.renderer()
 			if err != nil {
 				return err
@@ -103,17 +101,4 @@ replaced without --force; init writes nothing else, and writes atomically.`,
 	f.StringArrayVar(&req.ExcludeFiles, "exclude-file", nil, "bundle file to skip unread (spec.excludeFiles), repeatable: manifests/broken.yaml, as a load error names it")
 	rf.register(f)
 	return cmd
-}
-
-// gitRepository is the top directory of the Git repository holding dir, as
-// upgrade finds it, or "" when dir is in none.
-func gitRepository(dir string) string {
-	root, err := upgrade.RepoRoot(dir)
-	if err != nil {
-		return ""
-	}
-	if _, err := os.Lstat(filepath.Join(root, ".git")); err != nil {
-		return ""
-	}
-	return root
 }

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -60,40 +57,33 @@ finding is not accepted.`,
 			var rv *render.Resolved
 			switch {
 			case catalog != "":
-				rv, b, cat, err = loadFromCatalog(cmd.Context(), r, catalog, pkg, channel, versions)
+				rv, b, cat, err = inspect.LoadFromCatalog(cmd.Context(), r, catalog, pkg, channel, versions)
 			case pkg != "" || channel != "" || versions != "":
 				return fmt.Errorf("--package, --channel and --version need --catalog")
 			case len(args) == 0:
-				rv, b, err = loadAny(cmd.Context(), r, bundleRef)
-			case hasSpecFile(args[0]) || namesSpec(args[0]):
+				rv, b, err = inspect.LoadRef(cmd.Context(), r, bundleRef)
+			case render.NamesSource(args[0]):
+				// Only the flags sf holds that were given apply.
 				var sf *specFlags
 				if cmd.Flags().Changed("bundle") {
 					sf = &specFlags{bundle: bundleRef}
 				}
-				rv, b, err = loadSpecDir(cmd, r, args[0], sf)
+				var req render.Request
+				if req, err = loadRequest(cmd, args[0], sf); err == nil {
+					rv, b, err = inspect.LoadRequest(cmd.Context(), r, req)
+				}
 			case cmd.Flags().Changed("bundle"):
 				return fmt.Errorf("--bundle replaces the bundle of a source directory's %s, and %s has none: inspect the bundle itself (olm-cmp inspect %s)", spec.FileName, args[0], bundleRef)
 			default:
-				rv, b, err = loadAny(cmd.Context(), r, args[0])
+				rv, b, err = inspect.LoadRef(cmd.Context(), r, args[0])
 			}
 			if err != nil {
 				return err
 			}
-			s, err := inspect.Summarize(b)
+			s, err := inspect.Report(cmd.Context(), rv, b, cat)
 			if err != nil {
 				return err
 			}
-			s.Catalog = cat
-			if rv == nil || rv.Request.Spec.Namespace == "" {
-				// No spec: the bundle alone, as a default spec renders it.
-				var sigs []render.Signature
-				if rv != nil {
-					sigs = rv.Signatures
-				}
-				rv = &render.Resolved{Request: inspect.DefaultRequest(b), Origin: b.Origin, Signatures: sigs}
-			}
-			s.AddSignatures(rv.Signatures)
-			s.AddRequirements(cmd.Context(), *rv, b)
 			if err := writeSummary(cmd.OutOrStdout(), s, output); err != nil {
 				return err
 			}
@@ -132,100 +122,4 @@ func writeSummary(out io.Writer, s *inspect.Summary, output string) error {
 		return s.WriteText(out)
 	}
 	return fmt.Errorf("--output %q: use text or json", output)
-}
-
-// hasSpecFile reports whether dir is a source directory (holds olm-cmp.yaml).
-func hasSpecFile(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, spec.FileName))
-	return err == nil && fi.Mode().IsRegular()
-}
-
-// namesSpec reports whether arg is a spec file (DIR/olm-cmp.yaml, as
-// render takes it) or names one render would refuse with its fix (an
-// olm-cmp.yml, or a directory holding one and no bundle): not a bundle.
-func namesSpec(arg string) bool {
-	regular := func(p string) bool {
-		fi, err := os.Stat(p)
-		return err == nil && fi.Mode().IsRegular()
-	}
-	switch filepath.Base(arg) {
-	case spec.FileName, "olm-cmp.yml":
-		return regular(arg)
-	}
-	_, err := os.Stat(filepath.Join(arg, "metadata"))
-	return regular(filepath.Join(arg, "olm-cmp.yml")) && err != nil
-}
-
-// loadSpecDir resolves and loads the bundle DIR/olm-cmp.yaml names, as
-// render would.
-// Only the flags sf holds that were given apply (nil: none).
-func loadSpecDir(cmd *cobra.Command, r *render.Renderer, dir string, sf *specFlags) (*render.Resolved, *bundle.Bundle, error) {
-	req, err := loadRequest(cmd, dir, sf)
-	if err != nil {
-		return nil, nil, err
-	}
-	rv, err := r.Resolve(cmd.Context(), req)
-	if err != nil {
-		return nil, nil, err
-	}
-	b, err := r.Load(cmd.Context(), rv)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &rv, b, nil
-}
-
-// loadFromCatalog loads the bundle a spec naming this catalog would render,
-// through the same Resolve and Load; a ./directory is relative to the
-// working directory.
-func loadFromCatalog(ctx context.Context, r *render.Renderer, ref, pkg, channel, versions string) (*render.Resolved, *bundle.Bundle, *inspect.Catalog, error) {
-	ref, err := catalogArg(ref)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	// Resolve validates the catalog fields as a spec's; the namespace it
-	// also requires plays no part in choosing.
-	rv, err := r.Resolve(ctx, render.Request{Spec: spec.Spec{Catalog: ref, Package: pkg, Channel: channel, Version: versions, Namespace: "inspect"}})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	b, err := r.Load(ctx, rv)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	// The bundle alone is reported as a default spec renders it (with the
-	// signatures this Resolve checked).
-	only := &render.Resolved{Signatures: rv.Signatures}
-	return only, b, inspect.CatalogOf(rv.Catalog), nil
-}
-
-// loadAny loads a directory (an explicit path, or one that exists) or an
-// image, verified against the trust policy in between. The Resolved it
-// returns holds only the signatures (nil without a policy).
-func loadAny(ctx context.Context, r *render.Renderer, ref string) (*render.Resolved, *bundle.Bundle, error) {
-	if err := checkRefArg("", ref); err != nil {
-		return nil, nil, err
-	}
-	if render.IsLocalDir(ref) {
-		abs, err := filepath.Abs(ref)
-		if err != nil {
-			return nil, nil, err
-		}
-		b, err := bundle.LoadDir(abs)
-		if err != nil {
-			return nil, nil, err
-		}
-		sigs, err := r.VerifyOrigin(ctx, b.Origin, ref)
-		return &render.Resolved{Signatures: sigs}, b, err
-	}
-	o, err := r.Loader.Resolve(ctx, ref)
-	if err != nil {
-		return nil, nil, err
-	}
-	sigs, err := r.VerifyOrigin(ctx, o, ref)
-	if err != nil {
-		return nil, nil, err
-	}
-	b, err := r.Loader.Load(ctx, o)
-	return &render.Resolved{Signatures: sigs}, b, err
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,10 +12,8 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver"
-	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/registry"
 	"github.com/olm-cmp/olm-cmp/internal/render"
-	"github.com/olm-cmp/olm-cmp/internal/spec"
 	"github.com/olm-cmp/olm-cmp/internal/validate"
 )
 
@@ -163,75 +160,6 @@ func (f *registryFlags) loader() (*bundle.ImageLoader, error) {
 		AllowedRegistries: f.allowed,
 		Timeouts:          registry.Timeouts{ResponseHeader: f.registryTimeout, ReadIdle: f.registryTimeout},
 	}, nil
-}
-
-// checkRefArg refuses a bundle named on the command line (REF|DIR, --bundle,
-// --to-bundle; flag is the flag's name, or empty for an argument) that is
-// neither an existing directory nor an image reference with a registry
-// host: a mistyped path would otherwise become a Docker Hub lookup that
-// fails with a 401 or a DNS error naming neither the argument nor the fix
-// (spec.bundle's rule, worded for the command line, where a path is
-// relative to the working directory).
-func checkRefArg(flag, ref string) error {
-	return dirOrImage(flag, "bundle", ref)
-}
-
-// dirOrImage is checkRefArg's rule for a bundle or catalog (what).
-func dirOrImage(flag, what, ref string) error {
-	if render.IsLocalDir(ref) || render.HasRegistry(ref) {
-		return nil
-	}
-	if flag != "" {
-		flag += " "
-	}
-	last := ref[strings.LastIndexByte(ref, '/')+1:]
-	return fmt.Errorf("%s%s: no such directory, and not an image reference (it names no registry): give the %s directory relative to the working directory, or the image with its registry (quay.io/org/%s, docker.io/org/%s for Docker Hub)",
-		flag, echo.Short(ref), what, echo.Short(last), echo.Short(last))
-}
-
-// catalogArg is a --catalog value as the spec takes it: a directory that
-// exists (with or without ./; on the command line a path is relative to
-// the working directory, as --bundle's is) made absolute, or an image
-// reference that names its registry.
-func catalogArg(ref string) (string, error) {
-	if err := dirOrImage("--catalog", "catalog", ref); err != nil {
-		return "", err
-	}
-	if !render.IsLocalDir(ref) {
-		return ref, nil
-	}
-	return flagDir("--catalog", ref)
-}
-
-// sourceDir returns the source directory that a command's argument names:
-// a directory, or the olm-cmp.yaml in one (what a shell completes a path
-// to). No argument is the working directory. Every command that reads a
-// source directory finds it here, so they all accept the same arguments
-// and say the same thing about a wrong one.
-func sourceDir(args []string) (string, error) {
-	if len(args) == 0 || args[0] == "" {
-		return ".", nil
-	}
-	arg := args[0]
-	fi, err := os.Stat(arg)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		// A path a shell would complete to a spec file names a file.
-		switch filepath.Ext(arg) {
-		case ".yaml", ".yml":
-			return "", fmt.Errorf("%s: no such file", arg)
-		}
-		return "", fmt.Errorf("%s: no such directory", arg)
-	case err != nil:
-		return "", fmt.Errorf("%s: %w", arg, errors.Unwrap(err))
-	case fi.IsDir():
-		return arg, nil
-	case filepath.Base(arg) == spec.FileName:
-		return filepath.Dir(arg), nil
-	case filepath.Base(arg) == "olm-cmp.yml":
-		return "", fmt.Errorf("%s: olm-cmp reads %s only (the Argo CD plugin discovers applications by that name): rename it to %s", arg, spec.FileName, filepath.Join(filepath.Dir(arg), spec.FileName))
-	}
-	return "", fmt.Errorf("%s is a file, not a source directory: give the directory holding %s (or that %s itself)", arg, spec.FileName, spec.FileName)
 }
 
 // clusterFlags simulate the target cluster, as Argo CD describes it to the

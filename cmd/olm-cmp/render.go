@@ -4,12 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -43,97 +39,27 @@ func (f *specFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.strict, "strict", false, "fail on every requirements finding not accepted and every spec entry that matches nothing (overrides spec.strict)")
 }
 
-// apply sets the fields of the flags given; an error names a flag whose
-// value cannot be used. A flag replaces what its value makes meaningless in
-// the spec's shape (a catalog for --bundle, a pin for another version, a
-// watched namespace that was the install namespace); each such replacement
-// is returned as a note, for a warning line: nothing changes silently.
+// apply sets the spec fields of the flags given (render.Overrides.Apply:
+// its notes say what a flag replaced besides its own field).
 func (f *specFlags) apply(fs *pflag.FlagSet, s *spec.Spec) (notes []string, err error) {
-	note := func(format string, a ...any) { notes = append(notes, fmt.Sprintf(format, a...)) }
-	set := func(name string, apply func()) {
-		if fs.Changed(name) {
-			apply()
-		}
+	return render.Overrides{
+		Bundle: given(fs, "bundle", &f.bundle), Catalog: given(fs, "catalog", &f.catalog),
+		Package: given(fs, "package", &f.pkg), Channel: given(fs, "channel", &f.channel),
+		Version: given(fs, "version", &f.version), Namespace: given(fs, "namespace", &f.namespace),
+		CertificateProvider: given(fs, "certificate-provider", &f.certProvider),
+		WatchNamespaces:     given(fs, "watch-namespace", &f.watchNamespaces),
+		ImagePullSecrets:    given(fs, "image-pull-secret", &f.pullSecrets),
+		Exclude:             given(fs, "exclude", &f.excludes),
+		Strict:              given(fs, "strict", &f.strict),
+	}.Apply(s)
+}
+
+// given is v when flag name was given on the command line, else nil.
+func given[T any](fs *pflag.FlagSet, name string, v *T) *T {
+	if fs.Changed(name) {
+		return v
 	}
-	unpin := func(flag, value string) {
-		if s.Digest != "" {
-			note("%s %s: spec.digest %s pinned the spec's own bundle and is not used", flag, value, s.Digest)
-			s.Digest = ""
-		}
-	}
-	if fs.Changed("bundle") {
-		if s.Catalog != "" && !fs.Changed("catalog") {
-			note("--bundle %s replaces the catalog: spec.catalog %q, spec.package %q, spec.channel %q and the version range %q are not used", f.bundle, s.Catalog, s.Package, s.Channel, s.Version)
-			s.Catalog, s.Package, s.Channel = "", "", ""
-			if !fs.Changed("version") {
-				s.Version = ""
-			}
-		}
-		if !render.IsLocalDir(f.bundle) && strings.ContainsAny(f.bundle, ":@") && s.Version != "" && !fs.Changed("version") && s.Catalog == "" {
-			if r, err := name.ParseReference(f.bundle, name.WithDefaultTag("")); err == nil {
-				if t, ok := r.(name.Tag); !ok || t.TagStr() != "" {
-					note("--bundle %s has its own tag or digest: spec.version %q is not used", f.bundle, s.Version)
-					s.Version = ""
-				}
-			}
-		}
-		if f.bundle != s.Bundle {
-			unpin("--bundle", f.bundle)
-		}
-		if err := setBundle(s, "--bundle", f.bundle); err != nil {
-			return notes, err
-		}
-	}
-	if fs.Changed("catalog") {
-		if s.Bundle != "" && !fs.Changed("bundle") {
-			note("--catalog %s replaces the bundle: spec.bundle %q is not used", f.catalog, s.Bundle)
-			s.Bundle = ""
-			if s.Version != "" && !fs.Changed("version") {
-				note("--catalog %s: spec.version %q was the image's tag and is not used (the newest version is chosen; give --version for a range)", f.catalog, s.Version)
-				s.Version = ""
-			}
-		}
-		if f.catalog != s.Catalog {
-			unpin("--catalog", f.catalog)
-		}
-		if s.Catalog, err = catalogArg(f.catalog); err != nil {
-			return notes, err
-		}
-	}
-	set("package", func() { s.Package = f.pkg })
-	set("channel", func() { s.Channel = f.channel })
-	if fs.Changed("version") && f.version != s.Version {
-		unpin("--version", f.version)
-		// An image reference's own tag or digest names the old version.
-		if s.Catalog == "" && !render.IsDirRef(s.Bundle) {
-			if r, err := name.ParseReference(s.Bundle, name.WithDefaultTag("")); err == nil {
-				if t, ok := r.(name.Tag); !ok || t.TagStr() != "" {
-					note("--version %s replaces the tag or digest of spec.bundle %q", f.version, s.Bundle)
-					s.Bundle = r.Context().Name()
-				}
-			}
-		}
-	}
-	set("version", func() { s.Version = f.version })
-	if fs.Changed("namespace") && !fs.Changed("watch-namespace") && s.Namespace != "" && f.namespace != s.Namespace {
-		// A watched namespace that was the install namespace (OwnNamespace)
-		// moves with it: left behind, its Roles would go to a namespace
-		// nothing creates any more.
-		for i, ns := range s.WatchNamespaces {
-			if ns == s.Namespace {
-				s.WatchNamespaces = slices.Clone(s.WatchNamespaces)
-				s.WatchNamespaces[i] = f.namespace
-				note("-n %s: spec.watchNamespaces[%d] %q was the install namespace and becomes %q too (give --watch-namespace to choose otherwise)", f.namespace, i, ns, f.namespace)
-			}
-		}
-	}
-	set("namespace", func() { s.Namespace = f.namespace })
-	set("watch-namespace", func() { s.WatchNamespaces = f.watchNamespaces })
-	set("image-pull-secret", func() { s.ImagePullSecrets = f.pullSecrets })
-	set("exclude", func() { s.Exclude = f.excludes })
-	set("certificate-provider", func() { s.CertificateProvider = f.certProvider })
-	set("strict", func() { s.Strict = f.strict })
-	return notes, nil
+	return nil
 }
 
 // anyChanged reports whether a spec flag was given on the command line.
@@ -145,129 +71,26 @@ func (f *specFlags) anyChanged(fs *pflag.FlagSet) bool {
 	return changed
 }
 
-// setBundle makes ref, the value of a command-line flag (--bundle,
-// --to-bundle), the spec's bundle. A directory is relative to the working
-// directory, where a shell completed it, not to olm-cmp.yaml; it must exist,
-// and it clears spec.version, which only an image reference takes.
-func setBundle(s *spec.Spec, flag, ref string) error {
-	if err := checkRefArg(flag, ref); err != nil {
-		return err
-	}
-	if render.IsLocalDir(ref) {
-		abs, err := flagDir(flag, ref)
-		if err != nil {
-			return err
-		}
-		ref, s.Version = abs, ""
-	}
-	s.Bundle = ref
-	return nil
-}
-
-// flagDir is the directory a command-line flag names (--bundle ./x,
-// --catalog ./x), made absolute from the working directory, where a shell
-// completed it; it must exist.
-func flagDir(flag, ref string) (string, error) {
-	fi, err := os.Stat(ref)
-	shown := echo.Short(ref) // a path can be any length
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return "", fmt.Errorf("%s %s: no such directory (a path is relative to the working directory)", flag, shown)
-	case err != nil:
-		return "", fmt.Errorf("%s %s: %w", flag, shown, errors.Unwrap(err))
-	case !fi.IsDir():
-		what := "a bundle directory (holding manifests/ and metadata/)"
-		if flag == "--catalog" {
-			what = "a file-based catalog's directory"
-		}
-		return "", fmt.Errorf("%s %s: not a directory: give %s or an image reference", flag, shown, what)
-	}
-	abs, err := filepath.Abs(ref)
-	if err != nil {
-		return "", fmt.Errorf("%s %s: %w", flag, shown, err)
-	}
-	return abs, nil
-}
-
-// locateWarnings names the file and line of the spec entry each of res's
-// warnings is about (an exclude selector, an images prefix or an accept
-// entry that matched nothing), as the same entry's error under --strict
-// does. A requirement finding is about the bundle, not a line: its text is
-// kept, so that Notes still finds it.
-func locateWarnings(req render.Request, res *render.Result) {
-	findings := map[string]bool{}
-	for _, f := range res.Requirements {
-		findings[f.Line()] = true
-	}
-	var f *spec.File
-	for i, w := range res.Warnings {
-		if findings[w] || req.SourceDir == "" {
-			continue
-		}
-		if f == nil {
-			var err error
-			if f, err = spec.Load(req.SourceDir); err != nil {
-				return
-			}
-		}
-		res.Warnings[i] = f.Locate(errors.New(w), &req.Spec).Error()
-	}
-}
-
-// loadRequest reads DIR/olm-cmp.yaml (DIR as the command line gave it: see sourceDir) and
+// loadRequest reads DIR/olm-cmp.yaml (DIR as the command line gave it: see render.SourceDirArg) and
 // applies the flags (none when f is nil). Without a spec file, --bundle (or --catalog and
 // --package) and --namespace alone are enough (no extra manifests then).
 func loadRequest(cmd *cobra.Command, arg string, f *specFlags) (render.Request, error) {
-	dir, err := sourceDir([]string{arg})
+	dir, err := render.SourceDirArg(arg)
 	if err != nil {
 		return render.Request{}, err
 	}
-	req := render.Request{SourceDir: dir, APIVersions: envAPIVersions()}
-	file, err := spec.Load(dir)
-	var fileErr *spec.FileError
-	switch {
-	case err == nil:
-		req.Spec, req.Name = file.Spec, file.Metadata.Name
-	case errors.As(err, &fileErr) && f != nil:
-		// Every problem at once, judged on the spec the flags make: a flag
-		// may supply or replace what the file gets wrong.
-		if _, err := f.apply(cmd.Flags(), &fileErr.File.Spec); err != nil {
-			return req, err
-		}
-		fileErr.Revalidate(&fileErr.File.Spec)
-		return req, fileErr
-	case errors.Is(err, os.ErrNotExist) && f != nil && (cmd.Flags().Changed("bundle") || cmd.Flags().Changed("catalog")):
-		// No spec file: no extra manifests either, and a ./bundle or
-		// ./catalog path is relative to the working directory.
-		req.SourceDir = ""
-	case errors.Is(err, os.ErrNotExist) && isBundleDir(dir):
-		return req, fmt.Errorf("%s not found in %s: it is a bundle directory (it has metadata/annotations.yaml), not a source directory: write a spec for it with olm-cmp init %s -d DIR, or render it alone with olm-cmp render --bundle %s -n NAMESPACE",
-			spec.FileName, dir, dir, dir)
-	default:
-		return req, err
+	fs := cmd.Flags()
+	o := render.RequestOptions{
+		APIVersions: envAPIVersions(),
+		Explain:     func(noFile bool, err error) error { return nameFlags(fs, noFile, err) },
 	}
 	if f != nil {
-		notes, err := f.apply(cmd.Flags(), &req.Spec)
-		if err != nil {
-			return req, err
-		}
-		printWarnings(cmd.ErrOrStderr(), notes)
+		o.Override = func(s *spec.Spec) ([]string, error) { return f.apply(fs, s) }
+		o.WithoutFile = fs.Changed("bundle") || fs.Changed("catalog")
 	}
-	// Checked here, where the file's lines and the flags are known, so that
-	// a bad value names its line or its flag; the render checks the same
-	// again.
-	if err := file.Validate(&req.Spec); err != nil {
-		return req, nameFlags(cmd.Flags(), file == nil, err)
-	}
-	return req, nil
-}
-
-// isBundleDir reports whether dir looks like a registry+v1 bundle (the
-// file that names its package), for a bundle given where a source directory
-// belongs.
-func isBundleDir(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, "metadata", "annotations.yaml"))
-	return err == nil && fi.Mode().IsRegular()
+	req, notes, err := render.LoadRequest(dir, o)
+	printWarnings(cmd.ErrOrStderr(), notes)
+	return req, err
 }
 
 // flagFields are the spec fields each spec flag replaces (-n moves a
@@ -364,7 +187,7 @@ per finding category instead; olm-cmp inspect DIR lists the findings.`,
 				return err
 			}
 			stderr := cmd.ErrOrStderr()
-			locateWarnings(req, res)
+			req.LocateWarnings(res)
 			output.PrintNotes(stderr, res, out.quiet, out.verbose, inspectArgs(req, firstArg(args)))
 			if out.quiet {
 				return nil

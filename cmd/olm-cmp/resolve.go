@@ -34,7 +34,7 @@ lines, line endings and key order stay as they are; a symbolic link is written
 through to its target. Running it again changes nothing.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// The same argument rule as render (sourceDir): --write edits
+			// The same argument rule as render (render.SourceDirArg): --write edits
 			// exactly the file that was resolved.
 			req, err := loadRequest(cmd, firstArg(args), nil)
 			if err != nil {

@@ -106,7 +106,7 @@ func TestResolveDirectory(t *testing.T) {
 	}
 }
 
-// TestResolvePaths: resolve takes its argument by render's rule (sourceDir),
+// TestResolvePaths: resolve takes its argument by render's rule (render.SourceDirArg),
 // and --write edits exactly the file it resolved.
 func TestResolvePaths(t *testing.T) {
 	host, dir := catalogFixture(t)

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,6 +16,7 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver"
 	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/httpapi"
+	"github.com/olm-cmp/olm-cmp/internal/serve"
 )
 
 // pluginLoader is the CLI's bundle loader (registryFlags.loader: --cache-dir,
@@ -57,13 +55,6 @@ func newPluginLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 		return slog.New(slog.NewTextHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: use json or text", format)
-}
-
-// httpListener is one HTTP listener of serve, with its server.
-type httpListener struct {
-	name string
-	lis  net.Listener
-	srv  *http.Server
 }
 
 // serveListenError words a plugin listener error in terms of the flag that
@@ -152,7 +143,7 @@ docs/operations.md; the plugin: docs/plugin.md.`,
 			}
 			metrics := engine.NewMetrics()
 			loader.Observer = metrics
-			tenants, err := lf.tenantRenderers(loader, policy.getter())
+			tenants, err := lf.tenantRenderers(loader, policy.Getter())
 			if err != nil {
 				return err
 			}
@@ -162,7 +153,7 @@ docs/operations.md; the plugin: docs/plugin.md.`,
 			// One engine for gRPC and HTTP: one cache, one render per key.
 			eng := engine.NewEngine(engine.EngineOptions{
 				Loader:     loader,
-				Verifier:   policy.getter(),
+				Verifier:   policy.Getter(),
 				Tenancy:    engine.TenantsOf(tenants),
 				MaxEntries: cacheEntries,
 				MaxBytes:   cacheBytes,
@@ -188,75 +179,24 @@ docs/operations.md; the plugin: docs/plugin.md.`,
 			if err != nil {
 				return serveListenError(cmd, err, socketDir)
 			}
-			hopts := httpapi.Options{
-				Renderer: eng,
-				Gatherer: metrics.Registry,
-				Ready:    srv.Ready,
-				Observer: metrics,
-				Logger:   log,
-				MaxBody:  renderMaxBody,
-				Timeout:  renderTimeout,
-			}
-			var listeners []httpListener
-			closeAll := func() {
-				lis.Close()
-				for _, l := range listeners {
-					l.lis.Close()
-				}
-				srv.Shutdown(context.Background())
-			}
-			if httpAddr != "" {
-				hl, err := net.Listen("tcp", httpAddr)
-				if err != nil {
-					closeAll()
-					return fmt.Errorf("--http-addr %s: %w", httpAddr, err)
-				}
-				listeners = append(listeners, httpListener{"probes and metrics", hl,
-					httpapi.NewServer(httpapi.OpsHandler(hopts), httpapi.OpsWriteTimeout)})
-			}
-			if renderAddr != "" {
-				rl, err := httpapi.ListenLoopback(renderAddr, renderAllowRemote)
-				if errors.Is(err, httpapi.ErrNotLoopback) {
-					closeAll()
-					return fmt.Errorf("--render-addr %s is not a loopback address: POST /v1/render renders with this server's registry credentials; bind it to 127.0.0.1, or pass --render-addr-allow-remote to expose it", renderAddr)
-				}
-				if err != nil {
-					closeAll()
-					return fmt.Errorf("--render-addr %s: %w", renderAddr, err)
-				}
-				listeners = append(listeners, httpListener{"render", rl,
-					httpapi.NewServer(httpapi.RenderHandler(hopts), renderTimeout+httpapi.OpsWriteTimeout)})
-			}
-			errc := make(chan error, 1+len(listeners))
-			for _, l := range listeners {
-				log.Info("serving HTTP", "listener", l.name, "addr", l.lis.Addr().String())
-				go func() {
-					if err := l.srv.Serve(l.lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-						errc <- fmt.Errorf("http (%s): %w", l.name, err)
-					}
-				}()
-			}
-			go func() {
-				if err := srv.Serve(lis); err != nil {
-					errc <- fmt.Errorf("grpc: %w", err)
-				}
-			}()
-
-			var runErr error
-			select {
-			case <-ctx.Done():
-				log.Info("shutting down: finishing in-flight requests", "timeout", shutdownTimeout.String())
-			case runErr = <-errc:
-				log.Error("server failed", "error", runErr)
-			}
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-			defer cancel()
-			srv.Shutdown(sctx)
-			for _, l := range listeners {
-				_ = l.srv.Shutdown(sctx)
-			}
-			log.Info("stopped")
-			return runErr
+			return serve.Run(ctx, serve.Options{
+				Server:            srv,
+				Listener:          lis,
+				HTTPAddr:          httpAddr,
+				RenderAddr:        renderAddr,
+				RenderAllowRemote: renderAllowRemote,
+				HTTP: httpapi.Options{
+					Renderer: eng,
+					Gatherer: metrics.Registry,
+					Ready:    srv.Ready,
+					Observer: metrics,
+					Logger:   log,
+					MaxBody:  renderMaxBody,
+					Timeout:  renderTimeout,
+				},
+				ShutdownTimeout: shutdownTimeout,
+				Logger:          log,
+			})
 		},
 	}
 	lf.register(cmd.Flags())

@@ -8,6 +8,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/safefile"
 	"github.com/olm-cmp/olm-cmp/internal/tenancy"
 	"github.com/olm-cmp/olm-cmp/internal/verify"
 )
@@ -63,7 +64,7 @@ func (f *registryFlags) tenantRenderers(loader *bundle.ImageLoader, trust func()
 	if path == "" {
 		return nil, nil
 	}
-	src, err := newReloading(path, tenancy.Load, (*tenancy.Policy).Files)
+	src, err := safefile.NewReloading(path, tenancy.Load, (*tenancy.Policy).Files)
 	if err != nil {
 		return nil, err
 	}
@@ -96,16 +97,5 @@ func (f *registryFlags) projectLoader(base *bundle.ImageLoader) (*bundle.ImageLo
 	if path == "" {
 		return base, nil, nil
 	}
-	p, err := tenancy.Load(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	t, err := p.Tenant(f.project)
-	if err != nil {
-		return nil, nil, err
-	}
-	if t.Entry == nil {
-		return base, t, nil
-	}
-	return tenancy.NewGate(p, t.Entry, base).Loader, t, nil
+	return tenancy.ProjectLoader(path, f.project, base)
 }

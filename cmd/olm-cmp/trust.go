@@ -3,11 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"slices"
-	"strings"
-	"sync"
 
 	"github.com/spf13/pflag"
 
@@ -100,7 +96,7 @@ func (f *registryFlags) renderer() (*render.Renderer, error) {
 // fails every render with its error (one line naming the file, line and
 // field) until it is fixed: never a silent fall back to the old policy or to
 // none.
-type policySource = reloading[*verify.Verifier]
+type policySource = safefile.Reloading[*verify.Verifier]
 
 // policySource returns the registry flags' policy source, nil without a
 // policy.
@@ -113,97 +109,11 @@ func (f *registryFlags) policySource(loader *bundle.ImageLoader) (*policySource,
 		return nil, nil
 	}
 	opts := verifyOptions(loader)
-	return newReloading(path, func(path string) (*verify.Verifier, error) {
+	return safefile.NewReloading(path, func(path string) (*verify.Verifier, error) {
 		p, err := trust.Load(path)
 		if err != nil {
 			return nil, err
 		}
 		return verify.New(p, opts), nil
 	}, func(v *verify.Verifier) []string { return v.Policy().Files() })
-}
-
-// reloading is a policy file loaded at start (an error stops the command
-// from starting), then again whenever it or a file it read changed (as a
-// ConfigMap update swaps them: the tenancy policy's trustPolicy files, a
-// trust policy's key files); an error fails every use until the file is
-// fixed, never a fall back to the old version. The trust and tenancy
-// policies are mounted and reloaded alike.
-type reloading[T any] struct {
-	path string
-	load func(path string) (T, error)
-	// files are the files a loaded value was read from (path among them);
-	// nil: path alone.
-	files func(T) []string
-
-	mu      sync.Mutex
-	watched []string // the files of the value loaded, sorted
-	stamp   string   // their stamp before the load; "" loads again
-	v       T
-	err     error
-}
-
-func newReloading[T any](path string, load func(string) (T, error), files func(T) []string) (*reloading[T], error) {
-	r := &reloading[T]{path: path, load: load, files: files, watched: []string{path}}
-	if _, err := r.Get(); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// Get is the value as the files are now.
-func (r *reloading[T]) Get() (T, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.stamp != "" && filesStamp(r.watched) == r.stamp {
-		return r.v, r.err
-	}
-	// Stamp before loading (a change during the load is seen next time);
-	// a value that read other files than were stamped is loaded again
-	// with those stamped.
-	watch := r.watched
-	for range 3 {
-		stamp := filesStamp(watch)
-		r.v, r.err = r.load(r.path)
-		got := []string{r.path}
-		if r.err == nil && r.files != nil {
-			got = append(r.files(r.v), r.path)
-		}
-		slices.Sort(got)
-		got = slices.Compact(got)
-		r.watched = got
-		if r.err != nil {
-			r.stamp = "" // loaded again on every use until it loads
-			return r.v, r.err
-		}
-		if slices.Equal(got, watch) {
-			r.stamp = stamp
-			return r.v, r.err
-		}
-		watch = got
-	}
-	r.stamp = ""
-	return r.v, r.err
-}
-
-// filesStamp names the version of files (safefile.Stamp of each: content,
-// size, times, inode); "" when one cannot be read.
-func filesStamp(files []string) string {
-	var b strings.Builder
-	for _, f := range files {
-		st := safefile.Stamp(f)
-		if st == "" {
-			return ""
-		}
-		fmt.Fprintf(&b, "%s\x00%s\x00", f, st)
-	}
-	return b.String()
-}
-
-// getter is the source as a function (engine.EngineOptions.Verifier, the
-// tenancy renderers' policy), nil without a source.
-func (r *reloading[T]) getter() func() (T, error) {
-	if r == nil {
-		return nil
-	}
-	return r.Get
 }

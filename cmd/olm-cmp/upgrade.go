@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -99,7 +97,7 @@ See docs/upgrade.md.`,
 					return err
 				}
 			} else {
-				printUpgrade(w, rep, write)
+				rep.WriteText(w, write)
 			}
 			if code := rep.ExitStatus(); code != 0 {
 				return &exitError{code: code}
@@ -117,66 +115,4 @@ See docs/upgrade.md.`,
 	f.StringArrayVar(&repoURLs, "repo-url", nil, "a URL Argo CD Applications name this repository by, besides its Git remotes (repeatable: a mirror's, or when the checkout has no remote); an Application whose repoURL is another repository is skipped")
 	f.StringArrayVar(&from, "apps-from", nil, "read Applications and ApplicationSets from these files or directories of the repository only (repeatable; none: from no manifest, the versions are in olm-cmp.yaml)")
 	return cmd
-}
-
-// printUpgrade writes the report for people: one block per application.
-func printUpgrade(w io.Writer, rep *upgrade.Report, wrote bool) {
-	for i, a := range rep.Applications {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		head := a.Dir
-		if a.Package != "" {
-			head += " (" + a.Package + ")"
-		}
-		fmt.Fprintln(w, echo.Text(head))
-		line := func(k, v string) {
-			if v != "" {
-				fmt.Fprintf(w, "  %-11s %s\n", k, echo.Text(v))
-			}
-		}
-		line("current", a.Current)
-		line("where", a.Where)
-		for j, c := range a.Candidates {
-			k := ""
-			if j == 0 {
-				k = "candidates"
-			}
-			v := c.Version
-			if len(c.Edges) > 0 {
-				v += " (" + strings.Join(c.Edges, "; ") + ")"
-			} else {
-				v += " (no edge from " + a.Current + ")"
-			}
-			if c.Deprecated {
-				v += " deprecated"
-			}
-			fmt.Fprintf(w, "  %-11s %s\n", k, echo.Text(v))
-		}
-		if a.Chosen != "" {
-			line("chosen", a.Chosen+" ("+a.Digest+")")
-		}
-		if a.Safety != nil {
-			line("safety", a.Safety.Verdict+" (upgradeConstraintPolicy "+a.Safety.UpgradeConstraintPolicy+")")
-			for _, f := range a.Safety.Findings {
-				fmt.Fprintf(w, "  %-11s %s\n", "", echo.Text(f.String()))
-			}
-		}
-		status := string(a.Status)
-		if len(a.Files) > 0 {
-			verb := "would write"
-			if wrote {
-				verb = "wrote"
-			}
-			status += " (" + verb + " " + strings.Join(a.Files, ", ") + ")"
-		}
-		line("status", status)
-		line("reason", a.Reason)
-		for _, o := range a.OtherRepos {
-			line("skipped", o.Application+": its repoURL "+o.RepoURL+" is another repository (not one of this checkout's Git remotes nor --repo-url)")
-		}
-		for _, b := range a.ByPath {
-			line("by path", b)
-		}
-	}
 }

@@ -1,18 +1,13 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/olm-cmp/olm-cmp/internal/bundle"
-	"github.com/olm-cmp/olm-cmp/internal/catalog"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/versions"
@@ -73,9 +68,19 @@ registry or catalog could not be read).`,
 				if pkg == "" {
 					return fmt.Errorf("--catalog needs --package: the package whose versions to list")
 				}
-				report, err = catalogVersions(cmd.Context(), loader, catalogRef, pkg, channels)
+				fsys, image, done, err := render.OpenCatalogArg(cmd.Context(), loader, catalogRef)
+				if err != nil {
+					return err
+				}
+				defer done()
+				if report, err = versions.Report(cmd.Context(), fsys, catalogRef, image, pkg, channels); err != nil {
+					return err
+				}
 			} else {
-				report, err = tagVersions(cmd.Context(), loader, args[0])
+				if err := render.RepositoryArg(args[0]); err != nil {
+					return err
+				}
+				report, err = versions.Tags(cmd.Context(), loader, args[0])
 			}
 			if err != nil {
 				return err
@@ -99,49 +104,4 @@ registry or catalog could not be read).`,
 	cmd.Flags().StringVar(&channels, "channel", "", "only these channels of --package, comma-separated; default every channel")
 	rf.register(cmd.Flags())
 	return cmd
-}
-
-// openCatalog opens --catalog: an image (pulled, cached by digest, with
-// its per-package index beside it) or a directory. image is the catalog
-// image pinned by digest ("" for a directory).
-func openCatalog(ctx context.Context, loader *bundle.ImageLoader, ref string) (fsys fs.FS, image string, done func(), err error) {
-	ref, err = catalogArg(ref)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	if render.IsLocalDir(ref) {
-		root, err := os.OpenRoot(ref)
-		if err != nil {
-			return nil, "", nil, fmt.Errorf("--catalog %s: %w", echo.Quote(ref), err)
-		}
-		return catalog.Open(root.FS(), ""), "", func() { root.Close() }, nil
-	}
-	fsys, o, err := loader.LoadCatalog(ctx, ref)
-	if err != nil {
-		return nil, "", nil, fmt.Errorf("--catalog %s: %w", echo.Quote(ref), err)
-	}
-	return catalog.Open(fsys, bundle.CatalogIndexFile(o.Dir)), o.Image, func() {}, nil
-}
-
-// tagVersions is `versions REF`: REF checked to be a repository with its
-// registry, then its tags.
-func tagVersions(ctx context.Context, loader *bundle.ImageLoader, ref string) (*versions.TagsReport, error) {
-	if render.IsLocalDir(ref) {
-		return nil, fmt.Errorf("%s is a directory: versions REF lists the tags of a bundle image repository (quay.io/org/operator-bundle); for a catalog directory give --catalog %s --package P", echo.Short(ref), echo.Short(ref))
-	}
-	if !render.HasRegistry(ref) {
-		last := ref[strings.LastIndexByte(ref, '/')+1:]
-		return nil, fmt.Errorf("%s: not an image repository with its registry: give it as quay.io/org/%s (docker.io/org/%s for Docker Hub)", echo.Short(ref), echo.Short(last), echo.Short(last))
-	}
-	return versions.Tags(ctx, loader, ref)
-}
-
-// catalogVersions is `versions --catalog C --package P`.
-func catalogVersions(ctx context.Context, loader *bundle.ImageLoader, ref, pkg, channels string) (*versions.PackageReport, error) {
-	fsys, image, done, err := openCatalog(ctx, loader, ref)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	return versions.Report(ctx, fsys, ref, image, pkg, channels)
 }

@@ -2,9 +2,9 @@
 // image layout holding one image index (linux/amd64 and linux/arm64), each
 // image one layer the build assembles itself (the base the Dockerfile gets
 // from distroless/static: CA certificates, passwd and group entries, /tmp;
-// then what the Dockerfile copies: the static binary and plugin.yaml), and
-// a CycloneDX SBOM of the binaries' Go modules attached as an OCI referrer
-// of the index. Everything is written with go-containerregistry; the inputs
+// then what the Dockerfile copies: the static binaries olm-cmp and
+// olm-cmp-check, and plugin.yaml), and a CycloneDX SBOM of the binaries' Go
+// modules attached as an OCI referrer of the index. Everything is written with go-containerregistry; the inputs
 // are the module proxy (through `go build`) and Debian's ca-certificates.
 //
 // Two builds of one commit give the same digests: tar entries are sorted,
@@ -39,10 +39,13 @@ import (
 
 // The image's fixed layout, as the Dockerfile's final stage has it.
 const (
-	BinaryPath     = "/usr/local/bin/olm-cmp"
-	PluginYAMLPath = "/home/argocd/cmp-server/config/plugin.yaml"
-	CACertsPath    = "/etc/ssl/certs/ca-certificates.crt"
-	User           = "999:999"
+	BinaryPath = "/usr/local/bin/olm-cmp"
+	// CheckBinaryPath is olm-cmp-check, which olm-cmp runs from beside
+	// itself for the checks too heavy to link into it (internal/checkproc).
+	CheckBinaryPath = "/usr/local/bin/olm-cmp-check"
+	PluginYAMLPath  = "/home/argocd/cmp-server/config/plugin.yaml"
+	CACertsPath     = "/etc/ssl/certs/ca-certificates.crt"
+	User            = "999:999"
 	// DefaultCACerts is Debian's bundle, written by update-ca-certificates
 	// from the ca-certificates package (the one distroless/static ships).
 	DefaultCACerts = "/etc/ssl/certs/ca-certificates.crt"
@@ -131,20 +134,24 @@ func Build(dir string, o Options) (*Result, error) {
 		if !ok {
 			return nil, fmt.Errorf("platform %q: give os/arch, e.g. linux/arm64", p)
 		}
-		bin := filepath.Join(work, goos+"-"+goarch)
-		if err := goBuild(o, goos, goarch, bin); err != nil {
+		binDir := filepath.Join(work, goos+"-"+goarch)
+		if err := goBuild(o, goos, goarch, binDir); err != nil {
 			return nil, err
 		}
-		binData, err := os.ReadFile(bin)
-		if err != nil {
-			return nil, err
+		bins := map[string][]byte{}
+		for _, dst := range Binaries {
+			data, err := os.ReadFile(filepath.Join(binDir, path.Base(dst)))
+			if err != nil {
+				return nil, err
+			}
+			bi, err := buildinfo.Read(bytes.NewReader(data))
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: build info: %w", p, dst, err)
+			}
+			infos = append(infos, bi)
+			bins[dst] = data
 		}
-		bi, err := buildinfo.Read(bytes.NewReader(binData))
-		if err != nil {
-			return nil, fmt.Errorf("%s: build info: %w", p, err)
-		}
-		infos = append(infos, bi)
-		img, err := image(o, goos, goarch, rootFS(certs, plugin, binData))
+		img, err := image(o, goos, goarch, rootFS(certs, plugin, bins))
 		if err != nil {
 			return nil, err
 		}
@@ -198,12 +205,19 @@ func Build(dir string, o Options) (*Result, error) {
 	return res, nil
 }
 
-// goBuild builds the static binary as the Dockerfile does, plus what makes
-// it reproducible: no build ID, the version from Options.
-func goBuild(o Options, goos, goarch, out string) error {
-	cmd := exec.Command(o.Go, "build", "-trimpath",
-		"-ldflags", "-s -w -buildid= -X main.version="+o.Version,
-		"-o", out, "./cmd/olm-cmp")
+// Binaries are the image's executables, each built from ./cmd/ and its
+// file name: olm-cmp, and olm-cmp-check beside it.
+var Binaries = []string{BinaryPath, CheckBinaryPath}
+
+// goBuild builds the static binaries into dir as the Dockerfile does (one
+// go build of both), plus what makes them reproducible: no build ID, the
+// version from Options.
+func goBuild(o Options, goos, goarch, dir string) error {
+	args := []string{"build", "-trimpath", "-ldflags", "-s -w -buildid= -X main.version=" + o.Version, "-o", dir + string(filepath.Separator)}
+	for _, b := range Binaries {
+		args = append(args, "./cmd/"+path.Base(b))
+	}
+	cmd := exec.Command(o.Go, args...)
 	cmd.Dir = o.Repo
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch, "GOFLAGS=-buildvcs=true")
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -223,14 +237,16 @@ type entry struct {
 // rootFS is the image's whole filesystem: the base (passwd, group, CA
 // certificates, /tmp) and the Dockerfile's copies, with every parent
 // directory, all owned by root.
-func rootFS(certs, plugin, bin []byte) []entry {
+func rootFS(certs, plugin []byte, bins map[string][]byte) []entry {
 	files := []entry{
 		{path: "/etc/passwd", mode: 0o644, data: []byte("root:x:0:0:root:/root:/sbin/nologin\nargocd:x:999:999:argocd:/home/argocd:/sbin/nologin\n")},
 		{path: "/etc/group", mode: 0o644, data: []byte("root:x:0:\nargocd:x:999:\n")},
 		{path: CACertsPath, mode: 0o644, data: certs},
 		{path: "/tmp", mode: 0o1777, dir: true},
 		{path: PluginYAMLPath, mode: 0o644, data: plugin},
-		{path: BinaryPath, mode: 0o755, data: bin},
+	}
+	for _, b := range Binaries {
+		files = append(files, entry{path: b, mode: 0o755, data: bins[b]})
 	}
 	seen := map[string]bool{}
 	var out []entry
@@ -294,7 +310,7 @@ func image(o Options, goos, goarch string, entries []entry) (v1.Image, error) {
 		Layer: layer,
 		History: v1.History{
 			Created:   v1.Time{Time: o.Epoch},
-			CreatedBy: "hack/ociimage: base files, " + BinaryPath + ", " + PluginYAMLPath,
+			CreatedBy: "hack/ociimage: base files, " + strings.Join(Binaries, ", ") + ", " + PluginYAMLPath,
 		},
 	})
 	if err != nil {

@@ -1,13 +1,18 @@
 package ociimage
 
 import (
+	"bytes"
+	"debug/buildinfo"
 	"encoding/json"
 	"io"
 	"log"
+	"maps"
 	"net/http/httptest"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,13 +57,15 @@ func TestBuildReproducible(t *testing.T) {
 		t.Errorf("index.json differs or lacks the index:\n%s\n%s", a, b)
 	}
 	t.Logf("index %s, sbom %s, sizes %v", r1.Index, r1.SBOM, r1.Size)
-	checkImage(t, dir1, r1)
-	checkPush(t, dir1, r1)
+	mods := checkImage(t, dir1, r1)
+	checkPush(t, dir1, r1, mods)
 }
 
 // checkImage: the layer holds exactly the root filesystem, root-owned, at
-// the epoch, in order; the config is the Dockerfile's.
-func checkImage(t *testing.T, dir string, r *Result) {
+// the epoch, in order; the config is the Dockerfile's. It returns the Go
+// modules (path@version) linked into the image's binaries, olm-cmp and
+// olm-cmp-check, each built from its own ./cmd/ package.
+func checkImage(t *testing.T, dir string, r *Result) map[string]bool {
 	idx, err := OpenIndex(dir, r.Index)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +74,7 @@ func checkImage(t *testing.T, dir string, r *Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs, _, err := ReadLayer(img)
+	hs, data, err := ReadLayer(img)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,12 +89,28 @@ func checkImage(t *testing.T, dir string, r *Result) {
 	}
 	want := []string{"etc/", "etc/group", "etc/passwd", "etc/ssl/", "etc/ssl/certs/", "etc/ssl/certs/ca-certificates.crt",
 		"home/", "home/argocd/", "home/argocd/cmp-server/", "home/argocd/cmp-server/config/", "home/argocd/cmp-server/config/plugin.yaml",
-		"tmp/", "usr/", "usr/local/", "usr/local/bin/", "usr/local/bin/olm-cmp"}
+		"tmp/", "usr/", "usr/local/", "usr/local/bin/", "usr/local/bin/olm-cmp", "usr/local/bin/olm-cmp-check"}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("layer entries:\n%v\nwant\n%v", names, want)
 	}
-	if modes["tmp/"] != 0o1777 || modes["usr/local/bin/olm-cmp"] != 0o755 || modes["etc/passwd"] != 0o644 {
+	if modes["tmp/"] != 0o1777 || modes["usr/local/bin/olm-cmp"] != 0o755 || modes["usr/local/bin/olm-cmp-check"] != 0o755 || modes["etc/passwd"] != 0o644 {
 		t.Errorf("modes %v", modes)
+	}
+	mods := map[string]bool{}
+	for _, b := range Binaries {
+		bi, err := buildinfo.Read(bytes.NewReader(data[b]))
+		if err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		if bi.Path != "github.com/olm-cmp/olm-cmp/cmd/"+path.Base(b) {
+			t.Errorf("%s is built from %s", b, bi.Path)
+		}
+		for _, d := range bi.Deps {
+			if d.Replace != nil {
+				d = d.Replace
+			}
+			mods[d.Path+"@"+d.Version] = true
+		}
 	}
 	cf, err := img.ConfigFile()
 	if err != nil {
@@ -96,12 +119,14 @@ func checkImage(t *testing.T, dir string, r *Result) {
 	if cf.Config.User != "999:999" || strings.Join(cf.Config.Entrypoint, " ") != BinaryPath || !cf.Created.Time.Equal(testEpoch) || cf.Architecture != runtime.GOARCH {
 		t.Errorf("config %+v", cf)
 	}
+	return mods
 }
 
 // checkPush pushes the layout to go-containerregistry's registry: the tag
 // resolves to the index, and the index's referrers list the SBOM, whose
-// blob is CycloneDX JSON naming olm-cmp's modules.
-func checkPush(t *testing.T, dir string, r *Result) {
+// blob is CycloneDX JSON naming exactly the modules of the image's binaries
+// (mods).
+func checkPush(t *testing.T, dir string, r *Result, mods map[string]bool) {
 	srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
 	image := strings.TrimPrefix(srv.URL, "http://") + "/olm-cmp/olm-cmp:v0.0.0-test"
@@ -146,8 +171,13 @@ func checkPush(t *testing.T, dir string, r *Result) {
 		t.Fatal(err)
 	}
 	found := false
+	listed := map[string]bool{}
 	for _, c := range bom.Components {
 		found = found || c.Name == "github.com/google/go-containerregistry"
+		listed[c.Name+"@"+c.Version] = true
+	}
+	if !maps.Equal(listed, mods) {
+		t.Errorf("SBOM lists the modules %v\nthe binaries link %v", slices.Sorted(maps.Keys(listed)), slices.Sorted(maps.Keys(mods)))
 	}
 	if bom.BOMFormat != "CycloneDX" || !found || bom.Metadata.Component.Version != "v0.0.0-test" || bom.Metadata.Timestamp != testEpoch.Format(time.RFC3339) {
 		t.Errorf("SBOM: %+v", bom)

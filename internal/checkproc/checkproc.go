@@ -17,8 +17,11 @@
 // standard output (a result per job, in order). Both are bounded.
 //
 // This package must stay light: it imports nothing heavier than the
-// standard library. The heavy packages register their operations in
-// cmd/olm-cmp-check, which calls Serve.
+// standard library (and internal/safefile). The heavy packages list their
+// operations in internal/checks, which cmd/olm-cmp-check serves.
+//
+// The pure checks' outputs are cached by content (Store), so a render that
+// meets nothing new never starts the helper.
 package checkproc
 
 import (
@@ -31,10 +34,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 )
 
 // Executable is the helper's file name: beside olm-cmp, or on PATH.
@@ -78,7 +83,10 @@ type Handler func(ctx context.Context, input json.RawMessage) (any, error)
 
 // locate finds olm-cmp-check: beside this executable first (the image, `make
 // build`, `go install ./cmd/...`), then on PATH (`go run ./cmd/olm-cmp`).
-var locate = sync.OnceValues(func() (string, error) {
+var locate = sync.OnceValues(find)
+
+// find looks for olm-cmp-check where locate says.
+func find() (string, error) {
 	if exe, err := os.Executable(); err == nil {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = real
@@ -91,21 +99,42 @@ var locate = sync.OnceValues(func() (string, error) {
 	if p, err := exec.LookPath(Executable); err == nil {
 		return p, nil
 	}
-	return "", errors.New(Executable + ", which makes the checks of the API server and of signatures for olm-cmp, is neither beside olm-cmp nor on PATH: install both (make build, or go install ./cmd/... from the repository)")
-})
+	return "", ErrMissing
+}
+
+// ErrMissing is Run's error when there is no olm-cmp-check to run; its
+// text says how to install one.
+var ErrMissing = errors.New(Executable + ", which makes the checks of the API server and of signatures for olm-cmp, is neither beside olm-cmp nor on PATH: install both (make build, or go install ./cmd/... from the repository)")
+
+// UseExecutable makes Run start the olm-cmp-check at path, or find none
+// when path is "", instead of looking for it, and answer nothing in
+// process, until restore: for tests of what users see when the helper is
+// missing or fails. Not for use while Run runs.
+func UseExecutable(path string) (restore func()) {
+	oldLocate, oldIn := locate, inProcess.Swap(nil)
+	locate = func() (string, error) {
+		if path == "" {
+			return "", ErrMissing
+		}
+		return path, nil
+	}
+	return func() { locate = oldLocate; inProcess.Store(oldIn) }
+}
 
 // Path is where olm-cmp-check was found, or why it was not.
 func Path() (string, error) { return locate() }
 
 // Run sends jobs to one olm-cmp-check process and returns a result per job,
 // in order. An error means no job's result can be trusted: the helper is
-// missing, did not finish before ctx ended, stopped (a crash), or answered
-// something that is not an answer to this request.
+// missing (ErrMissing), did not finish before ctx ended, stopped (a crash),
+// or answered something that is not an answer to this request. It says
+// what happened; the caller, who knows what went unchecked, adds the fix.
 func Run(ctx context.Context, jobs []Job) ([]Result, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
 	if h := inProcess.Load(); h != nil {
+		spawns.Add(1)
 		return serveInProcess(ctx, *h, jobs), nil
 	}
 	path, err := locate()
@@ -120,20 +149,22 @@ func Run(ctx context.Context, jobs []Job) ([]Result, error) {
 		return nil, fmt.Errorf("the checks are %d bytes, over the %d-byte bound of one %s request", len(req), MaxRequestBytes, Executable)
 	}
 	cmd := exec.CommandContext(ctx, path)
+	cmd.Env = helperEnv()
 	cmd.Stdin = bytes.NewReader(req)
 	var out, errOut capped
 	out.max, errOut.max = MaxAnswerBytes, maxStderrBytes
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	cmd.WaitDelay = waitDelay
+	spawns.Add(1)
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("%s did not finish its checks in time: %w", Executable, ctx.Err())
+		return nil, fmt.Errorf("%s did not finish its checks in time: %w", Executable, context.Cause(ctx))
 	}
 	if out.over {
 		return nil, fmt.Errorf("%s answered more than %d bytes", Executable, MaxAnswerBytes)
 	}
 	if runErr != nil {
-		return nil, fmt.Errorf("%s stopped before answering (%v)%s", Executable, runErr, lastLine(errOut.Bytes()))
+		return nil, fmt.Errorf("%s stopped before answering (%v)%s", Executable, runErr, firstLine(errOut.Bytes()))
 	}
 	var a answer
 	if err := json.Unmarshal(out.Bytes(), &a); err != nil || len(a.Results) != len(jobs) {
@@ -142,15 +173,39 @@ func Run(ctx context.Context, jobs []Job) ([]Result, error) {
 	return a.Results, nil
 }
 
+// spawns counts the helper processes Run started (in tests, the batches
+// answered in process), for tests that a render whose verdicts are cached
+// starts none.
+var spawns atomic.Int64
+
+// Spawns is how many olm-cmp-check processes this process has started, or
+// batches it answered in process (AnswerInProcess).
+func Spawns() int64 { return spawns.Load() }
+
+// helperEnv is the helper's environment: the Go runtime's settings and
+// TMPDIR, nothing else. It reads no files the request does not carry and
+// opens no connections, so it has no use for registry credentials, proxy
+// settings or Argo CD's plugin environment (the application's parameters),
+// and a crash report or a library's logging cannot repeat them.
+func helperEnv() []string {
+	var env []string
+	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GODEBUG", "GOMAXPROCS", "GOTRACEBACK", "TMPDIR"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
 // inProcess, when set, answers jobs in this process instead of running
 // olm-cmp-check: for the tests of packages that render
-// (internal/checkproc/inprocess), which link the heavy packages anyway.
+// (internal/checks/inprocess), which link the heavy packages anyway.
 // The olm-cmp executable never sets it.
 var inProcess atomic.Pointer[map[string]Handler]
 
 // AnswerInProcess makes Run answer jobs with handlers in this process,
 // until the returned function restores the previous setting. Only tests
-// call it (through internal/checkproc/inprocess); the binaries, the image
+// call it (through internal/checks/inprocess); the binaries, the image
 // and the e2e run olm-cmp-check as users do.
 func AnswerInProcess(handlers map[string]Handler) (restore func()) {
 	old := inProcess.Swap(&handlers)
@@ -160,20 +215,58 @@ func AnswerInProcess(handlers map[string]Handler) (restore func()) {
 // serveInProcess answers jobs as Serve would, through the same JSON
 // encoding, so a test sees what olm-cmp-check would have answered.
 func serveInProcess(ctx context.Context, handlers map[string]Handler, jobs []Job) []Result {
-	out := make([]Result, len(jobs))
+	copied := make([]Job, len(jobs))
 	for i, j := range jobs {
 		in, _ := json.Marshal(j.Input)
-		j.Input = in
-		out[i] = runJob(ctx, handlers, j)
+		copied[i] = Job{Op: j.Op, Input: in}
 	}
+	return runJobs(ctx, handlers, copied)
+}
+
+// runJobs runs jobs several at once (a cold render's CRDs, whose CEL rules
+// are most of its check, each take their own time) and returns their
+// results in order. A job not begun when ctx ends is not begun.
+func runJobs(ctx context.Context, handlers map[string]Handler, jobs []Job) []Result {
+	out := make([]Result, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Go(func() {
+			for i := range next {
+				if err := ctx.Err(); err != nil {
+					out[i] = Result{Error: fmt.Sprintf("%s stopped before this check: %v", Executable, context.Cause(ctx))}
+					continue
+				}
+				out[i] = runJob(ctx, handlers, jobs[i])
+			}
+		})
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	return out
 }
 
-// lastLine is ": " and the last line of a helper's standard error, if any.
-func lastLine(b []byte) string {
+// firstLine is ": " and the first line of a helper's standard error, if
+// any, printable and at most maxLineBytes: a Go crash begins with what
+// happened ("panic: …", "fatal error: …") and ends with a stack trace,
+// whose file paths are no one's business; the helper's own failures are
+// one line.
+func firstLine(b []byte) string {
 	s := strings.TrimSpace(string(b))
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsGraphic(r) {
+			return r
+		}
+		return -1
+	}, strings.ToValidUTF8(s, ""))
+	if len(s) > maxLineBytes {
+		s = strings.ToValidUTF8(s[:maxLineBytes], "") + "…"
 	}
 	if s == "" {
 		return ""
@@ -181,24 +274,30 @@ func lastLine(b []byte) string {
 	return ": " + s
 }
 
+// maxLineBytes bounds the helper's line in an error.
+const maxLineBytes = 200
+
 // capped is a buffer that keeps at most max bytes and remembers that more
-// came.
+// came. It does not embed bytes.Buffer: Buffer's ReadFrom, promoted, would
+// let exec's copy bypass Write and the bound with it.
 type capped struct {
-	bytes.Buffer
+	buf  bytes.Buffer
 	max  int
 	over bool
 }
 
 func (c *capped) Write(p []byte) (int, error) {
-	if room := c.max - c.Len(); len(p) > room {
+	if room := c.max - c.buf.Len(); len(p) > room {
 		c.over = true
 		if room > 0 {
-			c.Buffer.Write(p[:room])
+			c.buf.Write(p[:room])
 		}
 		return len(p), nil
 	}
-	return c.Buffer.Write(p)
+	return c.buf.Write(p)
 }
+
+func (c *capped) Bytes() []byte { return c.buf.Bytes() }
 
 // Serve is olm-cmp-check's main loop: it reads one request from in, runs
 // each job with the handler registered for its Op, and writes the answer to
@@ -217,10 +316,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, handlers map[string
 	if err := json.Unmarshal(data, &req); err != nil {
 		return fmt.Errorf("the request is not a list of checks: %v", err)
 	}
-	a := answer{Results: make([]Result, len(req.Jobs))}
-	for i, j := range req.Jobs {
-		a.Results[i] = runJob(ctx, handlers, j)
-	}
+	a := answer{Results: runJobs(ctx, handlers, req.Jobs)}
 	enc, err := json.Marshal(a)
 	if err != nil {
 		return fmt.Errorf("writing the answer: %v", err)

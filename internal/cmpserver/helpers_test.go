@@ -22,11 +22,13 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/olm-cmp/olm-cmp/internal/checks/inprocess"
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver/pluginpb"
 	"github.com/olm-cmp/olm-cmp/internal/engine"
 )
 
 func TestMain(m *testing.M) {
+	inprocess.Install() // renders check what olm-cmp-check checks in this process
 	goleak.VerifyTestMain(m)
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/bundle/bundletest"
+	"github.com/olm-cmp/olm-cmp/internal/checks/inprocess"
 	"github.com/olm-cmp/olm-cmp/internal/engine"
 	"github.com/olm-cmp/olm-cmp/internal/httpapi"
 	"github.com/olm-cmp/olm-cmp/internal/render"
@@ -26,7 +27,10 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/verify/verifytest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	inprocess.Install() // renders check what olm-cmp-check checks in this process
+	goleak.VerifyTestMain(m)
+}
 
 // fakeRenderer answers two objects for bundle "good/bundle:1", fails
 // otherwise, and records the last request and the number of calls.

@@ -10,6 +10,10 @@
 // fs.ErrNotExist and fs.ErrPermission work; Op says "open", "stat",
 // "lstat" or "read"), a file of another kind a *NotRegularError, and one
 // over the bound a *TooLargeError.
+//
+// Stamp tells whether such a file changed since it was read, and
+// Reloading keeps a value loaded from it (a policy a volume mounts) as
+// the file is now.
 package safefile
 
 import (

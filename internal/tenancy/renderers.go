@@ -128,3 +128,22 @@ func (rs *Renderers) options(l *bundle.ImageLoader) verify.Options {
 	}
 	return rs.VerifyOptions(l)
 }
+
+// ProjectLoader is, under the policy at path, the loader of project (its
+// own credentials; base's for an unlisted project the policy allows) and
+// its admission: `olm-cmp upgrade --project`, which pulls and lists tags
+// without a render.Renderer.
+func ProjectLoader(path, project string, base *bundle.ImageLoader) (*bundle.ImageLoader, render.Admission, error) {
+	p, err := Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := p.Tenant(project)
+	if err != nil {
+		return nil, nil, err
+	}
+	if t.Entry == nil {
+		return base, t, nil
+	}
+	return NewGate(p, t.Entry, base).Loader, t, nil
+}

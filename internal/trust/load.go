@@ -82,7 +82,6 @@ func readBounded(path string, max int64) ([]byte, error) {
 type decoder struct {
 	yamlstrict.Decoder
 	name, dir string
-	roots     map[*Scope][]byte
 	// files and parsedRoots hold each file the policy names, read (and
 	// each trusted root, parsed) once however many entries name it: 512
 	// scopes naming one 4 MiB trusted root, or one big file 32768 times,
@@ -137,7 +136,7 @@ func parse(data []byte, path, dir string) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &decoder{name: name, dir: dir, roots: map[*Scope][]byte{}}
+	d := &decoder{name: name, dir: dir}
 	p := &Policy{Name: path}
 	top := d.Fields(doc, "", "apiVersion", "kind", "directories", "scopes")
 	if v, ok := d.Str(top["directories"], "directories"); ok {
@@ -172,7 +171,7 @@ func parse(data []byte, path, dir string) (*Policy, error) {
 	if err := d.Err("trust policy " + name); err != nil {
 		return nil, err
 	}
-	p.hash = computeHash(p.Directories(), p.Scopes, d.roots)
+	p.hash = computeHash(p.Directories(), p.Scopes)
 	for key := range d.files {
 		_, path, _ := strings.Cut(key, "\x00")
 		if !slices.Contains(p.files, path) {
@@ -388,8 +387,7 @@ func (d *decoder) keyless(n *yaml.Node, path string, s *Scope) {
 		} else if tr, err := d.trustedRoot(file, data); err != nil {
 			d.Fail(f["trustedRoot"], path+".trustedRoot", "%s is not a Sigstore trusted root (%s)", echo.Quote(file), oneLine(err.Error()))
 		} else {
-			s.TrustedRoot, s.TrustedRootFile = tr, file
-			d.roots[s] = data
+			s.TrustedRoot, s.TrustedRootFile, s.TrustedRootJSON = tr, file, data
 		}
 	}
 	ids := d.List(f["identities"], path+".identities")

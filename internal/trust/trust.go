@@ -100,9 +100,12 @@ type Scope struct {
 	Rekor *Key
 	// TrustedRoot and Identities verify keyless signatures (Fulcio
 	// certificates): the root holds the certificate authorities and logs,
-	// Identities the signers accepted.
+	// Identities the signers accepted. TrustedRootJSON is the file's
+	// bytes, as parsed into TrustedRoot: what olm-cmp-check, which
+	// verifies Sigstore bundles (internal/verify/bundlecheck), is sent.
 	TrustedRoot     root.TrustedMaterial
 	TrustedRootFile string
+	TrustedRootJSON []byte
 	Identities      []Identity
 	// GPG, when set, verifies GPG "simple signing" signatures kept on a
 	// lookaside server (containers/image's layout).
@@ -443,7 +446,7 @@ func parseKey(data []byte) (*Key, error) {
 }
 
 // computeHash digests what decides verdicts, in a fixed order.
-func computeHash(dirs Mode, scopes []*Scope, roots map[*Scope][]byte) string {
+func computeHash(dirs Mode, scopes []*Scope) string {
 	type hk struct{ Name, DER string }
 	type hid struct{ Issuer, Subject, Regexp string }
 	type hs struct {
@@ -464,7 +467,7 @@ func computeHash(dirs Mode, scopes []*Scope, roots map[*Scope][]byte) string {
 		if s.Rekor != nil {
 			h.Rekor = &hk{s.Rekor.Name, hex.EncodeToString(s.Rekor.DER)}
 		}
-		if r := roots[s]; r != nil {
+		if r := s.TrustedRootJSON; r != nil {
 			sum := sha256.Sum256(r)
 			h.Root = hex.EncodeToString(sum[:])
 		}

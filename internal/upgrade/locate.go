@@ -150,6 +150,20 @@ func RepoRoot(dir string) (string, error) {
 	}
 }
 
+// GitRepository is the top directory of the Git repository holding dir, as
+// RepoRoot finds it, or "" when dir is in none (`olm-cmp init` warns of a
+// bundle directory outside it: the plugin refuses one).
+func GitRepository(dir string) string {
+	root, err := RepoRoot(dir)
+	if err != nil {
+		return ""
+	}
+	if _, err := os.Lstat(filepath.Join(root, ".git")); err != nil {
+		return ""
+	}
+	return root
+}
+
 // skipDir are directories never scanned for Argo CD manifests or
 // application directories (testdata: a repository's test fixtures).
 func skipDir(name string) bool {

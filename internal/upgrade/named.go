@@ -2,6 +2,7 @@ package upgrade
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 
@@ -43,4 +44,20 @@ func CheckNamed(appsFrom []string) error {
 		}
 	}
 	return nil
+}
+
+// ScanNamed scans the manifests --apps-from names (appsFrom, each checked
+// by CheckNamed) in the repository holding dir; nil without any.
+func ScanNamed(ctx context.Context, dir string, appsFrom []string) (*Index, error) {
+	if len(appsFrom) == 0 {
+		return nil, nil
+	}
+	if err := CheckNamed(appsFrom); err != nil {
+		return nil, err
+	}
+	root, err := RepoRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return Scan(ctx, root, appsFrom...)
 }

@@ -11,6 +11,9 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/checkproc"
+	"github.com/olm-cmp/olm-cmp/internal/validate/apicheck"
 )
 
 // demoCRD is the demo bundle's CRD (examples/demo), which the cases below
@@ -154,30 +157,6 @@ func TestCRDFromABundleFile(t *testing.T) {
 	}
 }
 
-// The server reports some problems in the order of a map's keys: the line
-// is the same on every check.
-func TestCRDProblemsInAStableOrder(t *testing.T) {
-	crd := broken(t, "              message:\n                type: string\n", "              message: {description: a}\n              b: {description: b}\n              c: {description: c}\n              d: {description: d}\n")
-	nodes, err := kio.FromBytes([]byte(crd))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := newValidator(nodes)
-	data, err := v.json.Object(nodes[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := strings.Join(checkCRD(data, nil), "; ")
-	for range 20 {
-		if got := strings.Join(checkCRD(data, nil), "; "); got != first {
-			t.Fatalf("two checks, two orders:\n%s\n%s", first, got)
-		}
-	}
-	if !strings.HasPrefix(first, demoSchema+".properties[b].type: ") {
-		t.Errorf("not sorted: %s", first)
-	}
-}
-
 var cacheTestRuns int
 
 // A CRD's verdict is kept by what it depends on: the same CRD with other
@@ -188,23 +167,23 @@ func TestCRDVerdictCachedByContent(t *testing.T) {
 	cacheTestRuns++
 	def := strconv.Itoa(1000 + cacheTestRuns)
 	crd := broken(t, "                default: 1\n", "                default: "+def+"\n")
-	key := func(doc string) [32]byte {
+	key := func(doc string) checkproc.Key {
 		n := yaml.MustParse(doc)
-		k, ok := (&crdScratch{}).crdKey(n)
+		k, ok := (&validator{}).crdKey(n)
 		if !ok {
 			t.Fatal("no key")
 		}
 		return k
 	}
 	k := key(crd)
-	if crdVerdicts.Contains(k) {
+	if _, ok := verdicts.Get(k); ok {
 		t.Fatal("judged before the test")
 	}
 	if got := run(t, crd); got != "" {
 		t.Fatal(got)
 	}
-	if v, ok := crdVerdicts.Peek(k); !ok || v != nil {
-		t.Errorf("verdict not kept: %v %v", v, ok)
+	if out, ok := verdicts.Get(k); !ok || string(out) != `{"problems":null}` {
+		t.Errorf("verdict not kept: %s %v", out, ok)
 	}
 	annotated := strings.Replace(crd, "  name: greeters.greeter.example.com\n", "  name: greeters.greeter.example.com\n  annotations: {olm-cmp.dev/bundle: x, argocd.argoproj.io/sync-wave: \"-3\"}\n", 1)
 	if key(annotated) != k {
@@ -259,7 +238,7 @@ func TestSeveralCRDsJudgedAtOnce(t *testing.T) {
 // refused before any is compiled (compiling is a millisecond or so each).
 func TestCRDTooManyRules(t *testing.T) {
 	var props strings.Builder
-	for i := range MaxRuleNodes + 1 {
+	for i := range apicheck.MaxRuleNodes + 1 {
 		fmt.Fprintf(&props, "              p%d: {type: string, maxLength: 10, x-kubernetes-validations: [{rule: \"self.size() > 1\"}]}\n", i)
 	}
 	crd := broken(t, "              message:\n                type: string\n", props.String())
@@ -269,7 +248,7 @@ func TestCRDTooManyRules(t *testing.T) {
 	// One node with the rules on it counts each: a node count let any
 	// number of rules through.
 	var rules strings.Builder
-	for range MaxRuleNodes + 1 {
+	for range apicheck.MaxRuleNodes + 1 {
 		rules.WriteString("{rule: \"self.size() > 1\"},")
 	}
 	crd = broken(t, "              message:\n                type: string\n", "              p: {type: string, maxLength: 10, x-kubernetes-validations: ["+strings.TrimSuffix(rules.String(), ",")+"]}\n")

@@ -18,7 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apiserver/pkg/util/webhook"
+
+	"github.com/olm-cmp/olm-cmp/internal/checkproc"
+	"github.com/olm-cmp/olm-cmp/internal/validate/apiop"
+	"github.com/olm-cmp/olm-cmp/internal/validate/fieldtext"
 )
 
 // kindProblems runs the checks the API server's validation of a kind makes
@@ -34,18 +37,6 @@ func kindProblems(obj any) field.ErrorList {
 		return deploymentProblems(o)
 	case *corev1.Service:
 		return serviceProblems(&o.Spec, field.NewPath("spec"))
-	case *admissionregistrationv1.ValidatingWebhookConfiguration:
-		hooks := make([]hook, len(o.Webhooks))
-		for i, w := range o.Webhooks {
-			hooks[i] = hook{w.Name, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, nil}
-		}
-		return webhookProblems(hooks)
-	case *admissionregistrationv1.MutatingWebhookConfiguration:
-		hooks := make([]hook, len(o.Webhooks))
-		for i, w := range o.Webhooks {
-			hooks[i] = hook{w.Name, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, w.ReinvocationPolicy}
-		}
-		return webhookProblems(hooks)
 	case *rbacv1.Role:
 		return rulesProblems(o.Rules, true)
 	case *rbacv1.ClusterRole:
@@ -397,59 +388,107 @@ type hook struct {
 	reinvocation   *admissionregistrationv1.ReinvocationPolicyType
 }
 
+// webhooksOf is the webhooks of an admission webhook configuration, nil
+// for another object.
+func webhooksOf(obj any) []hook {
+	switch o := obj.(type) {
+	case *admissionregistrationv1.ValidatingWebhookConfiguration:
+		hooks := make([]hook, len(o.Webhooks))
+		for i, w := range o.Webhooks {
+			hooks[i] = hook{w.Name, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, nil}
+		}
+		return hooks
+	case *admissionregistrationv1.MutatingWebhookConfiguration:
+		hooks := make([]hook, len(o.Webhooks))
+		for i, w := range o.Webhooks {
+			hooks[i] = hook{w.Name, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, w.ReinvocationPolicy}
+		}
+		return hooks
+	}
+	return nil
+}
+
 // webhookProblems is admissionregistration's validation of a webhook
 // configuration on create: unique, fully qualified names; sideEffects None
 // or NoneOnDryRun; admissionReviewVersions naming v1 or v1beta1;
 // timeoutSeconds within 1..30; known policies; a client config of a URL or
-// a service, not both; rules with operations, groups, versions and
-// resources.
-func webhookProblems(hooks []hook) field.ErrorList {
-	var errs field.ErrorList
+// a service, not both, each as the server checks it (the apiserver's
+// webhook rules, in olm-cmp-check: apicheck's webhook.go); rules with
+// operations, groups, versions and resources.
+func (v *validator) webhookProblems(what string, hooks []hook) ([]string, error) {
+	var problems []string
 	names := map[string]bool{}
 	for i, h := range hooks {
-		p := field.NewPath("webhooks").Index(i)
-		errs = append(errs, utilvalidation.IsFullyQualifiedName(p.Child("name"), h.name)...)
-		if h.name != "" {
-			if names[h.name] {
-				errs = append(errs, field.Duplicate(p.Child("name"), h.name))
+		problems = append(problems, fieldtext.Lines(hookProblems(i, &h, names))...)
+		if p := clientConfigJob(what, i, h.clientConfig); p.op != "" || p.err != nil {
+			got, err := v.verdict(p)
+			if err != nil {
+				return nil, err
 			}
-			names[h.name] = true
+			problems = append(problems, got...)
 		}
-		for j, r := range h.rules {
-			errs = append(errs, webhookRuleProblems(&r, p.Child("rules").Index(j))...)
+	}
+	return problems, nil
+}
+
+// clientConfigJob is the check of webhooks[i]'s clientConfig for
+// olm-cmp-check, no job when it has neither a URL nor a service, or both
+// (hookProblems says so).
+func clientConfigJob(what string, i int, cc admissionregistrationv1.WebhookClientConfig) pending {
+	in := apiop.WebhookInput{Index: i, URL: cc.URL}
+	switch {
+	case (cc.URL == nil) == (cc.Service == nil):
+		return pending{}
+	case cc.Service != nil:
+		port := int32(443) // v1's default
+		if cc.Service.Port != nil {
+			port = *cc.Service.Port
 		}
-		if h.failurePolicy != nil && *h.failurePolicy != admissionregistrationv1.Ignore && *h.failurePolicy != admissionregistrationv1.Fail {
-			errs = append(errs, field.NotSupported(p.Child("failurePolicy"), *h.failurePolicy, []string{"Fail", "Ignore"}))
+		in.Service = &apiop.WebhookService{Namespace: cc.Service.Namespace, Name: cc.Service.Name, Path: cc.Service.Path, Port: port}
+	}
+	data, err := json.Marshal(in)
+	if err != nil {
+		return pending{err: err}
+	}
+	return pending{op: apiop.WebhookClientConfig, what: what, key: checkproc.KeyOf(apiop.WebhookClientConfig, data), load: func() ([]byte, error) { return data, nil }}
+}
+
+// hookProblems is webhooks[i]'s rules but its clientConfig's URL or
+// service; names holds the webhooks' names so far.
+func hookProblems(i int, h *hook, names map[string]bool) field.ErrorList {
+	var errs field.ErrorList
+	p := field.NewPath("webhooks").Index(i)
+	errs = append(errs, utilvalidation.IsFullyQualifiedName(p.Child("name"), h.name)...)
+	if h.name != "" {
+		if names[h.name] {
+			errs = append(errs, field.Duplicate(p.Child("name"), h.name))
 		}
-		if h.matchPolicy != nil && *h.matchPolicy != admissionregistrationv1.Exact && *h.matchPolicy != admissionregistrationv1.Equivalent {
-			errs = append(errs, field.NotSupported(p.Child("matchPolicy"), *h.matchPolicy, []string{"Equivalent", "Exact"}))
-		}
-		switch {
-		case h.sideEffects == nil:
-			errs = append(errs, field.Required(p.Child("sideEffects"), "must specify one of None, NoneOnDryRun"))
-		case *h.sideEffects != admissionregistrationv1.SideEffectClassNone && *h.sideEffects != admissionregistrationv1.SideEffectClassNoneOnDryRun:
-			errs = append(errs, field.NotSupported(p.Child("sideEffects"), *h.sideEffects, []string{"None", "NoneOnDryRun"}))
-		}
-		if t := h.timeoutSeconds; t != nil && (*t < 1 || *t > 30) {
-			errs = append(errs, field.Invalid(p.Child("timeoutSeconds"), *t, "the timeout value must be between 1 and 30 seconds"))
-		}
-		if r := h.reinvocation; r != nil && *r != admissionregistrationv1.NeverReinvocationPolicy && *r != admissionregistrationv1.IfNeededReinvocationPolicy {
-			errs = append(errs, field.NotSupported(p.Child("reinvocationPolicy"), *r, []string{"IfNeeded", "Never"}))
-		}
-		errs = append(errs, reviewVersionsProblems(h.reviewVersions, p.Child("admissionReviewVersions"))...)
-		cc := h.clientConfig
-		switch {
-		case (cc.URL == nil) == (cc.Service == nil):
-			errs = append(errs, field.Required(p.Child("clientConfig"), "exactly one of url or service is required"))
-		case cc.URL != nil:
-			errs = append(errs, webhook.ValidateWebhookURL(p.Child("clientConfig", "url"), *cc.URL, true)...)
-		default:
-			port := int32(443) // v1's default
-			if cc.Service.Port != nil {
-				port = *cc.Service.Port
-			}
-			errs = append(errs, webhook.ValidateWebhookService(p.Child("clientConfig", "service"), cc.Service.Namespace, cc.Service.Name, cc.Service.Path, port)...)
-		}
+		names[h.name] = true
+	}
+	for j, r := range h.rules {
+		errs = append(errs, webhookRuleProblems(&r, p.Child("rules").Index(j))...)
+	}
+	if h.failurePolicy != nil && *h.failurePolicy != admissionregistrationv1.Ignore && *h.failurePolicy != admissionregistrationv1.Fail {
+		errs = append(errs, field.NotSupported(p.Child("failurePolicy"), *h.failurePolicy, []string{"Fail", "Ignore"}))
+	}
+	if h.matchPolicy != nil && *h.matchPolicy != admissionregistrationv1.Exact && *h.matchPolicy != admissionregistrationv1.Equivalent {
+		errs = append(errs, field.NotSupported(p.Child("matchPolicy"), *h.matchPolicy, []string{"Equivalent", "Exact"}))
+	}
+	switch {
+	case h.sideEffects == nil:
+		errs = append(errs, field.Required(p.Child("sideEffects"), "must specify one of None, NoneOnDryRun"))
+	case *h.sideEffects != admissionregistrationv1.SideEffectClassNone && *h.sideEffects != admissionregistrationv1.SideEffectClassNoneOnDryRun:
+		errs = append(errs, field.NotSupported(p.Child("sideEffects"), *h.sideEffects, []string{"None", "NoneOnDryRun"}))
+	}
+	if t := h.timeoutSeconds; t != nil && (*t < 1 || *t > 30) {
+		errs = append(errs, field.Invalid(p.Child("timeoutSeconds"), *t, "the timeout value must be between 1 and 30 seconds"))
+	}
+	if r := h.reinvocation; r != nil && *r != admissionregistrationv1.NeverReinvocationPolicy && *r != admissionregistrationv1.IfNeededReinvocationPolicy {
+		errs = append(errs, field.NotSupported(p.Child("reinvocationPolicy"), *r, []string{"IfNeeded", "Never"}))
+	}
+	errs = append(errs, reviewVersionsProblems(h.reviewVersions, p.Child("admissionReviewVersions"))...)
+	if (h.clientConfig.URL == nil) == (h.clientConfig.Service == nil) {
+		errs = append(errs, field.Required(p.Child("clientConfig"), "exactly one of url or service is required"))
 	}
 	return errs
 }

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/olm-cmp/olm-cmp/internal/validate/fieldtext"
 )
 
 // nestedProblems checks the labels the API server checks inside a
@@ -29,7 +31,7 @@ func nestedProblems(obj any) []string {
 	}
 	// The object's own metadata is checked with its kind's name rule.
 	walkFields(v, nil, &errs, true)
-	return fieldProblems(errs)
+	return fieldtext.Lines(errs)
 }
 
 var (

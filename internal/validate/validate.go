@@ -4,7 +4,7 @@
 //
 //   - metadata (name, generateName, namespace, labels, annotations, owner
 //     references, finalizers) with apimachinery's own ObjectMeta validation
-//     and the name rule of the object's kind (names.go);
+//     and the name rule of the object's kind (fieldtext);
 //   - names, generateNames and namespaces holding a control character are
 //     refused whatever the kind (a newline ends a markdown row in `diff`);
 //   - objects of a built-in kind (of the versions scheme registers) are
@@ -28,12 +28,19 @@
 //   - CustomResourceDefinitions as the server checks one on create, with
 //     apiextensions-apiserver's own validation: versions and storage,
 //     schemas present and structural, defaults, CEL rules compiled and
-//     their cost estimated, conversion (crd.go; verdicts cached by content);
+//     their cost estimated, conversion (crd.go);
 //   - what the server's validation of a kind checks beyond its schema, for
 //     the kinds bundles ship (kinds.go): a Deployment's selector against
 //     its template's labels and its pod template, a Service's ports,
 //     admission webhooks' sideEffects, admissionReviewVersions and
-//     timeoutSeconds, RBAC rules and bindings, ConfigMap and Secret keys.
+//     timeoutSeconds and client configs, RBAC rules and bindings, ConfigMap
+//     and Secret keys.
+//
+// The checks that need the API server's own libraries (CRDs, custom
+// resources against their CRD, webhooks' client configs) run in
+// olm-cmp-check (internal/validate/apicheck, through internal/checkproc),
+// planned and cached by content (verdicts.go): one process per render that
+// meets something not yet checked, none for a render that does not.
 //
 // Not checked: CEL rules of a CRD run against its custom resources
 // (x-kubernetes-validations), and the rest of the per-kind rules (a pod's
@@ -42,11 +49,8 @@ package validate
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -61,18 +65,18 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	jsonserializer "k8s.io/apimachinery/pkg/runtime/serializer/json"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/checkproc"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/transform"
+	"github.com/olm-cmp/olm-cmp/internal/validate/fieldtext"
 )
 
 // maxObjectLines and maxProblems bound the error: one line per invalid
@@ -101,16 +105,17 @@ func Objects(ctx context.Context, origin func(*yaml.RNode) Origin) kio.Filter {
 type Origin struct{ Where, Fix string }
 
 type filter struct {
-	// ctx is the render's: checking the CRDs (compiling their CEL rules)
-	// stops at its deadline between CRDs.
+	// ctx is the render's: olm-cmp-check, which checks what the render
+	// has no verdict for (compiling CRDs' CEL rules), is stopped at its
+	// deadline.
 	ctx    context.Context
 	origin func(*yaml.RNode) Origin
 }
 
 func (f filter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
-	v := newValidator(nodes)
+	v := newValidator(f.ctx, nodes)
 	v.origin = f.origin
-	if err := v.checkCRDs(f.ctx); err != nil {
+	if err := v.plan(nodes); err != nil {
 		return nil, err
 	}
 	var lines []string
@@ -169,24 +174,26 @@ func newScheme() *runtime.Scheme {
 	return s
 }
 
-// validator holds one render's CRDs and compiled schemas.
+// validator holds one render's CRDs and verdicts.
 type validator struct {
+	ctx  context.Context
 	crds map[schema.GroupKind]*crdEntry
 	// json writes the objects as the plugin sends them; crdJSON the CRDs a
 	// custom resource needs while json's bytes of that resource are in use.
 	json, crdJSON transform.JSONWriter
 	// origin says where an object came from (see Objects).
 	origin func(*yaml.RNode) Origin
-	// crdScratch is what checking a CRD needs for itself (checkCRDs runs
-	// several at once, each with its own).
+	// crdScratch is crdKey's buffer.
 	crdScratch crdScratch
 	// byNode is the entry of every CRD of the render, crds' and any second
 	// CRD of one kind's.
 	byNode map[*yaml.RNode]*crdEntry
+	// verdicts is this render's verdicts of olm-cmp-check's checks, by key.
+	verdicts map[checkproc.Key][]string
 }
 
-func newValidator(nodes []*yaml.RNode) *validator {
-	v := &validator{crds: map[schema.GroupKind]*crdEntry{}, byNode: map[*yaml.RNode]*crdEntry{}}
+func newValidator(ctx context.Context, nodes []*yaml.RNode) *validator {
+	v := &validator{ctx: ctx, crds: map[schema.GroupKind]*crdEntry{}, byNode: map[*yaml.RNode]*crdEntry{}, verdicts: map[checkproc.Key][]string{}}
 	for _, n := range nodes {
 		if gkOf(n) != crdGK {
 			continue
@@ -252,12 +259,17 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 			return "", fmt.Errorf("%s: %w", describe(n), err)
 		}
 		if builtin {
-			class, problems = kindBuiltin, v.builtin(n, gvk, data)
+			class = kindBuiltin
+			problems, err = v.builtin(n, gvk, data)
 		} else {
-			class, problems = kindCR, v.customResource(n, gvk, data)
+			class = kindCR
+			problems, err = v.customResource(n, gvk, data)
+		}
+		if err != nil {
+			return "", err
 		}
 	} else {
-		problems = metadataProblems(metaOf(n), gvk.GroupKind())
+		problems = fieldtext.Metadata(metaOf(n), gvk.GroupKind())
 	}
 	if len(problems) == 0 {
 		return "", nil
@@ -267,22 +279,55 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 
 // builtin decodes data strictly into gvk's Go type and validates its
 // metadata.
-func (v *validator) builtin(n *yaml.RNode, gvk schema.GroupVersionKind, data []byte) []string {
+func (v *validator) builtin(n *yaml.RNode, gvk schema.GroupVersionKind, data []byte) ([]string, error) {
 	obj, _, err := decoder().Decode(data, nil, nil)
-	problems := decodeProblems(err)
+	problems := fieldtext.Decode(err)
 	acc, ok := obj.(metav1.ObjectMetaAccessor)
 	if !ok {
-		return problems
+		return problems, nil
 	}
-	problems = append(problems, metadataProblems(acc.GetObjectMeta(), gvk.GroupKind())...)
+	problems = append(problems, fieldtext.Metadata(acc.GetObjectMeta(), gvk.GroupKind())...)
 	problems = append(problems, nestedProblems(obj)...)
-	return append(problems, fieldProblems(kindProblems(obj))...)
+	if hooks := webhooksOf(obj); hooks != nil {
+		hp, err := v.webhookProblems(describe(n), hooks)
+		return append(problems, hp...), err
+	}
+	return append(problems, fieldtext.Lines(kindProblems(obj))...), nil
+}
+
+// jobsOf is what olm-cmp-check checks of n, a non-CRD object of the render
+// (plan): a custom resource against the CRD the render ships, an admission
+// webhook configuration's client configs.
+func (v *validator) jobsOf(n *yaml.RNode) ([]pending, error) {
+	gv, err := schema.ParseGroupVersion(n.GetApiVersion())
+	if err != nil || len(controlCharacters(n)) > 0 {
+		return nil, nil // object() refuses it before any check
+	}
+	gvk := gv.WithKind(n.GetKind())
+	builtin, cr := scheme().Recognizes(gvk), v.crds[gvk.GroupKind()] != nil
+	if !cr && !(builtin && gvk.Group == admissionregistrationv1.GroupName) {
+		return nil, nil
+	}
+	data, err := v.json.Object(n)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", describe(n), err)
+	}
+	if !builtin {
+		p, _ := v.crJob(n, gvk, data, false)
+		return []pending{p}, nil
+	}
+	obj, _, _ := decoder().Decode(data, nil, nil)
+	var jobs []pending
+	for i, h := range webhooksOf(obj) {
+		jobs = append(jobs, clientConfigJob(describe(n), i, h.clientConfig))
+	}
+	return jobs, nil
 }
 
 // crdProblems checks a CRD's metadata and that its name is
 // spec.names.plural + "." + spec.group, as the API server requires.
 func crdProblems(n *yaml.RNode) []string {
-	problems := metadataProblems(metaOf(n), crdGK)
+	problems := fieldtext.Metadata(metaOf(n), crdGK)
 	plural, _ := n.GetString("spec.names.plural")
 	group, _ := n.GetString("spec.group")
 	if want := plural + "." + group; n.GetName() != want {
@@ -303,64 +348,6 @@ func metaOf(n *yaml.RNode) *metav1.ObjectMeta {
 	return m
 }
 
-// metadataProblems runs apimachinery's ObjectMeta validation with the name
-// rule of gk. A namespace is never required: Argo CD puts a namespaced
-// object without one in the Application's destination namespace.
-func metadataProblems(meta metav1.Object, gk schema.GroupKind) []string {
-	errs := apimachineryvalidation.ValidateObjectMetaAccessor(meta, meta.GetNamespace() != "", nameRule(gk), field.NewPath("metadata"))
-	return fieldProblems(errs)
-}
-
-// fieldProblems writes field errors without Go or JSON jargon, values capped.
-func fieldProblems(errs field.ErrorList) []string {
-	out := make([]string, 0, len(errs))
-	for _, e := range errs {
-		// The schema validator repeats the field and names the value's JSON
-		// type as the bad value: `spec.replicas in body must be of type
-		// integer: "string"` is said once, without the repetition. Within a
-		// CRD's default the name is the path inside the default, or "".
-		if name, detail, ok := strings.Cut(e.Detail, " in body "); ok && !strings.Contains(name, " ") {
-			if name = strings.TrimPrefix(name, "."); name == "" || e.Field == name || strings.HasSuffix(e.Field, "."+name) {
-				out = append(out, e.Field+": "+detail)
-				continue
-			}
-		}
-		s := e.Field + ": " + e.Type.String()
-		if e.Type != field.ErrorTypeRequired && e.Type != field.ErrorTypeForbidden && e.BadValue != nil {
-			s += " " + badValue(e.BadValue)
-		}
-		if d := plainDetail(e.Detail); d != "" {
-			s += ": " + d
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// badValue writes a field error's value: text quoted, a list or an object
-// (a duplicate item of a map list) as JSON, not as Go prints it.
-func badValue(v any) string {
-	switch v.(type) {
-	case map[string]any, []any:
-		if b, err := json.Marshal(v); err == nil {
-			return echo.Short(string(b))
-		}
-	}
-	return echo.Quote(fmt.Sprint(v))
-}
-
-// validationRegex is the tail apimachinery's name and label messages end
-// with: the rule is already said in words before it, and a raw regular
-// expression helps no one fix a name.
-var validationRegex = regexp.MustCompile(`,? ?regex used for validation is '[^']*'`)
-
-// plainDetail is a field error's detail without its regular expression
-// ("(e.g. 'example.com', regex used for validation is '…')" keeps its example).
-func plainDetail(d string) string {
-	d = validationRegex.ReplaceAllString(d, "")
-	return strings.ReplaceAll(d, " ()", "")
-}
-
 // controlCharacters refuses names, generate names and namespaces that hold
 // a control character: no name rule of Kubernetes lets one through except
 // RBAC's path segments, and a newline in a name was used to forge lines of
@@ -378,77 +365,6 @@ func controlCharacters(n *yaml.RNode) []string {
 
 func isControl(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
-}
-
-// decodeProblems rewrites the decoder's error: each of a strict decoding
-// error's problems (the object is decoded beside them), or the reason it
-// could not be decoded. nil for no error.
-func decodeProblems(err error) []string {
-	if err == nil {
-		return nil
-	}
-	strict, ok := runtime.AsStrictDecodingError(err)
-	if !ok {
-		return []string{decodeProblem(err)}
-	}
-	var problems []string
-	for _, e := range strict.Errors() {
-		problems = append(problems, strictProblem(e))
-	}
-	return problems
-}
-
-// strictProblem rewrites one of the strict decoder's errors (`unknown field
-// "spec.foo"`, `duplicate field "x"`) as a field problem.
-func strictProblem(e error) string {
-	msg := e.Error()
-	for _, p := range []struct{ prefix, what string }{
-		{"unknown field ", "unknown field: the API type has no such field, so the server would drop it or refuse the object"},
-		{"duplicate field ", "duplicate field: set twice, the server would keep one"},
-	} {
-		if name, ok := strings.CutPrefix(msg, p.prefix); ok {
-			if f, err := strconv.Unquote(name); err == nil {
-				return f + ": " + p.what
-			}
-		}
-	}
-	return msg
-}
-
-var typeErr = regexp.MustCompile(`^json: cannot unmarshal (.+) into Go (?:struct field \S*?\.(\S+)|value) of type (\S+)$`)
-
-// decodeProblem rewrites a decoding error: a value of the wrong type names
-// its field and what the API expects there, in JSON terms.
-func decodeProblem(err error) string {
-	msg := err.Error()
-	m := typeErr.FindStringSubmatch(msg)
-	if m == nil {
-		return msg
-	}
-	path := m[2]
-	if path == "" {
-		path = "the object"
-	}
-	return fmt.Sprintf("%s: a %s where the API expects %s", path, m[1], jsonKind(m[3]))
-}
-
-// jsonKind says what a Go type is in JSON terms.
-func jsonKind(goType string) string {
-	switch {
-	case strings.HasPrefix(goType, "[]") && goType != "[]uint8":
-		return "a list"
-	case strings.HasPrefix(goType, "map["):
-		return "an object"
-	case goType == "string" || goType == "[]uint8":
-		return "a string"
-	case goType == "bool":
-		return "true or false"
-	case strings.HasPrefix(goType, "int") || strings.HasPrefix(goType, "uint") || strings.HasPrefix(goType, "float"):
-		return "a number"
-	case strings.Contains(goType, "."):
-		return "an object"
-	}
-	return goType
 }
 
 // Classes of objects, for the fix an error line offers.

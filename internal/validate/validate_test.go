@@ -2,12 +2,14 @@ package validate
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/checkproc"
 )
 
 // run validates the objects of a multi-document YAML stream and returns the
@@ -274,23 +276,42 @@ func TestOneLinePerObject(t *testing.T) {
 	}
 }
 
-// The compiled schema of a CRD version is built once per render.
-func TestSchemaCompiledOncePerRender(t *testing.T) {
-	nodes, err := kio.FromBytes([]byte(lokiCRD))
-	if err != nil {
-		t.Fatal(err)
+// A render whose checks are all cached starts no olm-cmp-check: a second
+// render of the same objects, and one of a new process (nothing in memory)
+// reading the verdicts the first kept on disk.
+func TestWarmRenderStartsNoHelper(t *testing.T) {
+	KeepVerdicts(t.TempDir())
+	defer KeepVerdicts("")
+	// A CRD, its custom resource and a webhook no other test checks, so the
+	// first render is cold.
+	crd := strings.ReplaceAll(lokiCRD, "loki.grafana.com", "warm.grafana.com")
+	cr := "apiVersion: warm.grafana.com/v1\nkind: LokiStack\nmetadata: {name: a}\nspec: {size: 1x.small, storage: {secret: {name: s, type: s3}}}"
+	hook := "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: warm}\nwebhooks:\n- name: warm.example.com\n  clientConfig: {service: {name: warm, namespace: ops, path: /warm}}\n  sideEffects: None\n  admissionReviewVersions: [v1]"
+	before := checkproc.Spawns()
+	if got := run(t, crd, cr, hook); got != "" {
+		t.Fatal(got)
 	}
-	v := newValidator(nodes)
-	cr := yaml.MustParse("apiVersion: loki.grafana.com/v1\nkind: LokiStack\nmetadata: {name: a}\nspec: {size: 1x.small, storage: {secret: {name: s, type: s3}}}")
-	for range 3 {
-		if line, err := v.object(cr); err != nil || line != "" {
-			t.Fatalf("%q %v", line, err)
-		}
+	if n := checkproc.Spawns() - before; n != 1 {
+		t.Fatalf("a cold render started %d batches, want one", n)
 	}
-	e := v.crds[schema.GroupKind{Group: "loki.grafana.com", Kind: "LokiStack"}]
-	first := e.versions["v1"]
-	if _, _ = v.object(cr); e.versions["v1"] != first || len(e.versions) != 1 {
-		t.Error("the version's schema was compiled again")
+	before = checkproc.Spawns()
+	if got := run(t, crd, cr, hook); got != "" {
+		t.Fatal(got)
+	}
+	if n := checkproc.Spawns() - before; n != 0 {
+		t.Errorf("a warm render started %d batches", n)
+	}
+	// A new process: the memory forgotten, the disk kept.
+	saved := verdicts
+	verdicts = checkproc.NewStore(verdictDirName)
+	defer func() { verdicts = saved }()
+	verdicts.Keep(filepath.Dir(filepath.Dir(saved.Dir())))
+	before = checkproc.Spawns()
+	if got := run(t, crd, cr, hook); got != "" {
+		t.Fatal(got)
+	}
+	if n := checkproc.Spawns() - before; n != 0 {
+		t.Errorf("a render reading the verdicts on disk started %d batches", n)
 	}
 }
 

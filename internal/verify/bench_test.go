@@ -2,8 +2,13 @@ package verify_test
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
+	"github.com/olm-cmp/olm-cmp/internal/checkproc"
+	"github.com/olm-cmp/olm-cmp/internal/checks/inprocess"
 	"github.com/olm-cmp/olm-cmp/internal/verify"
 	"github.com/olm-cmp/olm-cmp/internal/verify/verifytest"
 )
@@ -50,5 +55,41 @@ func BenchmarkVerify(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkVerifyBundleHelper is BenchmarkVerify's bundle/cold through
+// olm-cmp-check, the real executable (built here), as olm-cmp runs it: one
+// process per bundle checked. Run it alone (-run '^$'): where the helper is
+// found is decided once per process.
+func BenchmarkVerifyBundleHelper(b *testing.B) {
+	if _, err := exec.LookPath("go"); err != nil {
+		b.Skip("no go command to build olm-cmp-check with")
+	}
+	dir := b.TempDir()
+	exe := filepath.Join(dir, checkproc.Executable)
+	if out, err := exec.Command("go", "build", "-o", exe, "github.com/olm-cmp/olm-cmp/cmd/olm-cmp-check").CombinedOutput(); err != nil {
+		b.Fatalf("go build ./cmd/olm-cmp-check: %v\n%s", err, out)
+	}
+	b.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if p, err := checkproc.Path(); p != exe {
+		b.Skipf("olm-cmp-check was located before this benchmark (%s, %v): run it alone with -run '^$'", p, err)
+	}
+	if answerOutOfProcess != nil {
+		answerOutOfProcess()
+		defer inprocess.Install()
+	}
+
+	host := verifytest.NewRegistry(b, true)
+	ctx := context.Background()
+	repo := "bench/helper"
+	digest := verifytest.PushImage(b, host, repo, "v1")
+	k := verifytest.NewKey(b, verifytest.ECDSA)
+	verifytest.SignBundle(b, host, repo, digest, k)
+	p := verifytest.Policy(b, verifytest.Scope(host, "enforce", k))
+	for b.Loop() {
+		if _, err := verify.New(p, verify.Options{}).Verify(ctx, host+"/"+repo, digest, false); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -294,11 +294,12 @@ func (c *check) bundleOf(d v1.Descriptor) (string, *failure) {
 		return "", &failure{rank: rankMalformed, what: fmt.Sprintf("the Sigstore bundle referrer %s holds no bundle layer", d.Digest),
 			fix: "sign again with cosign v3 (cosign sign --new-bundle-format)"}
 	}
-	data, f := c.blob(*layer, "the Sigstore bundle "+layer.Digest.String())
+	what := "the Sigstore bundle " + layer.Digest.String()
+	data, f := c.blob(*layer, what)
 	if f != nil {
 		return "", f
 	}
-	return c.verifyBundle(data)
+	return c.verifyBundle(data, what)
 }
 
 // sigTag verifies cosign's sha256-<hex>.sig tag.

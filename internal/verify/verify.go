@@ -356,6 +356,10 @@ const (
 	rankUnknownKey
 	rankTlog
 	rankPayload // signed by a trusted key, but for something else
+	// rankHelper: a signature olm-cmp-check could not check (it is
+	// missing or failed) may have been the one that verifies: that is the
+	// thing to fix first.
+	rankHelper
 	rankConfig
 )
 

@@ -136,6 +136,12 @@ func buildOlmCmp(out string) error {
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("go build ./cmd/olm-cmp in %s: %v\n%s", repoRoot, err, stderr.String())
 	}
+	// olm-cmp-check beside it: olm-cmp runs it for the API server's checks.
+	check := exec.Command("go", "build", "-o", filepath.Join(filepath.Dir(out), "olm-cmp-check"), "./cmd/olm-cmp-check")
+	check.Dir, check.Env, check.Stderr = repoRoot, cmd.Env, &stderr
+	if err := check.Run(); err != nil {
+		return fmt.Errorf("go build ./cmd/olm-cmp-check in %s: %v\n%s", repoRoot, err, stderr.String())
+	}
 	fmt.Fprintf(os.Stderr, "built olm-cmp in %s\n", time.Since(start).Round(time.Millisecond))
 	return nil
 }

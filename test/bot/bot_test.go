@@ -37,7 +37,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "olm-cmp"), "./cmd/olm-cmp")
+	// olm-cmp and, beside it, the olm-cmp-check it runs, as installed.
+	build := exec.Command("go", "build", "-o", bin+string(filepath.Separator), "./cmd/olm-cmp", "./cmd/olm-cmp-check")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building olm-cmp: %v\n%s", err, out)

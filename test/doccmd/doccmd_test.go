@@ -46,7 +46,8 @@ func (c command) String() string { return fmt.Sprintf("%s:%d: %s", c.file, c.lin
 
 func TestDocCommands(t *testing.T) {
 	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "olm-cmp"), "./cmd/olm-cmp")
+	// olm-cmp and, beside it, the olm-cmp-check it runs, as installed.
+	build := exec.Command("go", "build", "-o", bin+string(filepath.Separator), "./cmd/olm-cmp", "./cmd/olm-cmp-check")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building olm-cmp: %v\n%s", err, out)

@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// TestMakeInstall: make install puts a working olm-cmp in GOBIN, or in
-// PREFIX/bin, and says when that directory is not on PATH (the newcomer's
+// TestMakeInstall: make install puts a working olm-cmp, and olm-cmp-check
+// beside it (olm-cmp runs it from there), in GOBIN, or in PREFIX/bin, and
+// says when that directory is not on PATH (the newcomer's
 // "olm-cmp: command not found" after make build), and not when it is.
 func TestMakeInstall(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
@@ -37,7 +38,7 @@ func TestMakeInstall(t *testing.T) {
 			t.Fatalf("%s: make %v: %v\n%s", c.name, c.args, err, out)
 		}
 		bin := filepath.Join(c.dir, "olm-cmp")
-		want := "installed " + bin + "\n"
+		want := "installed " + bin + " and " + bin + "-check\n"
 		if !c.onPath {
 			want += c.dir + ` is not on PATH: export PATH="` + c.dir + `:$PATH" (or make install PREFIX=DIR for a directory that is)` + "\n"
 		}
@@ -47,6 +48,11 @@ func TestMakeInstall(t *testing.T) {
 		v, err := exec.Command(bin, "version").Output()
 		if err != nil || !strings.HasPrefix(string(v), "olm-cmp ") {
 			t.Errorf("%s: %s version: %v %q", c.name, bin, err, v)
+		}
+		check := exec.Command(bin + "-check")
+		check.Stdin = strings.NewReader(`{"jobs":[]}`)
+		if a, err := check.Output(); err != nil || string(a) != `{"results":[]}` {
+			t.Errorf("%s: %s-check answers an empty request with %q (%v), want {\"results\":[]}", c.name, bin, a, err)
 		}
 	}
 }

@@ -33,8 +33,8 @@ if [[ ${1:-} != --in-netns ]]; then
   WORK=$(mktemp -d "${TMPDIR:-/tmp}/olm-cmp-e2e.XXXXXX")
   export E2E_WORK=$WORK
   mkdir -p "$WORK/bin"
-  echo "== go build olm-cmp (this checkout) -> $WORK/bin/olm-cmp"
-  (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$WORK/bin/olm-cmp" ./cmd/olm-cmp)
+  echo "== go build olm-cmp and olm-cmp-check (this checkout) -> $WORK/bin/"
+  (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$WORK/bin/" ./cmd/olm-cmp ./cmd/olm-cmp-check)
   if [[ " $SUITES " == *" argocd"* || " $SUITES " == *" operators "* ]]; then
     # the image make image builds (hack/ociimage), for this machine only: the Argo CD suites run
     # olm-cmp's sidecar from its root filesystem, with deploy/'s container spec (hack/sidecar)

@@ -168,14 +168,15 @@ func TestReleaseWorkflowSteps(t *testing.T) {
 		}
 	}
 	bin := runs("binaries")
-	for _, want := range []string{"for os in linux darwin", "for arch in amd64 arm64", "CGO_ENABLED=0", "-trimpath", "sha256sum olm-cmp-* > SHA256SUMS"} {
+	for _, want := range []string{"for os in linux darwin", "for arch in amd64 arm64", "CGO_ENABLED=0", "-trimpath",
+		`-o "build/$d/" ./cmd/olm-cmp ./cmd/olm-cmp-check`, `gzip -n > "dist/$d.tar.gz"`, "sha256sum olm-cmp-* > SHA256SUMS"} {
 		if !strings.Contains(bin, want) {
 			t.Errorf("job binaries lacks %q", want)
 		}
 	}
 	rel := runs("release")
 	for _, want := range []string{"hack/release-notes.sh", "gh release create", "dist/SHA256SUMS",
-		"dist/olm-cmp-linux-amd64 dist/olm-cmp-linux-arm64 dist/olm-cmp-darwin-amd64 dist/olm-cmp-darwin-arm64",
+		"dist/olm-cmp-linux-amd64.tar.gz dist/olm-cmp-linux-arm64.tar.gz dist/olm-cmp-darwin-amd64.tar.gz dist/olm-cmp-darwin-arm64.tar.gz",
 		`go run ./hack/cmd/ociimage pin -tag "$GITHUB_REF_NAME" -digest "$DIGEST"`, "go test ./deploy -run TestImagePinned", "gh pr create"} {
 		if !strings.Contains(rel, want) {
 			t.Errorf("job release lacks %q", want)

@@ -1,4 +1,4 @@
-package main
+package tenancy_test
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/olm-cmp/olm-cmp/internal/safefile"
 	"github.com/olm-cmp/olm-cmp/internal/tenancy"
 	"github.com/olm-cmp/olm-cmp/internal/trust"
 )
@@ -38,7 +39,8 @@ func rewrite(t *testing.T, file, text string, rename bool) {
 	}
 }
 
-// TestReloadSeesEveryFile: the tenancy policy's source reloads when the
+// TestReloadSeesEveryFile: the tenancy policy, reloaded as serve reloads
+// it (safefile.Reloading over Policy.Files), loads again when the
 // trustPolicy file an entry names changes, and when either is replaced by
 // one of the same size and modification time, in place or by rename.
 func TestReloadSeesEveryFile(t *testing.T) {
@@ -56,7 +58,7 @@ func TestReloadSeesEveryFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	src, err := newReloading(file, tenancy.Load, (*tenancy.Policy).Files)
+	src, err := safefile.NewReloading(file, tenancy.Load, (*tenancy.Policy).Files)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,9 @@
 package inprocess
 
 import (
+	"os"
+	"testing"
+
 	"github.com/olm-cmp/olm-cmp/internal/checkproc"
 	"github.com/olm-cmp/olm-cmp/internal/checks"
 )
@@ -14,4 +17,11 @@ import (
 // before m.Run when it exits with os.Exit.
 func Install() (restore func()) {
 	return checkproc.AnswerInProcess(checks.Handlers())
+}
+
+// Main is a TestMain for a package whose tests render: it installs the
+// in-process answer and runs the tests.
+func Main(m *testing.M) {
+	Install()
+	os.Exit(m.Run())
 }

@@ -1,0 +1,11 @@
+package upgrade
+
+import (
+	"testing"
+
+	"github.com/olm-cmp/olm-cmp/internal/checks/inprocess"
+)
+
+// The candidates' renders check what olm-cmp-check checks in the test's
+// own process.
+func TestMain(m *testing.M) { inprocess.Main(m) }

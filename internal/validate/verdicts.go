@@ -1,0 +1,237 @@
+package validate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olm-cmp/olm-cmp/internal/checkproc"
+	"github.com/olm-cmp/olm-cmp/internal/validate/apiop"
+)
+
+// The checks only the API server's own libraries make (a CRD's definition,
+// a custom resource against its CRD, a webhook's clientConfig) run in
+// olm-cmp-check (internal/checkproc, internal/validate/apicheck): a render
+// sends every check it needs and has no verdict for in one batch, one
+// process, before it judges its objects, and judges nothing when the
+// batch fails.
+//
+// Each is a pure function of its input, so its verdict is kept by content
+// (checkproc.Store): in memory for a sidecar, and on disk beside the bundles
+// the same commands pull for the processes that follow (Argo CD's classic
+// plugin mode runs `olm-cmp generate` for every request, CI runs `diff` for
+// every pull request): a render that meets nothing new starts no process.
+// Compiling the CEL rules of sail-operator's CRDs is about 0.4 CPU-seconds,
+// two thirds of a cold one-shot render.
+
+// verdictDirName is the subdirectory of a cache directory verdicts live in.
+const verdictDirName = "verdicts"
+
+// oldVerdictDirName is where builds before olm-cmp-check kept CRD verdicts:
+// no build reads them any more.
+const oldVerdictDirName = "crd-verdicts"
+
+// maxVerdictLines bounds a verdict read back: a few problem lines (each as
+// the render prints it), never more than a check writes.
+const maxVerdictLines = 64
+
+// verdicts holds every check's verdict (its apiop.Verdict as olm-cmp-check
+// wrote it) by key.
+var verdicts = checkproc.NewStore(verdictDirName)
+
+// KeepVerdicts makes verdicts persist under cacheDir (created when a
+// verdict is first written), so later processes sharing the directory skip
+// the checks this one made. "" keeps them in memory only. Safe for
+// concurrent use; the last call wins.
+func KeepVerdicts(cacheDir string) {
+	verdicts.Keep(cacheDir)
+	if cacheDir != "" {
+		os.RemoveAll(filepath.Join(cacheDir, oldVerdictDirName))
+	}
+}
+
+// pending is one check for olm-cmp-check: its operation, the key of its
+// verdict, and its input (load, called only when the verdict is not
+// cached). what names the object, for the line when it cannot be checked.
+// err, when set, is the validator's own failure to write the job.
+type pending struct {
+	op, what string
+	key      checkproc.Key
+	load     func() ([]byte, error)
+	err      error
+}
+
+// cached returns p's verdict if this render, this process or the cache
+// directory has it.
+func (v *validator) cached(p pending) ([]string, bool) {
+	if problems, ok := v.verdicts[p.key]; ok {
+		return problems, true
+	}
+	out, ok := verdicts.Get(p.key)
+	if !ok {
+		return nil, false
+	}
+	problems, ok := decodeVerdict(out)
+	if !ok { // not a verdict this build wrote in the form it writes
+		verdicts.Forget(p.key)
+		return nil, false
+	}
+	v.verdicts[p.key] = problems
+	return problems, true
+}
+
+// decodeVerdict reads an apiop.Verdict: only the exact bytes
+// olm-cmp-check writes count (json.Unmarshal would also take null, {},
+// {"PROBLEMS":[]} or extra keys as "no problems").
+func decodeVerdict(out []byte) ([]string, bool) {
+	var v apiop.Verdict
+	if err := json.Unmarshal(out, &v); err != nil || len(v.Problems) > maxVerdictLines {
+		return nil, false
+	}
+	if again, err := json.Marshal(v); err != nil || string(again) != string(out) {
+		return nil, false
+	}
+	return v.Problems, true
+}
+
+// verdict is p's verdict: cached, or checked now (a batch of one; a render
+// has sent its whole batch before its objects ask).
+func (v *validator) verdict(p pending) ([]string, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	if problems, ok := v.cached(p); ok {
+		return problems, nil
+	}
+	if err := v.check([]pending{p}); err != nil {
+		return nil, err
+	}
+	return v.verdicts[p.key], nil
+}
+
+// check runs the checks todo in one olm-cmp-check process and keeps their
+// verdicts. Any failure fails them all: an object is never judged without
+// its check.
+func (v *validator) check(todo []pending) error {
+	if len(todo) == 0 {
+		return nil
+	}
+	if v.ctx.Err() != nil {
+		return context.Cause(v.ctx)
+	}
+	jobs := make([]checkproc.Job, len(todo))
+	for i, p := range todo {
+		in, err := p.load()
+		if err != nil {
+			return err
+		}
+		jobs[i] = checkproc.Job{Op: p.op, Input: in}
+	}
+	results, err := checkproc.Run(v.ctx, jobs)
+	if err != nil {
+		if v.ctx.Err() != nil {
+			return context.Cause(v.ctx)
+		}
+		if !errors.Is(err, checkproc.ErrMissing) {
+			err = fmt.Errorf("%w; %s", err, helperFix)
+		}
+		return unchecked(todo, err)
+	}
+	for i, r := range results {
+		if r.Error != "" {
+			return unchecked(todo[i:i+1], fmt.Errorf("%s", r.Error))
+		}
+		problems, ok := decodeVerdict(r.Output)
+		if !ok {
+			return unchecked(todo[i:i+1], fmt.Errorf("%s answered something that is not a verdict: is it the same build as olm-cmp?", checkproc.Executable))
+		}
+		v.verdicts[todo[i].key] = problems
+		verdicts.Put(todo[i].key, r.Output)
+	}
+	return nil
+}
+
+// helperFix is the fix for an olm-cmp-check that is there but failed (a
+// missing one's error says how to install it).
+const helperFix = "install olm-cmp-check from the same build beside olm-cmp (make build installs both), then retry; if it already is, report this line"
+
+// unchecked is the one line of a batch that failed: the objects it was to
+// check, then why (checkproc's or the check's words, and the fix).
+func unchecked(todo []pending, err error) error {
+	var objects []string
+	seen := map[string]bool{}
+	for _, p := range todo {
+		if !seen[p.what] {
+			seen[p.what] = true
+			objects = append(objects, p.what)
+		}
+	}
+	what := objects[0] + " could not be checked as the API server would check it"
+	if len(objects) > 1 {
+		what = fmt.Sprintf("%s and %d more objects could not be checked as the API server would check them", objects[0], len(objects)-1)
+	}
+	return fmt.Errorf("%s, so nothing is rendered: %s", what, strings.TrimSpace(err.Error()))
+}
+
+// plan sends, before the render's objects are judged, every check they
+// need and have no verdict for, in one batch: CRDs, custom resources of
+// the CRDs the render ships, webhooks' client configs. A custom resource
+// of a CRD whose verdict is not known yet is sent too (the CRD's verdict
+// decides afterwards whether it counts), so a render starts one process.
+func (v *validator) plan(nodes []*yaml.RNode) error {
+	var todo []pending
+	queued := map[checkproc.Key]bool{}
+	need := func(p pending) error {
+		if p.err != nil {
+			return p.err
+		}
+		if p.op == "" || queued[p.key] {
+			return nil
+		}
+		if _, ok := v.cached(p); !ok {
+			queued[p.key] = true
+			todo = append(todo, p)
+		}
+		return nil
+	}
+	var crs []*yaml.RNode
+	for _, n := range nodes {
+		if e := v.byNode[n]; e != nil {
+			p := v.crdJob(e)
+			if err := need(p); err != nil {
+				return err
+			}
+			if problems, ok := v.cached(p); ok {
+				e.checked, e.problems = true, problems
+			}
+			continue
+		}
+		crs = append(crs, n)
+	}
+	for _, n := range crs {
+		ps, err := v.jobsOf(n)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			if err := need(p); err != nil {
+				return err
+			}
+		}
+	}
+	if err := v.check(todo); err != nil {
+		return err
+	}
+	for _, e := range v.byNode {
+		if _, err := v.crdVerdict(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}

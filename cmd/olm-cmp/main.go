@@ -190,9 +190,9 @@ func (e *timeoutError) Error() string {
 // limit, so big bundles still render. Measured again once a render kept less
 // alive (issue 30; paired runs, 2 shared cores): sail-operator now allocates
 // about 40 MB and never meets the limit (61 MiB peak RSS, 24 of them the
-// executable's pages); a 40 MiB limit cut 4 MiB off the peak for 1.33 times
-// the CPU (three collections of a 20 MB live heap), 48 MiB nothing for 1.14
-// times. Memory is cut by allocating less, not by collecting.
+// executable's pages); a 40 MiB limit cut 2 MiB off the peak for 1.16 times
+// the CPU (collections of a 20 MB live heap). Memory is cut by allocating
+// less, not by collecting.
 const oneShotMemoryLimit = 80 << 20
 
 // oneShotGCPercent is the GOGC of one-shot commands: off, so the heap is

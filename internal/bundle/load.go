@@ -222,6 +222,9 @@ type manifestFile struct {
 	// repeats is the warning about keys the file repeats with their value
 	// (dropRepeatedKeys), "" when none.
 	repeats string
+	// marked says whether a document of the file holds an anchor or an
+	// alias: only then does classify look for them object by object.
+	marked bool
 }
 
 // readManifests reads manifests/, sorted by name as OLM's WalkDir does.
@@ -291,14 +294,14 @@ func parseManifests(files []*manifestFile, cache *ParseCache) error {
 		g.Go(func() error {
 			// Repeated keys are dropped here, before anything reads a key
 			// (classify reads apiVersion and kind).
-			docs, repeats, err := cache.parse(f.data)
+			pf, err := cache.parse(f.data)
 			if err != nil {
 				mu.Lock()
 				errs[f] = &FileError{File: f.name, Err: err}
 				mu.Unlock()
 				return nil
 			}
-			f.docs, f.repeats = docs, repeatsWarning(f.name, repeats)
+			f.docs, f.repeats, f.marked = pf.docs, repeatsWarning(f.name, pf.repeats), pf.marked
 			return nil
 		})
 	}
@@ -318,11 +321,18 @@ func parseManifests(files []*manifestFile, cache *ParseCache) error {
 // are legal JSON streams but not YAML); if that fails it is parsed as YAML,
 // whose error is the more useful one.
 func ParseDocuments(data []byte) ([]*yaml.Node, error) {
+	docs, _, err := parseDocuments(data)
+	return docs, err
+}
+
+// parseDocuments is ParseDocuments; marked says whether a document holds
+// an anchor or an alias (yamlsafe.ParseMarked; JSON has neither).
+func parseDocuments(data []byte) (docs []*yaml.Node, marked bool, err error) {
 	if t := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {
 		// JSON too: a stream of a million small values is as costly to
 		// parse. (yamlsafe.Parse below scans YAML itself.)
 		if err := yamlsafe.PreScan(data); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if docs, err := parseJSONStream(t, bytes.Count(data[:len(data)-len(t)], []byte("\n"))); err == nil {
 			for i, d := range docs {
@@ -330,13 +340,13 @@ func ParseDocuments(data []byte) ([]*yaml.Node, error) {
 					continue
 				}
 				if err := yamlsafe.Check(d, yamlsafe.DefaultLimits); err != nil {
-					return nil, fmt.Errorf("document %d: %w", i+1, err)
+					return nil, false, fmt.Errorf("document %d: %w", i+1, err)
 				}
 			}
-			return docs, nil
+			return docs, false, nil
 		}
 	}
-	return yamlsafe.Parse(data)
+	return yamlsafe.ParseMarked(data)
 }
 
 // parseJSONStream parses a stream of JSON values; lines before it is the
@@ -404,7 +414,7 @@ func classify(b *Bundle, files []*manifestFile) error {
 			}
 		}
 		for _, o := range objs {
-			if yamlsafe.HasAliases(o.node) {
+			if f.marked && yamlsafe.HasAliases(o.node) {
 				// Counted before anything expands: many files, each under
 				// the per-file budget, must not add up to a bomb.
 				added, err := yamlsafe.Measure(o.node, yamlsafe.DefaultLimits)

@@ -28,6 +28,7 @@ type ParseCache struct {
 type parsedFile struct {
 	docs    []*yaml.Node
 	repeats []yamlsafe.RepeatedKey
+	marked  bool // a document holds an anchor or an alias
 }
 
 // NewParseCache returns a cache holding files of up to maxBytes of source
@@ -40,41 +41,38 @@ func NewParseCache(maxBytes int64) *ParseCache {
 // parse returns the documents of data, without the keys they repeat with
 // their value, and those keys; from the cache when it can. A key repeated
 // with another value is an error (a *yamlsafe.ConflictError).
-func (c *ParseCache) parse(data []byte) ([]*yaml.Node, []yamlsafe.RepeatedKey, error) {
+func (c *ParseCache) parse(data []byte) (parsedFile, error) {
 	if c == nil {
 		return parseFile(data)
 	}
 	key := sha256.Sum256(data)
 	if f, ok := c.files.Get(key); ok {
-		return copyDocs(f.docs), f.repeats, nil
+		f.docs = copyDocs(f.docs)
+		return f, nil
 	}
-	docs, repeats, err := parseFile(data)
-	if err != nil {
-		return nil, nil, err
+	f, err := parseFile(data)
+	if err != nil || f.marked {
+		return f, err
 	}
-	for _, d := range docs {
-		if d != nil && yamlsafe.HasAliases(d) {
-			return docs, repeats, nil
-		}
+	if !c.files.Add(key, f, int64(len(data))) {
+		return f, nil // too big, or kept meanwhile by another load: nobody else holds f.docs
 	}
-	if !c.files.Add(key, parsedFile{docs, repeats}, int64(len(data))) {
-		return docs, repeats, nil // too big, or kept meanwhile by another load: nobody else holds docs
-	}
-	return copyDocs(docs), repeats, nil
+	f.docs = copyDocs(f.docs)
+	return f, nil
 }
 
 // parseFile parses a manifest file and drops the keys it repeats with
 // their value.
-func parseFile(data []byte) ([]*yaml.Node, []yamlsafe.RepeatedKey, error) {
-	docs, err := ParseDocuments(data)
+func parseFile(data []byte) (parsedFile, error) {
+	docs, marked, err := parseDocuments(data)
 	if err != nil {
-		return nil, nil, err
+		return parsedFile{}, err
 	}
 	repeats, err := yamlsafe.DropRepeatedKeys(docs...)
 	if err != nil {
-		return nil, nil, repeatError(err)
+		return parsedFile{}, repeatError(err)
 	}
-	return docs, repeats, nil
+	return parsedFile{docs, repeats, marked}, nil
 }
 
 func copyDocs(docs []*yaml.Node) []*yaml.Node {

@@ -58,7 +58,7 @@ func TestParseCache(t *testing.T) {
 	docA, docB := "apiVersion: v1\nkind: A\n", "apiVersion: v1\nkind: B\n"
 	tiny := NewParseCache(int64(len(docA) + len(docB)))
 	for _, d := range []string{docA, docB, docA, "apiVersion: v1\nkind: C\n"} {
-		if _, _, err := tiny.parse([]byte(d)); err != nil {
+		if _, err := tiny.parse([]byte(d)); err != nil {
 			t.Fatal(err)
 		}
 	}

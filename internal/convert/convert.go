@@ -36,6 +36,14 @@ type Options struct {
 	CertProvider CertProvider
 	// DeploymentConfig is OLM's SubscriptionConfig applied to every Deployment.
 	DeploymentConfig *v1alpha1.SubscriptionConfig
+	// OwnsBundle says the caller hands the bundle over: its CRD nodes
+	// become the output's and are changed in place instead of copied. A
+	// large bundle's CRDs are most of its memory (sail-operator's: 10 MB of
+	// nodes), and a copy kept both alive for the whole render. Only for a
+	// bundle nothing reads afterwards but its CSV and the CRDs' group,
+	// kind, scope and file (render.Renderer.Render's, which it loaded
+	// itself).
+	OwnsBundle bool
 }
 
 // Validator reports why OLM would refuse a bundle (nothing when it would not).

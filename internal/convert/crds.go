@@ -23,7 +23,8 @@ import (
 //   - the certificate provider's CA-injection annotation.
 //
 // preserveUnknownFields: true is an error, since the API server would never
-// call the webhook.
+// call the webhook. Under o.OwnsBundle the bundle's own nodes are changed
+// and returned.
 func GenerateCRDs(b *bundle.Bundle, o Options) ([]*yaml.RNode, error) {
 	conv, err := conversionWebhooks(b)
 	if err != nil {
@@ -34,7 +35,10 @@ func GenerateCRDs(b *bundle.Bundle, o Options) ([]*yaml.RNode, error) {
 		if crd.RNode == nil {
 			return nil, fmt.Errorf("%s: empty CustomResourceDefinition", crd.File)
 		}
-		n := yaml.NewRNode(yamlsafe.CopyTree(crd.YNode())) // the bundle is shared: changes go to a copy
+		n := crd.RNode
+		if !o.OwnsBundle {
+			n = yaml.NewRNode(yamlsafe.CopyTree(crd.YNode())) // the bundle is shared: changes go to a copy
+		}
 		if err := dropClusterScopedFields(n); err != nil {
 			return nil, fmt.Errorf("%s: %w", crd.File, err)
 		}

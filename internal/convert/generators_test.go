@@ -197,6 +197,32 @@ func TestGenerateCRDsKeepsBundleNode(t *testing.T) {
 	}
 }
 
+// Under OwnsBundle the bundle's own CRD nodes are the output, changed as a
+// copy would be (webhook-operator's conversion webhook included).
+func TestGenerateCRDsOwnsBundle(t *testing.T) {
+	for _, name := range []string{"allns-operator", "webhook-operator"} {
+		o := Options{InstallNamespace: "ops", CertProvider: CertManager}
+		copied, err := GenerateCRDs(fixture(t, name), resolved(t, fixture(t, name), o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := fixture(t, name)
+		o.OwnsBundle = true
+		owned, err := GenerateCRDs(b, resolved(t, b, o))
+		if err != nil || len(owned) != len(copied) {
+			t.Fatalf("%s: %d CRDs (%v), want %d", name, len(owned), err, len(copied))
+		}
+		for i := range owned {
+			if owned[i].YNode() != b.CRDs[i].YNode() {
+				t.Errorf("%s: CRD %d is a copy, want the bundle's own node", name, i)
+			}
+			if got, want := owned[i].MustString(), copied[i].MustString(); got != want {
+				t.Errorf("%s: CRD %d changed in place differs from the copy:\n%s\nwant:\n%s", name, i, got, want)
+			}
+		}
+	}
+}
+
 func TestGenerateCRDsConversionWebhook(t *testing.T) {
 	b := fixture(t, "webhook-operator")
 	objs := generate(t, GenerateCRDs, b, Options{InstallNamespace: "hooks-system", CertProvider: CertManager})

@@ -46,8 +46,7 @@ func Write(w io.Writer, res *render.Result, format, dir string) error {
 		_, err = w.Write(data)
 		return err
 	}
-	_, err := w.Write(res.YAML())
-	return err
+	return res.WriteYAML(w)
 }
 
 // ObjectJSON is manifest i of res as JSON: the plugin's JSON form

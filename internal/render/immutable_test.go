@@ -15,8 +15,8 @@ import (
 
 // TestRenderBundleLeavesBundleUnchanged renders one loaded *Bundle many
 // times at once, as the render cache does for concurrent requests that share
-// a load: every output is identical, and the bundle is deep-equal to a fresh
-// load of it afterwards. Run with -race, it also catches a render writing to
+// a load: every output is identical, the bundle is deep-equal to a fresh
+// load of it afterwards, and Render (which owns its load) prints the same. Run with -race, it also catches a render writing to
 // the bundle's nodes while another reads them (the YAML printer switches
 // scalar styles on the nodes it prints, so it must be given copies).
 func TestRenderBundleLeavesBundleUnchanged(t *testing.T) {
@@ -81,6 +81,15 @@ func TestRenderBundleLeavesBundleUnchanged(t *testing.T) {
 			}
 			if !reflect.DeepEqual(b, fresh) {
 				t.Error("rendering changed the loaded bundle")
+			}
+			// Render converts the bundle it loads in place
+			// (convert.Options.OwnsBundle): the same bytes as a copy.
+			owned, err := r.Render(context.Background(), c.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(owned.Manifests, outs[0].Manifests) || !reflect.DeepEqual(owned.JSON, outs[0].JSON) {
+				t.Error("Render, which changes the bundle it loaded, differs from RenderBundle, which copies")
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/validate"
 )
@@ -71,18 +72,18 @@ func (p *pipeline) bundleFileFix(n *yaml.RNode, file string) string {
 // skippable says whether spec.excludeFiles may name file: the loader
 // refuses to skip the CSV's file or that of a CRD the CSV owns.
 func (p *pipeline) skippable(file string) bool {
-	if file == p.b.CSVFile {
-		return false
-	}
-	for _, c := range p.b.CRDs {
-		if c.File != file {
-			continue
+	return file != p.b.CSVFile && !p.ownedCRDFiles[file]
+}
+
+// ownedCRDFiles are the files of b's CRDs that its CSV owns.
+func ownedCRDFiles(b *bundle.Bundle) map[string]bool {
+	files := map[string]bool{}
+	for _, c := range b.CRDs {
+		if c.RNode != nil && slices.ContainsFunc(b.CSV.Spec.CustomResourceDefinitions.Owned, func(o v1alpha1.CRDDescription) bool { return o.Name == c.GetName() }) {
+			files[c.File] = true
 		}
-		if slices.ContainsFunc(p.b.CSV.Spec.CustomResourceDefinitions.Owned, func(o v1alpha1.CRDDescription) bool { return o.Name == c.GetName() }) {
-			return false
-		}
 	}
-	return true
+	return files
 }
 
 // excludeSelector is the spec.exclude entry that selects n alone:

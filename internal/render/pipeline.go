@@ -61,6 +61,13 @@ type pipeline struct {
 	bundleFiles map[string][]string
 	// signatures are the trust policy's verdicts (Resolved.Signatures).
 	signatures []Signature
+	// ownsBundle hands b's CRDs to the render: converted in place, not
+	// copied (convert.Options.OwnsBundle).
+	ownsBundle bool
+	// ownedCRDFiles are the files of manifests/ holding a CRD the CSV
+	// owns, noted before the render can change the bundle's CRDs (a patch
+	// may rename one in place under ownsBundle): see skippable.
+	ownedCRDFiles map[string]bool
 }
 
 func newPipeline(req Request, b *bundle.Bundle) (*pipeline, error) {
@@ -68,7 +75,7 @@ func newPipeline(req Request, b *bundle.Bundle) (*pipeline, error) {
 		return nil, fmt.Errorf("bundle has no ClusterServiceVersion")
 	}
 	// What the load accepted but the user should hear about comes first.
-	return &pipeline{req: req, b: b, warnings: slices.Clone(b.Warnings)}, nil
+	return &pipeline{req: req, b: b, warnings: slices.Clone(b.Warnings), ownedCRDFiles: ownedCRDFiles(b)}, nil
 }
 
 func (p *pipeline) warn(msg string) { p.warnings = append(p.warnings, msg) }
@@ -132,6 +139,7 @@ func (p *pipeline) convert(_ []*yaml.RNode) ([]*yaml.RNode, error) {
 		TargetNamespaces: s.WatchNamespaces,
 		CertProvider:     certProvider(s, p.b),
 		DeploymentConfig: s.Config,
+		OwnsBundle:       p.ownsBundle,
 	})
 	if te := (*convert.TargetNamespacesError)(nil); errors.As(err, &te) {
 		// Led by the field, so that the file's line can be named.

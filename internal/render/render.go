@@ -7,9 +7,11 @@
 package render
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
@@ -108,6 +110,21 @@ func (r *Result) YAML() []byte {
 	return b
 }
 
+// WriteYAML writes the stream YAML returns to w, through a small buffer
+// instead of a copy of the whole stream (a large bundle's is megabytes, at
+// the moment a one-shot command's memory peaks).
+func (r *Result) WriteYAML(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	for _, m := range r.Manifests {
+		bw.WriteString("---\n")
+		bw.WriteString(m)
+		if !strings.HasSuffix(m, "\n") {
+			bw.WriteByte('\n')
+		}
+	}
+	return bw.Flush() // a bufio.Writer keeps its first error and returns it here
+}
+
 // Renderer renders requests; it is safe for concurrent use. A render is three
 // steps, each exported so a cache can sit between them (internal/engine):
 // Resolve pins the bundle (what a cache keys on), Load reads it, RenderLoaded
@@ -147,7 +164,8 @@ type Loader interface {
 	// registry every time). Directories never reach it.
 	Resolve(ctx context.Context, ref string) (bundle.Origin, error)
 	// Load returns the bundle of a resolved origin (an image, or a directory
-	// Resolve located), from cache when it can.
+	// Resolve located), from cache when it can, as a bundle of the caller's
+	// own: Render changes the CRDs of the bundle it loads.
 	Load(ctx context.Context, o bundle.Origin) (*bundle.Bundle, error)
 }
 
@@ -183,18 +201,27 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.RenderLoaded(ctx, rv, b)
+	// Nothing else holds b (a Loader returns a bundle of its own each
+	// time): the render may change its CRDs instead of copying them.
+	return r.renderLoaded(ctx, rv, b, true)
 }
 
 // RenderLoaded is the step after Load: spec.upgradeFrom's safety check
 // (checkUpgradeFrom: its errors fail the render, its warnings come first),
 // then RenderBundle.
+// b is left as it was: the caller may render it again.
 func (r *Renderer) RenderLoaded(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, error) {
+	return r.renderLoaded(ctx, rv, b, false)
+}
+
+// renderLoaded is RenderLoaded; ownsBundle hands b over to the render
+// (convert.Options.OwnsBundle), for a caller that reads it no more.
+func (r *Renderer) renderLoaded(ctx context.Context, rv Resolved, b *bundle.Bundle, ownsBundle bool) (*Result, error) {
 	upgradeWarnings, err := r.checkUpgradeFrom(ctx, rv, b)
 	if err != nil {
 		return nil, err
 	}
-	res, err := renderBundle(ctx, rv, b, !r.YAMLOnly)
+	res, err := renderBundle(ctx, rv, b, renderMode{json: !r.YAMLOnly, ownsBundle: ownsBundle})
 	if err != nil {
 		return nil, err
 	}
@@ -321,11 +348,17 @@ func dirError(what string, err error) error {
 // modifies b (the pipeline copies what it changes), so one loaded bundle can
 // be rendered by many requests at once.
 func RenderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle) (*Result, error) {
-	return renderBundle(ctx, rv, b, true)
+	return renderBundle(ctx, rv, b, renderMode{json: true})
 }
 
-// renderBundle is RenderBundle, writing Result.JSON only when withJSON.
-func renderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle, withJSON bool) (*Result, error) {
+// renderMode is what a caller of renderBundle asks of it.
+type renderMode struct {
+	json       bool // Result.JSON wanted
+	ownsBundle bool // b is the render's to change (convert.Options.OwnsBundle)
+}
+
+// renderBundle is RenderBundle, writing Result.JSON only when mode.json.
+func renderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle, mode renderMode) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -333,6 +366,7 @@ func renderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle, withJSON b
 	if err != nil {
 		return nil, err
 	}
+	p.ownsBundle = mode.ownsBundle
 	p.signatures = rv.Signatures
 	if err := checkExcludeFiles(p, rv.Request.Spec, b); err != nil {
 		return nil, err
@@ -356,7 +390,7 @@ func renderBundle(ctx context.Context, rv Resolved, b *bundle.Bundle, withJSON b
 	}
 	var js []string
 	var kept int
-	if withJSON {
+	if mode.json {
 		js, kept = transform.SerializeJSON(nodes, manifests)
 	}
 	return &Result{

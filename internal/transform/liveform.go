@@ -289,7 +289,7 @@ func (tw *typeWalker) walk(n *yaml.Node, t reflect.Type) error {
 // isEmpty reports whether v reads as null, false, 0, "", {} or [].
 func (tw *typeWalker) isEmpty(v *yaml.Node) (bool, error) {
 	val, err := tw.read(v)
-	return err == nil && isEmptyJSON(val), err
+	return err == nil && val.empty, err
 }
 
 // dropped says whether encoding/json leaves the struct field f out once v is
@@ -299,11 +299,11 @@ func (tw *typeWalker) dropped(f jsonfields.Field, v *yaml.Node) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if !isEmptyJSON(val) {
+	if !val.empty {
 		return false, nil
 	}
 	t := f.Type
-	isNull := val == nil
+	isNull := val.kind == readNull
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		// A pointer is nil only when the value is null: `x: false` into *bool
@@ -318,60 +318,73 @@ func (tw *typeWalker) dropped(f jsonfields.Field, v *yaml.Node) (bool, error) {
 		// which null decodes to.
 		return f.OmitZero && isNull, nil
 	case reflect.String:
-		_, isString := val.(string)
-		return (f.OmitEmpty || f.OmitZero) && (isNull || isString), nil
+		return (f.OmitEmpty || f.OmitZero) && (isNull || val.kind == readString), nil
 	case reflect.Bool:
-		_, isBool := val.(bool)
-		return (f.OmitEmpty || f.OmitZero) && (isNull || isBool), nil
+		return (f.OmitEmpty || f.OmitZero) && (isNull || val.kind == readBool), nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 		reflect.Float32, reflect.Float64:
-		_, isNumber := val.(json.Number)
-		return (f.OmitEmpty || f.OmitZero) && (isNull || isNumber), nil
+		return (f.OmitEmpty || f.OmitZero) && (isNull || val.kind == readNumber), nil
 	}
 	return false, nil
 }
 
+// readKind is the JSON kind of a value as the repo-server reads it.
+type readKind uint8
+
+const (
+	readNull readKind = iota
+	readBool
+	readNumber
+	readString
+	readMap
+	readList
+	readOther
+)
+
+// readValue is what dropped needs of a value the repo-server reads: its
+// kind, and whether it is null, false, 0, "", {} or [] (a value, not an
+// interface holding a map or a string: read runs for every key of a CRD,
+// and boxing its answer was most of the walk's allocations).
+type readValue struct {
+	kind  readKind
+	empty bool
+}
+
 // read returns v as the repo-server reads it, far enough to tell whether it
-// is empty: null, bool, json.Number, string, or an empty map or list (any
-// other map or list is returned as a one-element stand-in). Scalars are read
-// as the printer will write them (printedAs); the few whose reading under
-// YAML 1.1 differs are printed and converted the way the repo-server does.
-func (tw *typeWalker) read(v *yaml.Node) (any, error) {
+// is empty and of which kind. Scalars are read as the printer will write
+// them (printedAs); the few whose reading under YAML 1.1 differs are
+// printed and converted the way the repo-server does.
+func (tw *typeWalker) read(v *yaml.Node) (readValue, error) {
 	if v.Kind == yaml.AliasNode && v.Alias != nil {
 		v = v.Alias
 	}
 	switch v.Kind {
 	case yaml.MappingNode:
-		if len(v.Content) == 0 {
-			return map[string]any{}, nil
-		}
-		return map[string]any{"": nil}, nil
+		return readValue{readMap, len(v.Content) == 0}, nil
 	case yaml.SequenceNode:
-		if len(v.Content) == 0 {
-			return []any{}, nil
-		}
-		return []any{nil}, nil
+		return readValue{readList, len(v.Content) == 0}, nil
 	case yaml.ScalarNode:
 	default:
-		return struct{}{}, nil
+		return readValue{kind: readOther}, nil
 	}
 	tag, quoted, explicit := printedAs(v)
 	switch {
 	case explicit:
 	case quoted && tag == yaml.NodeTagString:
-		return v.Value, nil
+		return readValue{readString, v.Value == ""}, nil
 	case quoted:
 	case tag == yaml.NodeTagNull:
-		return nil, nil
+		return readValue{readNull, true}, nil
 	case tag == yaml.NodeTagBool && (v.Value == "true" || v.Value == "false"):
-		return v.Value == "true", nil
+		return readValue{readBool, v.Value == "false"}, nil
 	case (tag == yaml.NodeTagInt || tag == yaml.NodeTagFloat) && jsonNumber.MatchString(v.Value):
-		return json.Number(v.Value), nil
+		return readValue{readNumber, isZeroNumber(v.Value)}, nil
 	case tag == yaml.NodeTagString && !tw.w.yaml11NonString(v.Value):
-		return v.Value, nil
+		return readValue{readString, v.Value == ""}, nil
 	}
-	return readPrinted(v)
+	val, err := readPrinted(v)
+	return valueOf(val), err
 }
 
 // readPrinted prints the scalar v and reads it back as the repo-server does
@@ -394,22 +407,27 @@ func readPrinted(v *yaml.Node) (any, error) {
 	return val, nil
 }
 
-// isEmptyJSON reports whether v is null, false, 0, "", {} or [].
-func isEmptyJSON(v any) bool {
+// valueOf is the readValue of v, decoded from JSON with UseNumber.
+func valueOf(v any) readValue {
 	switch t := v.(type) {
 	case nil:
-		return true
+		return readValue{readNull, true}
 	case bool:
-		return !t
+		return readValue{readBool, !t}
 	case string:
-		return t == ""
+		return readValue{readString, t == ""}
 	case json.Number:
-		f, err := strconv.ParseFloat(t.String(), 64)
-		return err == nil && f == 0
+		return readValue{readNumber, isZeroNumber(t.String())}
 	case map[string]any:
-		return len(t) == 0
+		return readValue{readMap, len(t) == 0}
 	case []any:
-		return len(t) == 0
+		return readValue{readList, len(t) == 0}
 	}
-	return false
+	return readValue{kind: readOther}
+}
+
+// isZeroNumber reports whether the JSON number s is 0.
+func isZeroNumber(s string) bool {
+	f, err := strconv.ParseFloat(s, 64)
+	return err == nil && f == 0
 }

@@ -386,8 +386,17 @@ func (sp *scalarPrinter) prepare() {
 	sp.values, sp.keys = sp.values[:0], sp.keys[:0]
 }
 
-func (ck scalarKey) node() *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Value: ck.value, Tag: ck.tag, Style: ck.style}
+func (ck scalarKey) node() yaml.Node {
+	return yaml.Node{Kind: yaml.ScalarNode, Value: ck.value, Tag: ck.tag, Style: ck.style}
+}
+
+// batchNodes are the nodes of batch, in one allocation.
+func batchNodes(batch []scalarKey) []yaml.Node {
+	nodes := make([]yaml.Node, len(batch))
+	for i, ck := range batch {
+		nodes[i] = ck.node()
+	}
+	return nodes
 }
 
 // encodeValues prints the batch as a sequence at column 0: each item's text
@@ -397,8 +406,9 @@ func (ck scalarKey) node() *yaml.Node {
 // scalar start with spaces or are empty.
 func (sp *scalarPrinter) encodeValues(batch []scalarKey) bool {
 	doc := &yaml.Node{Kind: yaml.SequenceNode, Content: make([]*yaml.Node, len(batch))}
-	for i, ck := range batch {
-		doc.Content[i] = ck.node()
+	nodes := batchNodes(batch)
+	for i := range nodes {
+		doc.Content[i] = &nodes[i]
 	}
 	out, ok := sp.encode(doc)
 	if !ok || !strings.HasPrefix(out, "-") {
@@ -428,8 +438,9 @@ func (sp *scalarPrinter) encodeValues(batch []scalarKey) bool {
 func (sp *scalarPrinter) encodeKeys(batch []scalarKey) bool {
 	other := &yaml.Node{Kind: yaml.ScalarNode, Value: "k"}
 	doc := &yaml.Node{Kind: yaml.MappingNode, Content: make([]*yaml.Node, 0, 2*len(batch))}
-	for _, ck := range batch {
-		doc.Content = append(doc.Content, ck.node(), other)
+	nodes := batchNodes(batch)
+	for i := range nodes {
+		doc.Content = append(doc.Content, &nodes[i], other)
 	}
 	out, ok := sp.encode(doc)
 	if !ok {

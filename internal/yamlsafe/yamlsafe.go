@@ -66,23 +66,30 @@ func Check(n *yaml.Node, l Limits) error {
 // together. Nothing is expanded: each anchor's size is computed once, so
 // the cost is that of the nodes written, whatever they expand to.
 func Measure(n *yaml.Node, l Limits) (added int, err error) {
+	added, _, err = measure(n, l)
+	return added, err
+}
+
+// measure is Measure; marked says whether n holds an anchor or an alias
+// (HasAliases), which the first walk finds out on the way.
+func measure(n *yaml.Node, l Limits) (added int, marked bool, err error) {
 	// Nearly every document has no alias: one walk without the memo's
 	// maps decides it (a map entry per node was most of a bundle load's
 	// checking). Until the first alias the walks below visit the same
 	// nodes in the same order, so an error found first is the same error.
-	if alias, err := plainSize(n, 0, l); !alias {
-		return 0, err
+	if marked, err := plainSize(n, 0, l); !marked {
+		return 0, false, err
 	}
 	c := checker{l: l, memo: map[*yaml.Node]int{}, active: map[*yaml.Node]bool{}}
 	expanded, err := c.size(n, 0)
 	if err != nil || !c.sawAlias {
-		return 0, err // without aliases nothing expands: no second walk
+		return 0, true, err // without aliases nothing expands: no second walk
 	}
 	added = expanded - written(n)
 	if l.MaxAliasNodes > 0 && added > l.MaxAliasNodes {
-		return 0, aliasBudgetError(l.MaxAliasNodes)
+		return 0, true, aliasBudgetError(l.MaxAliasNodes)
 	}
-	return added, nil
+	return added, true, nil
 }
 
 func aliasBudgetError(max int) error {
@@ -102,25 +109,25 @@ func written(n *yaml.Node) int {
 	return size
 }
 
-// plainSize checks n as checker.size does while n has no alias: alias is
-// true, and nothing else is said, once one is met.
-func plainSize(n *yaml.Node, depth int, l Limits) (alias bool, err error) {
-	_, alias, err = plainWalk(n, depth, l)
-	return alias, err
+// plainSize checks n as checker.size does while n has no anchor and no
+// alias: marked is true, and nothing else is said, once one is met.
+func plainSize(n *yaml.Node, depth int, l Limits) (marked bool, err error) {
+	_, marked, err = plainWalk(n, depth, l)
+	return marked, err
 }
 
-func plainWalk(n *yaml.Node, depth int, l Limits) (size int, alias bool, err error) {
+func plainWalk(n *yaml.Node, depth int, l Limits) (size int, marked bool, err error) {
 	if depth > l.MaxDepth {
 		return 0, false, fmt.Errorf("nested more than %d levels deep", l.MaxDepth)
 	}
-	if n.Kind == yaml.AliasNode {
+	if n.Kind == yaml.AliasNode || n.Anchor != "" {
 		return 0, true, nil
 	}
 	size = 1
 	for _, child := range n.Content {
-		s, alias, err := plainWalk(child, depth+1, l)
-		if alias || err != nil {
-			return 0, alias, err
+		s, marked, err := plainWalk(child, depth+1, l)
+		if marked || err != nil {
+			return 0, marked, err
 		}
 		if size += s; size > l.MaxNodes {
 			return 0, false, fmt.Errorf("aliases expand to more than %d YAML nodes", l.MaxNodes)
@@ -313,19 +320,27 @@ func PreScan(data []byte) error {
 // kept on it); an empty document is nil, so document numbers stay stable
 // for error messages.
 func Parse(data []byte) ([]*yaml.Node, error) {
+	docs, _, err := ParseMarked(data)
+	return docs, err
+}
+
+// ParseMarked is Parse, and says whether any of the documents holds an
+// anchor or an alias (HasAliases of each), found by Parse's own walk: a
+// caller that de-anchors need not walk every document again to learn
+// that none does.
+func ParseMarked(data []byte) (docs []*yaml.Node, marked bool, err error) {
 	if err := PreScan(data); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var docs []*yaml.Node
 	added := 0
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for i := 1; ; i++ {
 		var doc yaml.Node
 		if err := dec.Decode(&doc); err != nil {
 			if errors.Is(err, io.EOF) {
-				return docs, nil
+				return docs, marked, nil
 			}
-			return nil, fmt.Errorf("document %d: %w", i, err)
+			return nil, false, fmt.Errorf("document %d: %w", i, err)
 		}
 		if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 			docs = append(docs, nil)
@@ -335,13 +350,14 @@ func Parse(data []byte) ([]*yaml.Node, error) {
 		if doc.HeadComment != "" && n.HeadComment == "" {
 			n.HeadComment = doc.HeadComment
 		}
-		a, err := Measure(n, DefaultLimits)
+		a, m, err := measure(n, DefaultLimits)
 		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
+			return nil, false, fmt.Errorf("document %d: %w", i, err)
 		}
 		if added += a; added > DefaultLimits.MaxAliasNodes {
-			return nil, fmt.Errorf("document %d: %w", i, aliasBudgetError(DefaultLimits.MaxAliasNodes))
+			return nil, false, fmt.Errorf("document %d: %w", i, aliasBudgetError(DefaultLimits.MaxAliasNodes))
 		}
+		marked = marked || m
 		docs = append(docs, n)
 	}
 }

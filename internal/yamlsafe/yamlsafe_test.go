@@ -186,3 +186,31 @@ func BenchmarkDeAnchor(b *testing.B) {
 		})
 	}
 }
+
+// ParseMarked says what HasAliases would of the documents it returns: an
+// anchor alone counts, as de-anchoring removes it.
+func TestParseMarked(t *testing.T) {
+	for _, tc := range []struct {
+		doc    string
+		marked bool
+	}{
+		{"a: 1\nb: [x, y]\n", false},
+		{"a: 1\n---\nb: 2\n", false},
+		{"a: &x 1\n", true},
+		{"a: &x 1\nb: *x\n", true},
+		{"a: 1\n---\nb: &y {c: d}\nc: *y\n", true},
+		{"---\n", false},
+	} {
+		docs, marked, err := ParseMarked([]byte(tc.doc))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.doc, err)
+		}
+		has := false
+		for _, d := range docs {
+			has = has || (d != nil && HasAliases(d))
+		}
+		if marked != tc.marked || has != tc.marked {
+			t.Errorf("%q: marked %v (HasAliases %v), want %v", tc.doc, marked, has, tc.marked)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -17,7 +18,10 @@ var (
 	//go:embed lua/_generic.lua
 	genericLua string
 
-	header = template.Must(template.New("check.lua").Parse(headerText))
+	// header is parsed at the first script: most commands never write one.
+	header = sync.OnceValue(func() *template.Template {
+		return template.Must(template.New("check.lua").Parse(headerText))
+	})
 )
 
 // Script is the Lua health check of r's kind: a literal for an argocd-cm value (no tabs, no
@@ -38,7 +42,7 @@ func (r Rule) Script() string {
 	if r.PhaseField != "" {
 		data.PhaseFieldLua = luaString(r.PhaseField)
 	}
-	if err := header.Execute(&b, data); err != nil {
+	if err := header().Execute(&b, data); err != nil {
 		panic(fmt.Sprintf("healthcheck: header template: %v", err)) // a fixed template over fixed types
 	}
 	b.WriteString(genericLua)

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -562,12 +563,12 @@ func isAPIName(s string) bool {
 	return !hasVersion || len(validation.IsDNS1123Label(version)) == 0
 }
 
-var nonLabel = regexp.MustCompile(`[^a-z0-9-]+`)
+var nonLabel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9-]+`) })
 
 // dnsLabel makes s a DNS label: lower case, other characters as '-', at
 // most 63 characters; "" when nothing is left.
 func dnsLabel(s string) string {
-	s = nonLabel.ReplaceAllString(strings.ToLower(s), "-")
+	s = nonLabel().ReplaceAllString(strings.ToLower(s), "-")
 	if len(s) > validation.DNS1123LabelMaxLength {
 		s = s[:validation.DNS1123LabelMaxLength]
 	}

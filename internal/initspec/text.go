@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/render"
@@ -164,7 +165,7 @@ func wrap(s string, width int) []string {
 
 // plain matches the scalars written without quotes: they read as the same
 // string in YAML 1.1 and 1.2 (no number, boolean, null or indicator).
-var plain = regexp.MustCompile(`^[A-Za-z_./][A-Za-z0-9_./:@-]*$`)
+var plain = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_./][A-Za-z0-9_./:@-]*$`) })
 
 // yaml11Words are plain scalars a YAML 1.1 reader would not see as strings.
 var yaml11Words = map[string]bool{"y": true, "n": true, "yes": true, "no": true, "on": true, "off": true, "true": true, "false": true, "null": true}
@@ -172,7 +173,7 @@ var yaml11Words = map[string]bool{"y": true, "n": true, "yes": true, "no": true,
 // scalar writes s as a YAML string: plain when that is unambiguous, else a
 // JSON string (a valid double-quoted YAML scalar).
 func scalar(s string) string {
-	if plain.MatchString(s) && !yaml11Words[strings.ToLower(s)] && !strings.HasSuffix(s, ":") && !strings.Contains(s, ": ") {
+	if plain().MatchString(s) && !yaml11Words[strings.ToLower(s)] && !strings.HasSuffix(s, ":") && !strings.Contains(s, ": ") {
 		return s
 	}
 	return quoted(s)

@@ -288,18 +288,22 @@ func (s *secrets) add(values ...string) {
 // never held (a registry echoing another client's header, a token it
 // issued): the value after Basic or Bearer, and after a key such as
 // password or token.
-var credentialPatterns = []struct {
+var credentialPatterns = sync.OnceValue(func() []credentialPattern {
+	return []credentialPattern{
+		{regexp.MustCompile(`(?i)\b(basic|bearer)(\s+)[A-Za-z0-9+/_.~=-]{4,}`), "$1$2[redacted]"},
+		{regexp.MustCompile(`(?i)("?\b(?:authorization|proxy-authorization|password|passwd|secret|token|access_token|refresh_token|id_token|identitytoken|registrytoken|auth)"?\s*[:=]\s*"?)[^\s",;&}\][]+`), "${1}[redacted]"},
+	}
+})
+
+type credentialPattern struct {
 	re   *regexp.Regexp
 	with string
-}{
-	{regexp.MustCompile(`(?i)\b(basic|bearer)(\s+)[A-Za-z0-9+/_.~=-]{4,}`), "$1$2[redacted]"},
-	{regexp.MustCompile(`(?i)("?\b(?:authorization|proxy-authorization|password|passwd|secret|token|access_token|refresh_token|id_token|identitytoken|registrytoken|auth)"?\s*[:=]\s*"?)[^\s",;&}\][]+`), "${1}[redacted]"},
 }
 
 // redact removes from text every credential recorded and every value that
 // looks like one.
 func (s *secrets) redact(text string) string {
-	for _, p := range credentialPatterns {
+	for _, p := range credentialPatterns() {
 		text = p.re.ReplaceAllString(text, p.with)
 	}
 	s.mu.Lock()

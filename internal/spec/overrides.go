@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
@@ -72,7 +73,9 @@ var paramDocs = map[string][2]string{
 	"accept":                  {"Accepted requirements", "Requirements findings accepted knowingly, category:subject with * globs (e.g. api:route.openshift.io)"},
 }
 
-var params = buildParams()
+// params is built at first use: it reflects over Spec, which commands that
+// read no spec never need.
+var params = sync.OnceValue(buildParams)
 
 func buildParams() []Param {
 	t := reflect.TypeOf(Spec{})
@@ -106,11 +109,11 @@ func buildParams() []Param {
 }
 
 // Params lists every spec field as a parameter, in field order.
-func Params() []Param { return append([]Param(nil), params...) }
+func Params() []Param { return append([]Param(nil), params()...) }
 
 // FindParam returns the parameter with this exact name.
 func FindParam(name string) (Param, bool) {
-	for _, p := range params {
+	for _, p := range params() {
 		if p.Name == name {
 			return p, true
 		}
@@ -120,8 +123,8 @@ func FindParam(name string) (Param, bool) {
 
 // ParamNames is the list of names, for "did you mean" style messages.
 func ParamNames() string {
-	names := make([]string, len(params))
-	for i, p := range params {
+	names := make([]string, len(params()))
+	for i, p := range params() {
 		names[i] = p.Name
 	}
 	return strings.Join(names, ", ")

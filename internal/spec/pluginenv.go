@@ -116,7 +116,7 @@ func (p Parameter) Override() Override {
 // returns it unchanged (ApplyOverrides then reports it as unknown).
 func looseParamName(raw string) string {
 	want := fold(raw)
-	for _, p := range params {
+	for _, p := range params() {
 		if fold(p.Name) == want {
 			return p.Name
 		}

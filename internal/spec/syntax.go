@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
@@ -14,13 +15,13 @@ import (
 // hand-written spec have a plainer description and a fix, found by looking
 // at the lines themselves.
 
-var parserLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+var parserLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) })
 
 // plainSyntax rewrites the parser's message msg ("line 5: found a tab
 // character ...") about data in plain words with the fix, or returns msg.
 func plainSyntax(data []byte, msg string) string {
 	lines := strings.Split(string(data), "\n")
-	m := parserLine.FindStringSubmatch(msg)
+	m := parserLine().FindStringSubmatch(msg)
 	if m == nil {
 		return msg
 	}

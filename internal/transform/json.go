@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -173,7 +174,7 @@ func printedAs(n *yaml.Node) (tag string, quoted, explicit bool) {
 
 // jsonNumber is JSON's number grammar; a plain YAML number written so is
 // copied as is, so the repo-server reads the same text either way.
-var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+var jsonNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`) })
 
 func (w *jsonWriter) scalar(n *yaml.Node) error {
 	tag, quoted, explicit := printedAs(n)
@@ -195,7 +196,7 @@ func (w *jsonWriter) scalar(n *yaml.Node) error {
 		}
 		return w.string(v)
 	case yaml.NodeTagInt, yaml.NodeTagFloat:
-		if !jsonNumber.MatchString(v) {
+		if !jsonNumber().MatchString(v) {
 			return keepYAML("number %q is not written as JSON writes numbers", v)
 		}
 		w.b = append(w.b, v...)

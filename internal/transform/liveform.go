@@ -378,7 +378,7 @@ func (tw *typeWalker) read(v *yaml.Node) (readValue, error) {
 		return readValue{readNull, true}, nil
 	case tag == yaml.NodeTagBool && (v.Value == "true" || v.Value == "false"):
 		return readValue{readBool, v.Value == "false"}, nil
-	case (tag == yaml.NodeTagInt || tag == yaml.NodeTagFloat) && jsonNumber.MatchString(v.Value):
+	case (tag == yaml.NodeTagInt || tag == yaml.NodeTagFloat) && jsonNumber().MatchString(v.Value):
 		return readValue{readNumber, isZeroNumber(v.Value)}, nil
 	case tag == yaml.NodeTagString && !tw.w.yaml11NonString(v.Value):
 		return readValue{readString, v.Value == ""}, nil

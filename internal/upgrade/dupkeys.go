@@ -99,7 +99,7 @@ func sourcePaths(n *yaml.Node) (out []*regexp.Regexp, repoURLs []string) {
 				}
 				if v := n.Content[i+1]; n.Content[i].Value == "path" && v.Kind == yaml.ScalarNode && v.Value != "" {
 					p := v.Value
-					if !templateAny.MatchString(p) {
+					if !templateAny().MatchString(p) {
 						p = path.Clean(strings.TrimPrefix(p, "./"))
 					}
 					if re := pathPattern(p); re != nil {

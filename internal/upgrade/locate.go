@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -329,7 +330,7 @@ func looseVersionName(n string) bool {
 
 // pathPattern matches the directories a templated source path may name.
 func pathPattern(p string) *regexp.Regexp {
-	parts := templateAny.Split(p, -1)
+	parts := templateAny().Split(p, -1)
 	for i := range parts {
 		parts[i] = regexp.QuoteMeta(parts[i])
 	}
@@ -516,18 +517,20 @@ func envField(n string) string {
 	return ""
 }
 
-var templateRef = regexp.MustCompile(`^\{\{-?\s*\.?([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*-?\}\}$`)
+var templateRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\{\{-?\s*\.?([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*-?\}\}$`)
+})
 
 // templateKey is the element key a whole-value template names ({{.version}},
 // {{ .values.version }}, or fasttemplate's {{version}}), "" for another value.
 func templateKey(v string) string {
-	if m := templateRef.FindStringSubmatch(strings.TrimSpace(v)); m != nil {
+	if m := templateRef().FindStringSubmatch(strings.TrimSpace(v)); m != nil {
 		return m[1]
 	}
 	return ""
 }
 
-var templateAny = regexp.MustCompile(`\{\{[^}]*\}\}`)
+var templateAny = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{[^}]*\}\}`) })
 
 // expand resolves a template value against a list element: a value that is
 // a whole {{.key}} becomes the element's node for that key (the place to
@@ -547,7 +550,7 @@ func expand(n node, el node) (*yaml.Node, bool) {
 		return v, v != nil && v.Kind == yaml.ScalarNode
 	}
 	ok := true
-	out := templateAny.ReplaceAllStringFunc(n.Value, func(t string) string {
+	out := templateAny().ReplaceAllStringFunc(n.Value, func(t string) string {
 		v := lookup(el, templateKey(t))
 		if v == nil || v.Kind != yaml.ScalarNode {
 			ok = false

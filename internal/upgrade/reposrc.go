@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/olm-cmp/olm-cmp/internal/safefile"
 )
@@ -165,7 +166,7 @@ func readCapped(name string) ([]byte, error) {
 	return data, err
 }
 
-var scpLike = regexp.MustCompile(`^(?:[^@/]+@)?([^:/]+):(.*)$`)
+var scpLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[^@/]+@)?([^:/]+):(.*)$`) })
 
 // NormalizeRepoURL is the form two Git URLs of one repository share: no
 // scheme, user or port, the host in lower case, no ".git" suffix nor
@@ -185,7 +186,7 @@ func NormalizeRepoURL(u string) string {
 			return ""
 		}
 		host, p = pu.Hostname(), pu.Path
-	} else if m := scpLike.FindStringSubmatch(u); m != nil {
+	} else if m := scpLike().FindStringSubmatch(u); m != nil {
 		host, p = m[1], m[2]
 	} else {
 		p = u // a local path: a file:// remote's other spelling

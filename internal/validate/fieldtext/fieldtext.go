@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
@@ -96,12 +97,12 @@ func badValue(v any) string {
 // validationRegex is the tail apimachinery's name and label messages end
 // with: the rule is already said in words before it, and a raw regular
 // expression helps no one fix a name.
-var validationRegex = regexp.MustCompile(`,? ?regex used for validation is '[^']*'`)
+var validationRegex = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`,? ?regex used for validation is '[^']*'`) })
 
 // plainDetail is a field error's detail without its regular expression
 // ("(e.g. 'example.com', regex used for validation is '…')" keeps its example).
 func plainDetail(d string) string {
-	d = validationRegex.ReplaceAllString(d, "")
+	d = validationRegex().ReplaceAllString(d, "")
 	return strings.ReplaceAll(d, " ()", "")
 }
 
@@ -140,13 +141,15 @@ func strictProblem(e error) string {
 	return msg
 }
 
-var typeErr = regexp.MustCompile(`^json: cannot unmarshal (.+) into Go (?:struct field \S*?\.(\S+)|value) of type (\S+)$`)
+var typeErr = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^json: cannot unmarshal (.+) into Go (?:struct field \S*?\.(\S+)|value) of type (\S+)$`)
+})
 
 // decodeProblem rewrites a decoding error: a value of the wrong type names
 // its field and what the API expects there, in JSON terms.
 func decodeProblem(err error) string {
 	msg := err.Error()
-	m := typeErr.FindStringSubmatch(msg)
+	m := typeErr().FindStringSubmatch(msg)
 	if m == nil {
 		return msg
 	}

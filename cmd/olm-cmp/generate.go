@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/signal"
 	"syscall"
@@ -90,8 +89,6 @@ ARGOCD_APP_PROJECT_NAME, never the plugin env). A flag wins over its variable.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			// Buffer: nothing reaches stdout unless the whole write can.
-			var out bytes.Buffer
 			// As started: os.Environ drops a second ARGOCD_APP_PROJECT_NAME,
 			// which ParseEnv refuses.
 			env := cmpserver.Environ()
@@ -99,11 +96,8 @@ ARGOCD_APP_PROJECT_NAME, never the plugin env). A flag wins over its variable.`,
 				// The plugin env form of spec.strict: a parameter still wins.
 				env = append(env, "ARGOCD_ENV_strict=true")
 			}
-			if err := cmpserver.Generate(ctx, pick, dir, env, &out, cmd.ErrOrStderr()); err != nil {
-				return err
-			}
-			_, err = cmd.OutOrStdout().Write(out.Bytes())
-			return err
+			// Generate writes stdout only once the render has succeeded.
+			return cmpserver.Generate(ctx, pick, dir, env, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	lf.register(cmd.Flags())

@@ -23,7 +23,7 @@ const StockWorkDirName = "_cmp_server"
 // environment. It writes the YAML stream to stdout only when the whole render
 // succeeded (a partial stream would be applied as is), and warnings and
 // requirement findings to stderr (render.Result.Notes).
-// One render per process: nothing to cache, so it calls the renderer itself,
+// One render per process: no render cache, so it calls the renderer itself,
 // the one pick gives for the project asking (the repo-server's
 // ARGOCD_APP_PROJECT_NAME: a tenancy policy's renderer for it, or refusal).
 func Generate(ctx context.Context, pick func(project string) (*render.Renderer, error), dir string, environ []string, stdout, stderr io.Writer) error {
@@ -40,10 +40,14 @@ func Generate(ctx context.Context, pick func(project string) (*render.Renderer, 
 	if err != nil {
 		return repoRelative(root, err)
 	}
-	r, err := pick(env.Project)
+	picked, err := pick(env.Project)
 	if err != nil {
 		return err
 	}
+	// The stream is all Generate writes: no JSON of every object (the
+	// native server's reply), on a copy, since pick's renderer is shared.
+	r := *picked
+	r.YAMLOnly = true
 	res, err := r.Render(ctx, req)
 	if err != nil {
 		return repoRelative(root, locateError(req, err))
@@ -57,8 +61,7 @@ func Generate(ctx context.Context, pick func(project string) (*render.Renderer, 
 	for _, n := range render.FoldRBACOnly(res.Notes(), "olm-cmp inspect prints each with its fix") {
 		fmt.Fprintln(stderr, echo.Text(n.Printed()))
 	}
-	_, err = stdout.Write(res.YAML())
-	return err
+	return res.WriteYAML(stdout)
 }
 
 // AnnounceJSON prints the parameter announcements as the JSON list Argo CD

@@ -188,7 +188,10 @@ func Spawns() int64 { return spawns.Load() }
 // settings or Argo CD's plugin environment (the application's parameters),
 // and a crash report or a library's logging cannot repeat them.
 func helperEnv() []string {
-	var env []string
+	// Never nil: exec.Cmd reads a nil Env as "inherit everything", which
+	// would hand the helper registry credentials and ARGOCD_ENV_* whenever
+	// none of these happens to be set (a breaker found it).
+	env := []string{}
 	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GODEBUG", "GOMAXPROCS", "GOTRACEBACK", "TMPDIR"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)

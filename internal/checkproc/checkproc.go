@@ -70,12 +70,20 @@ type Result struct {
 	Error  string          `json:"error,omitempty"`
 }
 
+// request is olm-cmp's side: its build (buildID) and the jobs.
 type request struct {
-	Jobs []Job `json:"jobs"`
+	Build *buildID `json:"build,omitempty"`
+	Jobs  []Job    `json:"jobs"`
 }
 
-type answer struct {
-	Results []Result `json:"results"`
+// line is one line of olm-cmp-check's answer: first its build, then one
+// per job as that job finishes, in any order (Job is the job's index), so
+// a batch stopped at a deadline still hands over what it finished.
+type line struct {
+	Build  *buildID        `json:"build,omitempty"`
+	Job    *int            `json:"job,omitempty"`
+	Output json.RawMessage `json:"output,omitempty"`
+	Error  string          `json:"error,omitempty"`
 }
 
 // Handler runs one operation in olm-cmp-check.
@@ -91,9 +99,8 @@ func find() (string, error) {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = real
 		}
-		p := filepath.Join(filepath.Dir(exe), Executable)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			return p, nil
+		if p, err := findBeside(filepath.Dir(exe)); p != "" || err != nil {
+			return p, err
 		}
 	}
 	if p, err := exec.LookPath(Executable); err == nil {
@@ -102,9 +109,26 @@ func find() (string, error) {
 	return "", ErrMissing
 }
 
+// findBeside is olm-cmp-check in dir, "" when there is none. One that is
+// there but not executable is an error, not a reason to run another from
+// PATH (perhaps of another build).
+func findBeside(dir string) (string, error) {
+	p := filepath.Join(dir, Executable)
+	fi, err := os.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", nil
+	}
+	if fi.Mode().Perm()&0o111 == 0 {
+		return "", errNotExecutable
+	}
+	return p, nil
+}
+
 // ErrMissing is Run's error when there is no olm-cmp-check to run; its
 // text says how to install one.
 var ErrMissing = errors.New(Executable + ", which makes the checks of the API server and of signatures for olm-cmp, is neither beside olm-cmp nor on PATH: install both (make build, or go install ./cmd/... from the repository)")
+
+var errNotExecutable = errors.New(Executable + " beside olm-cmp is not executable: make it executable (chmod +x), or install both again (make build, or go install ./cmd/... from the repository)")
 
 // UseExecutable makes Run start the olm-cmp-check at path, or find none
 // when path is "", instead of looking for it, and answer nothing in
@@ -133,44 +157,260 @@ func Run(ctx context.Context, jobs []Job) ([]Result, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
+	out := make([]Result, len(jobs))
+	if err := RunEach(ctx, jobs, func(i int, r Result) { out[i] = r }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RunEach is Run giving each job's result to fn as it arrives (fn is never
+// called twice at once, nor twice for a job), so a caller keeps what
+// finished when the batch does not: a render stopped at its deadline keeps
+// the verdicts its helper made. The results fn got are the helper's
+// answers even when RunEach then fails; the jobs fn did not get have none.
+//
+// A job identical to one another Run is computing (the same operation and
+// input: renders of one bundle at once) waits for that one's result
+// instead of being computed twice; if that computation fails, this Run
+// makes it itself.
+func RunEach(ctx context.Context, jobs []Job, fn func(i int, r Result)) error {
+	if len(jobs) == 0 {
+		return nil
+	}
 	if h := inProcess.Load(); h != nil {
 		spawns.Add(1)
-		return serveInProcess(ctx, *h, jobs), nil
+		return runInProcess(ctx, *h, jobs, fn)
 	}
 	path, err := locate()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	req, err := json.Marshal(request{Jobs: jobs})
+	keys := make([]Key, len(jobs))
+	todo := make([]int, len(jobs))
+	for i, j := range jobs {
+		keys[i], todo[i] = KeyOf(j.Op, j.Input), i
+	}
+	for len(todo) > 0 {
+		if todo, err = runRound(ctx, path, jobs, keys, todo, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runRound computes the jobs todo no other Run is computing in one helper,
+// then waits for the others' results; it returns the jobs whose other
+// computation failed.
+func runRound(ctx context.Context, path string, jobs []Job, keys []Key, todo []int, fn func(int, Result)) (again []int, err error) {
+	mine := map[Key][]int{} // every job of this batch with a key this Run computes
+	var lead []int          // the first of each: what the helper gets
+	theirs := map[*flight][]int{}
+	flights.mu.Lock()
+	for _, i := range todo {
+		k := keys[i]
+		if _, ok := mine[k]; ok {
+			mine[k] = append(mine[k], i)
+		} else if f := flights.m[k]; f != nil {
+			theirs[f] = append(theirs[f], i)
+		} else {
+			flights.m[k] = &flight{key: k, done: make(chan struct{})}
+			mine[k], lead = []int{i}, append(lead, i)
+		}
+	}
+	ours := map[Key]*flight{}
+	for k := range mine {
+		ours[k] = flights.m[k]
+	}
+	flights.mu.Unlock()
+	if len(lead) > 0 {
+		batch := make([]Job, len(lead))
+		for n, i := range lead {
+			batch[n] = jobs[i]
+		}
+		err := runHelper(ctx, path, batch, func(n int, r Result) {
+			k := keys[lead[n]]
+			ours[k].finish(r, true)
+			for _, i := range mine[k] {
+				fn(i, r)
+			}
+		})
+		for _, f := range ours {
+			f.finish(Result{}, false) // no-op for those finished
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	for f, is := range theirs {
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s did not finish its checks in time: %w", Executable, context.Cause(ctx))
+		}
+		if !f.ok {
+			again = append(again, is...)
+			continue
+		}
+		for _, i := range is {
+			fn(i, f.r)
+		}
+	}
+	return again, nil
+}
+
+// flights are the jobs being computed, by key, process-wide.
+var flights = struct {
+	mu sync.Mutex
+	m  map[Key]*flight
+}{m: map[Key]*flight{}}
+
+// flight is one job being computed: done closes when r is known (ok) or
+// its computation failed.
+type flight struct {
+	key  Key
+	done chan struct{}
+	r    Result
+	ok   bool
+	once sync.Once
+}
+
+func (f *flight) finish(r Result, ok bool) {
+	f.once.Do(func() {
+		flights.mu.Lock()
+		if flights.m[f.key] == f {
+			delete(flights.m, f.key)
+		}
+		f.r, f.ok = r, ok
+		flights.mu.Unlock()
+		close(f.done)
+	})
+}
+
+// MaxHelpers bounds the olm-cmp-check processes one olm-cmp runs at once
+// (renders of a sidecar at once): each runs its jobs on every CPU already,
+// and each holds its request's CRDs and their compiled rules in memory. A
+// render waits for a place within its own deadline.
+const MaxHelpers = 2
+
+var helperSlots = make(chan struct{}, MaxHelpers)
+
+// runHelper runs one olm-cmp-check on jobs, giving fn each result (by its
+// index in jobs) as it arrives, until all have or it fails.
+func runHelper(ctx context.Context, path string, jobs []Job, fn func(int, Result)) error {
+	req, err := json.Marshal(request{Build: self(), Jobs: jobs})
 	if err != nil {
-		return nil, fmt.Errorf("the checks could not be written for %s: %v", Executable, err)
+		return fmt.Errorf("the checks could not be written for %s: %v", Executable, err)
 	}
 	if len(req) > MaxRequestBytes {
-		return nil, fmt.Errorf("the checks are %d bytes, over the %d-byte bound of one %s request", len(req), MaxRequestBytes, Executable)
+		return fmt.Errorf("the checks are %d bytes, over the %d-byte bound of one %s request", len(req), MaxRequestBytes, Executable)
 	}
-	cmd := exec.CommandContext(ctx, path)
+	select {
+	case helperSlots <- struct{}{}:
+		defer func() { <-helperSlots }()
+	case <-ctx.Done():
+		return fmt.Errorf("%s did not finish its checks in time (it waited for one of the %d that run at once): %w", Executable, MaxHelpers, context.Cause(ctx))
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("%s could not be started (%v)", Executable, err)
+	}
+	defer pr.Close()
+	cmd := exec.Command(path)
 	cmd.Env = helperEnv()
 	cmd.Stdin = bytes.NewReader(req)
-	var out, errOut capped
-	out.max, errOut.max = MaxAnswerBytes, maxStderrBytes
-	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.Stdout = pw
+	errOut := capped{max: maxStderrBytes}
+	cmd.Stderr = &errOut
 	cmd.WaitDelay = waitDelay
+	ownGroup(cmd)
 	spawns.Add(1)
-	runErr := cmd.Run()
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("%s did not finish its checks in time: %w", Executable, context.Cause(ctx))
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		return fmt.Errorf("%s could not be started: %s", Executable, execErrorLine(err))
 	}
-	if out.over {
-		return nil, fmt.Errorf("%s answered more than %d bytes", Executable, MaxAnswerBytes)
+	// At the deadline: kill the helper and what it started, and stop
+	// reading (a process that escaped the group may hold the pipe).
+	killed := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() { killGroup(cmd); pr.Close(); close(killed) })
+	in := &counter{r: pr, left: MaxAnswerBytes}
+	readErr := readAnswer(in, len(jobs), fn)
+	if !stop() {
+		<-killed
 	}
-	if runErr != nil {
-		return nil, fmt.Errorf("%s stopped before answering (%v)%s", Executable, runErr, firstLine(errOut.Bytes()))
+	killGroup(cmd) // done with it: nothing it started outlives it
+	waitErr := cmd.Wait()
+	switch {
+	case readErr == nil:
+		return nil // every result came: how it then ended changes none
+	case ctx.Err() != nil:
+		return fmt.Errorf("%s did not finish its checks in time: %w", Executable, context.Cause(ctx))
+	case in.over:
+		return fmt.Errorf("%s answered more than %d bytes", Executable, MaxAnswerBytes)
+	case errors.As(readErr, new(buildError)):
+		return readErr.(buildError).err
 	}
-	var a answer
-	if err := json.Unmarshal(out.Bytes(), &a); err != nil || len(a.Results) != len(jobs) {
-		return nil, fmt.Errorf("%s answered something that is not the answer to %d checks: is it the same build as olm-cmp?", Executable, len(jobs))
+	var exit *exec.ExitError
+	if errors.As(waitErr, &exit) {
+		if sig, kill, ok := killedBy(exit.ProcessState); kill {
+			return fmt.Errorf("%s was killed (out of memory, or by a signal) before answering%s", Executable, firstLine(errOut.Bytes()))
+		} else if ok {
+			return fmt.Errorf("%s was stopped by a signal (%s) before answering%s", Executable, sig, firstLine(errOut.Bytes()))
+		}
+		return fmt.Errorf("%s stopped before answering (exit status %d)%s", Executable, exit.ExitCode(), firstLine(errOut.Bytes()))
 	}
-	return a.Results, nil
+	return fmt.Errorf("%s answered something that is not the answer to %d checks: is it the same build as olm-cmp?", Executable, len(jobs))
+}
+
+// buildError is readAnswer's error for a helper of another build.
+type buildError struct{ err error }
+
+func (e buildError) Error() string { return e.err.Error() }
+
+// readAnswer reads the helper's build, then n results, giving fn each.
+func readAnswer(r io.Reader, n int, fn func(int, Result)) error {
+	dec := json.NewDecoder(r)
+	var hello line
+	if err := dec.Decode(&hello); err != nil {
+		return err
+	}
+	if err := errOtherBuild(hello.Build); err != nil {
+		return buildError{err}
+	}
+	seen := make([]bool, n)
+	for range n {
+		var l line
+		if err := dec.Decode(&l); err != nil {
+			return err
+		}
+		if l.Job == nil || *l.Job < 0 || *l.Job >= n || seen[*l.Job] || l.Build != nil {
+			return errors.New("not an answer")
+		}
+		seen[*l.Job] = true
+		fn(*l.Job, Result{Output: l.Output, Error: l.Error})
+	}
+	return nil
+}
+
+// counter reads at most left bytes of r, and remembers that more came.
+type counter struct {
+	r    io.Reader
+	left int
+	over bool
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		c.over = true
+		return 0, errors.New("over the bound")
+	}
+	if len(p) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= n
+	return n, err
 }
 
 // spawns counts the helper processes Run started (in tests, the batches
@@ -215,32 +455,49 @@ func AnswerInProcess(handlers map[string]Handler) (restore func()) {
 	return func() { inProcess.Store(old) }
 }
 
-// serveInProcess answers jobs as Serve would, through the same JSON
-// encoding, so a test sees what olm-cmp-check would have answered.
-func serveInProcess(ctx context.Context, handlers map[string]Handler, jobs []Job) []Result {
+// runInProcess answers jobs as Serve would, through the same JSON
+// encoding, so a test sees what olm-cmp-check would have answered; results
+// that come after ctx ends are dropped, as a killed helper's would be.
+func runInProcess(ctx context.Context, handlers map[string]Handler, jobs []Job, fn func(int, Result)) error {
 	copied := make([]Job, len(jobs))
 	for i, j := range jobs {
 		in, _ := json.Marshal(j.Input)
 		copied[i] = Job{Op: j.Op, Input: in}
 	}
-	return runJobs(ctx, handlers, copied)
+	var mu sync.Mutex
+	runJobs(ctx, handlers, copied, func(i int, r Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ctx.Err() == nil {
+			fn(i, r)
+		}
+	})
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s did not finish its checks in time: %w", Executable, context.Cause(ctx))
+	}
+	return nil
 }
 
+// maxParallelJobs bounds the jobs olm-cmp-check runs at once, whatever
+// the number of CPUs: compiling a large CRD's CEL rules holds ~170 MB
+// until it is done, so the helper's memory grows with the jobs in flight.
+const maxParallelJobs = 4
+
 // runJobs runs jobs several at once (a cold render's CRDs, whose CEL rules
-// are most of its check, each take their own time) and returns their
-// results in order. A job not begun when ctx ends is not begun.
-func runJobs(ctx context.Context, handlers map[string]Handler, jobs []Job) []Result {
-	out := make([]Result, len(jobs))
+// are most of its check, each take their own time) and gives emit each
+// result as it is made (from several goroutines). A job not begun when ctx
+// ends is not begun.
+func runJobs(ctx context.Context, handlers map[string]Handler, jobs []Job, emit func(int, Result)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+	for range min(runtime.GOMAXPROCS(0), maxParallelJobs, len(jobs)) {
 		wg.Go(func() {
 			for i := range next {
 				if err := ctx.Err(); err != nil {
-					out[i] = Result{Error: fmt.Sprintf("%s stopped before this check: %v", Executable, context.Cause(ctx))}
+					emit(i, Result{Error: fmt.Sprintf("%s stopped before this check: %v", Executable, context.Cause(ctx))})
 					continue
 				}
-				out[i] = runJob(ctx, handlers, jobs[i])
+				emit(i, runJob(ctx, handlers, jobs[i]))
 			}
 		})
 	}
@@ -249,7 +506,6 @@ func runJobs(ctx context.Context, handlers map[string]Handler, jobs []Job) []Res
 	}
 	close(next)
 	wg.Wait()
-	return out
 }
 
 // firstLine is ": " and the first line of a helper's standard error, if
@@ -302,11 +558,15 @@ func (c *capped) Write(p []byte) (int, error) {
 
 func (c *capped) Bytes() []byte { return c.buf.Bytes() }
 
-// Serve is olm-cmp-check's main loop: it reads one request from in, runs
-// each job with the handler registered for its Op, and writes the answer to
-// out. A job whose handler panics gets an error result; the others are
-// still answered. It returns an error only when the request cannot be read
-// or the answer cannot be written.
+// Serve is olm-cmp-check's main loop: it reads one request from in, answers
+// its build (buildID) on out, then runs each job with the handler
+// registered for its Op and writes each result on out as its job finishes,
+// a line each. A job whose handler panics gets an error result; the others
+// are still answered. A request from another build of olm-cmp gets the
+// build only (olm-cmp words the refusal); one without jobs is a probe (the
+// packaging tests' "does it run"). It returns an error only when the
+// request cannot be read, is from another build, or the answer cannot be
+// written.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, handlers map[string]Handler) error {
 	data, err := io.ReadAll(io.LimitReader(in, MaxRequestBytes+1))
 	if err != nil {
@@ -319,13 +579,28 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, handlers map[string
 	if err := json.Unmarshal(data, &req); err != nil {
 		return fmt.Errorf("the request is not a list of checks: %v", err)
 	}
-	a := answer{Results: runJobs(ctx, handlers, req.Jobs)}
-	enc, err := json.Marshal(a)
-	if err != nil {
+	enc := json.NewEncoder(out) // a line per value, written at once
+	if err := enc.Encode(line{Build: self()}); err != nil {
 		return fmt.Errorf("writing the answer: %v", err)
 	}
-	_, err = out.Write(enc)
-	return err
+	if len(req.Jobs) == 0 {
+		return nil
+	}
+	if req.Build == nil || self().differs(req.Build) != "" {
+		return errors.New("the request is from another build of olm-cmp: install both from the same build")
+	}
+	var mu sync.Mutex
+	var werr error
+	runJobs(ctx, handlers, req.Jobs, func(i int, r Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		if werr == nil {
+			if err := enc.Encode(line{Job: &i, Output: r.Output, Error: r.Error}); err != nil {
+				werr = fmt.Errorf("writing the answer: %v", err)
+			}
+		}
+	})
+	return werr
 }
 
 func runJob(ctx context.Context, handlers map[string]Handler, j Job) (r Result) {

@@ -27,6 +27,10 @@ var testHandlers = map[string]Handler{
 		return nil, nil
 	},
 	"env": func(context.Context, json.RawMessage) (any, error) { return os.Environ(), nil },
+	"hang": func(ctx context.Context, _ json.RawMessage) (any, error) {
+		time.Sleep(time.Hour) // a check that never ends: the helper is killed
+		return nil, nil
+	},
 }
 
 func TestMain(m *testing.M) {
@@ -44,13 +48,23 @@ func TestMain(m *testing.M) {
 	case "hang":
 		time.Sleep(time.Hour)
 	case "big":
-		os.Stdout.Write([]byte(`{"results":[{"output":"`))
+		json.NewEncoder(os.Stdout).Encode(line{Build: self()})
+		os.Stdout.Write([]byte(`{"job":0,"output":"`))
 		os.Stdout.Write([]byte(strings.Repeat("x", MaxAnswerBytes)))
-		os.Stdout.Write([]byte(`"}]}`))
+		os.Stdout.Write([]byte(`"}` + "\n"))
 	case "garbage":
 		os.Stdout.Write([]byte("Usage: olm-cmp-check [flags]\n"))
 	case "short":
-		os.Stdout.Write([]byte(`{"results":[]}`))
+		json.NewEncoder(os.Stdout).Encode(line{Build: self()})
+		os.Stdout.Write([]byte(`{"job":0,"output":1}` + "\n"))
+	case "old":
+		// an olm-cmp-check from before builds were compared
+		os.Stdout.Write([]byte(`{"results":[{"output":1},{"output":2}]}`))
+	case "other":
+		other := *self()
+		other.Settings = map[string]string{"-ldflags": "-s -w -X main.version=v0.0.1"}
+		json.NewEncoder(os.Stdout).Encode(line{Build: &other})
+		os.Stdout.Write([]byte(`{"job":0,"output":1}` + "\n" + `{"job":1,"output":2}` + "\n"))
 	}
 	os.Exit(0)
 }

@@ -133,7 +133,25 @@ func (v *validator) check(todo []pending) error {
 		}
 		jobs[i] = checkproc.Job{Op: p.op, Input: in}
 	}
-	results, err := checkproc.Run(v.ctx, jobs)
+	// Each verdict is kept as it arrives, so a batch stopped at the
+	// render's deadline still spares the next render what it finished.
+	failed, why := len(todo), ""
+	err := checkproc.RunEach(v.ctx, jobs, func(i int, r checkproc.Result) {
+		problems, ok := decodeVerdict(r.Output)
+		switch {
+		case r.Error != "":
+			if i < failed {
+				failed, why = i, r.Error
+			}
+		case !ok:
+			if i < failed {
+				failed, why = i, fmt.Sprintf("%s answered something that is not a verdict: is it the same build as olm-cmp?", checkproc.Executable)
+			}
+		default:
+			v.verdicts[todo[i].key] = problems
+			verdicts.Put(todo[i].key, r.Output)
+		}
+	})
 	if err != nil {
 		if v.ctx.Err() != nil {
 			return context.Cause(v.ctx)
@@ -143,16 +161,8 @@ func (v *validator) check(todo []pending) error {
 		}
 		return unchecked(todo, err)
 	}
-	for i, r := range results {
-		if r.Error != "" {
-			return unchecked(todo[i:i+1], fmt.Errorf("%s", r.Error))
-		}
-		problems, ok := decodeVerdict(r.Output)
-		if !ok {
-			return unchecked(todo[i:i+1], fmt.Errorf("%s answered something that is not a verdict: is it the same build as olm-cmp?", checkproc.Executable))
-		}
-		v.verdicts[todo[i].key] = problems
-		verdicts.Put(todo[i].key, r.Output)
+	if failed < len(todo) {
+		return unchecked(todo[failed:failed+1], errors.New(why))
 	}
 	return nil
 }

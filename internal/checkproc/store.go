@@ -77,10 +77,21 @@ type Store struct {
 	bytes int
 
 	dir   atomic.Pointer[string] // this build's directory, nil: memory only
-	files struct {
-		once sync.Once
-		n    atomic.Int64
-	}
+	files fileCount
+}
+
+// fileCount is what a Store knows of the number of files in its
+// directory, which other processes (Argo CD's classic plugin mode runs a
+// process per request) write too: the count at its last reading plus its
+// own writes since. It reads the directory again after writing an eighth
+// of the room it saw (so up to 8 processes writing at once stay within
+// maxFiles), and when its count reaches maxFiles.
+type fileCount struct {
+	mu      sync.Mutex
+	counted bool
+	full    bool // the last reading found maxFiles: not read again
+	n       int
+	since   int
 }
 
 type entry struct {
@@ -114,28 +125,35 @@ func (s *Store) Dir() string {
 }
 
 // Build names this build: olm-cmp's module versions and VCS stamp, and the
-// path, size and modification time of its executable and of the
-// olm-cmp-check it runs (a dirty tree rebuilt keeps its revision, not its
-// executables' times; the two are installed together but may not be
-// replaced together).
+// path, size, modification time, inode and change time of its executable
+// and of the olm-cmp-check it runs (a dirty tree rebuilt keeps its
+// revision, not its executables' times; the two are installed together but
+// may not be replaced together, and a replaced file keeps neither its
+// inode nor its change time, even when its size and modification time
+// are kept).
 var Build = sync.OnceValue(func() string {
+	var helper string
+	if p, err := locate(); err == nil {
+		helper = p
+	}
+	exe, _ := os.Executable()
+	return buildName(exe, helper)
+})
+
+// buildName is Build for the executables exe and helper ("": none).
+func buildName(exe, helper string) string {
 	h := sha256.New()
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		h.Write([]byte(bi.String()))
 	}
-	stamp := func(p string) {
-		if fi, err := os.Stat(p); err == nil {
-			fmt.Fprintf(h, "\x00%s\x00%d\x00%d", p, fi.Size(), fi.ModTime().UnixNano())
+	for _, p := range []string{exe, helper} {
+		if fi, err := os.Stat(p); p != "" && err == nil {
+			ino, ctime := fileChange(fi)
+			fmt.Fprintf(h, "\x00%s\x00%d\x00%d\x00%d\x00%d", p, fi.Size(), fi.ModTime().UnixNano(), ino, ctime)
 		}
 	}
-	if exe, err := os.Executable(); err == nil {
-		stamp(exe)
-	}
-	if helper, err := locate(); err == nil {
-		stamp(helper)
-	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
-})
+}
 
 // Get returns key's output: from memory, else from this build's directory
 // (then kept in memory too).
@@ -210,14 +228,7 @@ func (s *Store) write(dir string, key Key, out []byte) {
 		}
 		clearOtherBuilds(dir)
 	}
-	s.files.once.Do(func() {
-		if f, err := os.Open(dir); err == nil {
-			names, _ := f.Readdirnames(maxFiles)
-			f.Close()
-			s.files.n.Store(int64(len(names)))
-		}
-	})
-	if s.files.n.Load() >= maxFiles {
+	if !s.files.room(dir) {
 		return
 	}
 	f, err := os.CreateTemp(dir, ".tmp-")
@@ -233,7 +244,52 @@ func (s *Store) write(dir string, key Key, out []byte) {
 		os.Remove(f.Name())
 		return
 	}
-	s.files.n.Add(1) // a rewrite counts again: the bound errs on the safe side
+}
+
+// room says whether dir may take one more file, reading it when due, and
+// counts that file (a rewrite, or a write that fails, counts too: the bound
+// errs on the safe side).
+func (c *fileCount) room(dir string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.counted || (!c.full && (c.n >= maxFiles || c.since >= max(1, (maxFiles-c.n)/8))) {
+		c.n, c.since, c.counted = countFiles(dir), 0, true
+		c.full = c.n >= maxFiles
+	}
+	if c.n >= maxFiles {
+		return false
+	}
+	c.n++
+	c.since++
+	return true
+}
+
+// staleTemp is the age past which a temporary file is one a killed writer
+// left (a write takes microseconds).
+const staleTemp = time.Minute
+
+// countFiles is the number of files in dir (at most maxFiles), once the
+// temporary files writers killed mid-write left there are removed.
+func countFiles(dir string) int {
+	f, err := os.Open(dir)
+	if err != nil {
+		return maxFiles // unreadable: write nothing more
+	}
+	names, _ := f.Readdirnames(maxFiles + 1024)
+	f.Close()
+	n := 0
+	for _, name := range names {
+		if strings.HasPrefix(name, ".tmp-") {
+			p := filepath.Join(dir, name)
+			if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > staleTemp {
+				if os.Remove(p) == nil {
+					continue
+				}
+			}
+		}
+		n++
+	}
+	return min(n, maxFiles)
 }
 
 // clearOtherBuilds removes the directories of the builds beside dir (named

@@ -109,8 +109,7 @@ func TestStoreFilesBounded(t *testing.T) {
 	cache := t.TempDir()
 	s := NewStore("verdicts")
 	s.Keep(cache)
-	s.files.once.Do(func() {})
-	s.files.n.Store(maxFiles - 1)
+	fill(t, s.Dir(), maxFiles-1)
 	a, b := Key{1}, Key{2}
 	s.Put(a, []byte("one"))
 	s.Put(b, []byte("two"))
@@ -122,6 +121,102 @@ func TestStoreFilesBounded(t *testing.T) {
 	}
 	if _, ok := s.Get(b); !ok {
 		t.Error("the output past the bound is not kept in memory")
+	}
+}
+
+// The bound holds for the directory, not per process: processes writing
+// at once (Argo CD's classic plugin mode) read it again before their
+// counts could add up past it.
+func TestStoreFilesBoundedAcrossProcesses(t *testing.T) {
+	cache := t.TempDir()
+	first, second := newStoreOn(t, cache), newStoreOn(t, cache)
+	fill(t, first.Dir(), maxFiles-2)
+	first.Put(Key{1}, []byte("1"))  // counts maxFiles-2, writes
+	second.Put(Key{2}, []byte("2")) // counts maxFiles-1, writes
+	first.Put(Key{3}, []byte("3"))  // must see the second's file
+	if n := len(names(t, first.Dir())); n > maxFiles {
+		t.Errorf("%d files, over the bound of %d", n, maxFiles)
+	}
+}
+
+// A temporary file a killed writer left is removed once it is a minute
+// old; one being written is not.
+func TestStoreSweepsStaleTemporaryFiles(t *testing.T) {
+	s := newStoreOn(t, t.TempDir())
+	fill(t, s.Dir(), 0)
+	old, fresh := filepath.Join(s.Dir(), ".tmp-1"), filepath.Join(s.Dir(), ".tmp-2")
+	for _, p := range []string{old, fresh} {
+		if err := os.WriteFile(p, []byte("{"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	then := time.Now().Add(-2 * staleTemp)
+	if err := os.Chtimes(old, then, then); err != nil {
+		t.Fatal(err)
+	}
+	s.Put(Key{1}, []byte("{}"))
+	if _, err := os.Stat(old); err == nil {
+		t.Error("a stale temporary file was kept")
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a temporary file being written was removed: %v", err)
+	}
+}
+
+// fill makes dir with n files in it.
+func fill(t *testing.T, dir string, n int) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// Replacing olm-cmp-check (a new install, a copy) changes the build's name
+// even when the new file keeps the old one's size and modification time
+// (hack/ociimage sets every time to SOURCE_DATE_EPOCH): another helper
+// build never reads these verdicts.
+func TestBuildChangesWhenTheHelperIsReplaced(t *testing.T) {
+	dir := t.TempDir()
+	helper := filepath.Join(dir, Executable)
+	epoch := time.Unix(1700000000, 0)
+	write := func(p, body string) {
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, epoch, epoch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(helper, "build A")
+	before := buildName("", helper)
+	if again := buildName("", helper); again != before {
+		t.Fatalf("the name changed without a change: %s, %s", before, again)
+	}
+	next := filepath.Join(dir, "next")
+	write(next, "build B") // same size, same time
+	if err := os.Rename(next, helper); err != nil {
+		t.Fatal(err)
+	}
+	if after := buildName("", helper); after == before {
+		t.Error("a replaced olm-cmp-check of the same size and time keeps the build's name")
 	}
 }
 

@@ -336,11 +336,15 @@ func runHelper(ctx context.Context, path string, jobs []Job, fn func(int, Result
 	stop := context.AfterFunc(ctx, func() { killGroup(cmd); pr.Close(); close(killed) })
 	in := &counter{r: pr, left: MaxAnswerBytes}
 	readErr := readAnswer(in, len(jobs), fn)
+	if readErr == nil {
+		killGroup(cmd) // done with it: nothing it started outlives it
+	}
+	// An answer that ended early: the helper's exit status says why (the
+	// deadline still kills it).
+	waitErr := cmd.Wait()
 	if !stop() {
 		<-killed
 	}
-	killGroup(cmd) // done with it: nothing it started outlives it
-	waitErr := cmd.Wait()
 	switch {
 	case readErr == nil:
 		return nil // every result came: how it then ended changes none

@@ -27,6 +27,10 @@ var testHandlers = map[string]Handler{
 		return nil, nil
 	},
 	"env": func(context.Context, json.RawMessage) (any, error) { return os.Environ(), nil },
+	"slow": func(context.Context, json.RawMessage) (any, error) {
+		time.Sleep(700 * time.Millisecond)
+		return "slow", nil
+	},
 	"hang": func(ctx context.Context, _ json.RawMessage) (any, error) {
 		time.Sleep(time.Hour) // a check that never ends: the helper is killed
 		return nil, nil
@@ -63,6 +67,11 @@ func TestMain(m *testing.M) {
 	case "other":
 		other := *self()
 		other.Settings = map[string]string{"-ldflags": "-s -w -X main.version=v0.0.1"}
+		for k, v := range self().Settings {
+			if k != "-ldflags" {
+				other.Settings[k] = v
+			}
+		}
 		json.NewEncoder(os.Stdout).Encode(line{Build: &other})
 		os.Stdout.Write([]byte(`{"job":0,"output":1}` + "\n" + `{"job":1,"output":2}` + "\n"))
 	}

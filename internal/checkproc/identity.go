@@ -86,7 +86,7 @@ func (a *buildID) differs(b *buildID) string {
 	sort.Strings(paths)
 	for _, p := range paths {
 		if w, ok := b.Deps[p]; ok && w != a.Deps[p] {
-			return fmt.Sprintf("%s %s, %s %s", p, strings.Fields(a.Deps[p])[0], Executable, strings.Fields(w+" ?")[0])
+			return fmt.Sprintf("%s %s, %s %s", p, strings.Fields(a.Deps[p])[0], Executable, strings.Fields(w + " ?")[0])
 		}
 	}
 	return ""

@@ -484,8 +484,12 @@ func runInProcess(ctx context.Context, handlers map[string]Handler, jobs []Job, 
 
 // maxParallelJobs bounds the jobs olm-cmp-check runs at once, whatever
 // the number of CPUs: compiling a large CRD's CEL rules holds ~170 MB
-// until it is done, so the helper's memory grows with the jobs in flight.
-const maxParallelJobs = 4
+// until it is done, so the helper's memory grows with the jobs in flight
+// (4 CRDs of 4,999 rules each, GOMAXPROCS=8: 654 MB peak with 8 at once,
+// 380 MB with 2; a soft GOMEMLIMIT of 384 MiB instead cut it to 484 MB for
+// twice the CPU). With at most MaxHelpers helpers, that bounds the
+// sidecar's checks to about 2 x 2 CRDs compiled at once.
+const maxParallelJobs = 2
 
 // runJobs runs jobs several at once (a cold render's CRDs, whose CEL rules
 // are most of its check, each take their own time) and gives emit each

@@ -31,7 +31,9 @@ type buildID struct {
 var identitySettings = []string{"GOOS", "GOARCH", "CGO_ENABLED", "-ldflags", "-tags", "-trimpath", "vcs.revision", "vcs.time", "vcs.modified"}
 
 // self is this executable's build.
-var self = sync.OnceValue(func() *buildID {
+var self = sync.OnceValue(readBuild)
+
+func readBuild() *buildID {
 	id := &buildID{Settings: map[string]string{}, Deps: map[string]string{}}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -53,7 +55,7 @@ var self = sync.OnceValue(func() *buildID {
 		id.Deps[d.Path] = v
 	}
 	return id
-})
+}
 
 // differs says how two executables' builds differ ("" when they may be
 // one build). The two main packages link different modules, so only the

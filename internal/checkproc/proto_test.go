@@ -274,3 +274,19 @@ func TestHelperJobsAtOnceAreBounded(t *testing.T) {
 		t.Errorf("%d jobs at once, want 2 to %d", m, maxParallelJobs)
 	}
 }
+
+// BenchmarkHandshake is what the build check adds to a helper's run: each
+// side reads its build (once per process), olm-cmp writes it in the request, the helper in
+// its answer, and olm-cmp reads and compares it.
+func BenchmarkHandshake(b *testing.B) {
+	for b.Loop() {
+		id := readBuild()
+		req, _ := json.Marshal(request{Build: id})
+		var got request
+		json.Unmarshal(req, &got)
+		if id.differs(got.Build) != "" {
+			b.Fatal("differs from itself")
+		}
+		b.SetBytes(int64(len(req)))
+	}
+}

@@ -12,9 +12,25 @@
 // of jobs), and a crash in those libraries stops that process, not the
 // sidecar.
 //
-// The protocol is one JSON request on the helper's standard input (a list
-// of jobs: an operation name and its input) and one JSON answer on its
-// standard output (a result per job, in order). Both are bounded.
+// The protocol is one JSON request on the helper's standard input (olm-cmp's
+// build and a list of jobs: an operation name and its input) and, on its
+// standard output, a JSON line with the helper's build, then a line per
+// job as that job finishes (its index and its result), so a batch stopped
+// at a render's deadline still hands over what it finished (RunEach). The
+// request, the answer and the helper's standard error are bounded; at the
+// deadline the helper's whole process group is killed.
+//
+// The builds are compared (buildID) so that a stale olm-cmp-check (an
+// older `make install` on PATH, a helper copied from another image) is
+// refused in one line instead of trusted. That is all the handshake does:
+// olm-cmp-check is whatever file sits beside olm-cmp, and a fake one is
+// arbitrary code run as the sidecar, which can answer anything, the
+// handshake included. Protecting that file is the installation's job (the
+// image is read-only; a user's PATH is theirs).
+//
+// At most MaxHelpers helpers run at once in one olm-cmp, each at most
+// maxParallelJobs jobs at once, and a job identical to one already being
+// computed (renders of one bundle at once) waits for that result.
 //
 // This package must stay light: it imports nothing heavier than the
 // standard library (and internal/safefile). The heavy packages list their

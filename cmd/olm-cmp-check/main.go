@@ -13,7 +13,13 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/checks"
 )
 
+// version is stamped as olm-cmp's is (-ldflags "-X main.version=…", by
+// every build that writes both): olm-cmp compares the two (checkproc's
+// build check), since -trimpath leaves -ldflags out of the build info.
+var version = "dev"
+
 func main() {
+	checkproc.StampVersion(version)
 	if len(os.Args) > 1 {
 		fmt.Fprintln(os.Stderr, checkproc.Executable+" is run by olm-cmp and takes no arguments: run olm-cmp instead")
 		os.Exit(2)

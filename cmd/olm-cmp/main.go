@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/olm-cmp/olm-cmp/internal/checkproc"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 )
 
@@ -22,6 +23,7 @@ import (
 var version = "dev"
 
 func main() {
+	checkproc.StampVersion(version)
 	cmd, err := execute(newRootCmd())
 	os.Exit(exitStatus(cmd, err, os.Stderr))
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // buildID is what an executable knows of its own build (debug.ReadBuildInfo,
@@ -24,17 +25,30 @@ type buildID struct {
 }
 
 // identitySettings are the build settings both executables of one build
-// share: the target, the flags (`-ldflags` carries -X main.version=…,
-// which make build, the Dockerfile, hack/ociimage and the release stamp
-// both with) and the VCS stamp. The others (-buildmode, DefaultGODEBUG…)
-// may differ between two main packages of one build.
-var identitySettings = []string{"GOOS", "GOARCH", "CGO_ENABLED", "-ldflags", "-tags", "-trimpath", "vcs.revision", "vcs.time", "vcs.modified"}
+// share: the target, the flags (-ldflags is recorded only without
+// -trimpath, so the version main was stamped with is added: StampVersion)
+// and the VCS stamp. The others (-buildmode, DefaultGODEBUG…) may differ
+// between two main packages of one build.
+var identitySettings = []string{"GOOS", "GOARCH", "CGO_ENABLED", "-ldflags", "-tags", "-trimpath", "main.version", "vcs.revision", "vcs.time", "vcs.modified"}
+
+// stamped is the version main was stamped with (-X main.version=…), which
+// the build info does not hold when built with -trimpath (every build of
+// both but `go build` and `go install` without flags): make build, the
+// Dockerfile, hack/ociimage and the release stamp both executables alike.
+var stamped atomic.Pointer[string]
+
+// StampVersion records the version main was stamped with, for the build
+// check; main calls it first thing, before any helper runs.
+func StampVersion(v string) { stamped.Store(&v) }
 
 // self is this executable's build.
 var self = sync.OnceValue(readBuild)
 
 func readBuild() *buildID {
 	id := &buildID{Settings: map[string]string{}, Deps: map[string]string{}}
+	if v := stamped.Load(); v != nil {
+		id.Settings["main.version"] = *v
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return id
@@ -75,6 +89,12 @@ func (a *buildID) differs(b *buildID) string {
 	_, bvcs := b.Settings["vcs.revision"]
 	for _, k := range identitySettings {
 		if strings.HasPrefix(k, "vcs.") && !(avcs && bvcs) {
+			continue
+		}
+		if _, ok := a.Settings[k]; k == "main.version" && !ok {
+			continue // a test binary, whose main is the test's
+		}
+		if _, ok := b.Settings[k]; k == "main.version" && !ok {
 			continue
 		}
 		if a.Settings[k] != b.Settings[k] {

@@ -72,6 +72,15 @@ func TestServeRefusesARequestOfAnotherBuild(t *testing.T) {
 	if d := a.differs(b); d != "" {
 		t.Errorf("one build told apart: %s", d)
 	}
+	a.Settings["main.version"] = "v1.4.0" // b: a test binary, which stamps none
+	if d := a.differs(b); d != "" {
+		t.Errorf("one build told apart: %s", d)
+	}
+	b.Settings["main.version"] = "v1.3.2"
+	if d := a.differs(b); d != `main.version "v1.4.0", olm-cmp-check "v1.3.2"` {
+		t.Errorf("another stamped version: %q", d)
+	}
+	b.Settings["main.version"] = "v1.4.0"
 	b.Deps["x"] = "v2 h1:b"
 	if d := a.differs(b); d != "x v1, olm-cmp-check v2" {
 		t.Errorf("another dependency: %q", d)

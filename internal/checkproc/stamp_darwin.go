@@ -1,14 +1,5 @@
 package checkproc
 
-import (
-	"io/fs"
-	"syscall"
-)
+import "syscall"
 
-// fileChange: as on Linux (stamp_linux.go).
-func fileChange(fi fs.FileInfo) (ino uint64, ctime int64) {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return st.Ino, st.Ctimespec.Nano()
-	}
-	return 0, 0
-}
+func changeTime(st *syscall.Stat_t) int64 { return st.Ctimespec.Nano() }

@@ -352,6 +352,7 @@ func runHelper(ctx context.Context, path string, jobs []Job, fn func(int, Result
 	stop := context.AfterFunc(ctx, func() { killGroup(cmd); pr.Close(); close(killed) })
 	in := &counter{r: pr, left: MaxAnswerBytes}
 	readErr := readAnswer(in, len(jobs), fn)
+	pr.Close() // a helper still writing gets EPIPE, not a full pipe to wait on
 	if readErr == nil {
 		killGroup(cmd) // done with it: nothing it started outlives it
 	}
@@ -371,8 +372,10 @@ func runHelper(ctx context.Context, path string, jobs []Job, fn func(int, Result
 	case errors.As(readErr, new(buildError)):
 		return readErr.(buildError).err
 	}
+	// The answer ended (not: went wrong): how the helper ended says why.
+	ended := errors.Is(readErr, io.EOF) || errors.Is(readErr, io.ErrUnexpectedEOF)
 	var exit *exec.ExitError
-	if errors.As(waitErr, &exit) {
+	if errors.As(waitErr, &exit) && ended {
 		if sig, kill, ok := killedBy(exit.ProcessState); kill {
 			return fmt.Errorf("%s was killed (out of memory, or by a signal) before answering%s", Executable, firstLine(errOut.Bytes()))
 		} else if ok {

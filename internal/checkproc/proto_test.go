@@ -299,3 +299,24 @@ func BenchmarkHandshake(b *testing.B) {
 		b.SetBytes(int64(len(req)))
 	}
 }
+
+// A helper that answers something else and keeps writing is not waited
+// for until the deadline: olm-cmp stops reading and the helper's writes
+// fail.
+func TestHelperThatKeepsWritingIsNotWaitedFor(t *testing.T) {
+	yes, err := exec.LookPath("yes")
+	if err != nil || runtime.GOOS == "windows" {
+		t.Skip("no yes command")
+	}
+	p := filepath.Join(t.TempDir(), Executable)
+	if err := os.WriteFile(p, []byte("#!/bin/sh\necho 'Usage: olm-cmp-check'\nexec "+yes+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	useHelper(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = Run(ctx, jobs)
+	if want := "olm-cmp-check answered something that is not the answer to 2 checks: is it the same build as olm-cmp?"; err == nil || err.Error() != want || ctx.Err() != nil {
+		t.Errorf("got %v (the context: %v), want %q", err, ctx.Err(), want)
+	}
+}

@@ -1,0 +1,107 @@
+package trust_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore-go/pkg/testing/ca"
+
+	"github.com/olm-cmp/olm-cmp/internal/checkproc"
+	"github.com/olm-cmp/olm-cmp/internal/trust"
+)
+
+// keylessPolicy writes a policy with one keyless scope naming root.json,
+// holding rootJSON, and returns its path.
+func keylessPolicy(t *testing.T, rootJSON []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "root.json"), rootJSON, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "trust.yaml")
+	text := breaksHead + "- match: quay.io\n  mode: warn\n  keyless:\n    trustedRoot: root.json\n    identities: [{issuer: https://i, subject: a@b}]\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func goodRoot(t *testing.T) []byte {
+	t.Helper()
+	vs, err := ca.NewVirtualSigstore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := tr.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// A trusted root is parsed (by olm-cmp-check) when the policy loads: a good
+// one is kept, byte for byte, for the bundle checks; a bad one refuses the
+// policy with sigstore-go's reason, as when olm-cmp parsed it itself. The
+// same file loaded again starts no second helper.
+func TestTrustedRootCheckedAtLoad(t *testing.T) {
+	good := goodRoot(t)
+	path := keylessPolicy(t, good)
+	before := checkproc.Spawns()
+	p, err := trust.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Lookup("quay.io/x")
+	if !s.HasTrust() || !bytes.Equal(s.TrustedRootJSON, good) || s.TrustedRootFile != "root.json" {
+		t.Fatalf("scope %+v", s)
+	}
+	if _, err := trust.Load(path); err != nil {
+		t.Fatal(err)
+	}
+	if n := checkproc.Spawns() - before; n != 1 {
+		t.Errorf("two loads of one trusted root ran the helper %d times, want 1", n)
+	}
+
+	for _, bad := range []string{`{}`, `not json`, `{"mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.9"}`, `[]`} {
+		_, want := root.NewTrustedRootFromJSON([]byte(bad))
+		if want == nil {
+			t.Fatalf("%s: sigstore-go reads it", bad)
+		}
+		reason := strings.Join(strings.Fields(want.Error()), " ")
+		if len(reason) > 200 {
+			reason = reason[:200] + "…"
+		}
+		_, err := trust.Load(keylessPolicy(t, []byte(bad)))
+		line := `trust policy trust.yaml: line 7: scopes[0].keyless.trustedRoot: "root.json" is not a Sigstore trusted root (` + reason + `)`
+		if err == nil || err.Error() != line {
+			t.Errorf("%s:\n got %v\nwant %s", bad, err, line)
+		}
+	}
+}
+
+// A trusted root olm-cmp-check did not parse (missing, crashed) refuses
+// the policy, saying why: never an unchecked root taken as good.
+func TestTrustedRootUncheckedRefused(t *testing.T) {
+	good := goodRoot(t)
+	for _, c := range []struct{ exe, want string }{
+		{"", `trust policy trust.yaml: line 7: scopes[0].keyless.trustedRoot: "root.json" was not checked: olm-cmp-check, which makes the checks of the API server and of signatures for olm-cmp, is neither beside olm-cmp nor on PATH: install both (make build, or go install ./cmd/... from the repository)`},
+		{"/bin/false", `trust policy trust.yaml: line 7: scopes[0].keyless.trustedRoot: "root.json" was not checked: olm-cmp-check stopped before answering (exit status 1); install olm-cmp-check from the same build beside olm-cmp (make build installs both), then retry`},
+	} {
+		// Bytes of their own, so no verdict of another test answers.
+		data := append(bytes.Clone(good), strings.Repeat(" ", len(c.exe)+1)...)
+		restore := checkproc.UseExecutable(c.exe)
+		_, err := trust.Load(keylessPolicy(t, data))
+		restore()
+		if err == nil || err.Error() != c.want {
+			t.Errorf("helper %q:\n got %v\nwant %s", c.exe, err, c.want)
+		}
+	}
+}

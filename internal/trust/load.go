@@ -14,7 +14,6 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/olm-cmp/olm-cmp/internal/checkproc"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/safefile"
 	"github.com/olm-cmp/olm-cmp/internal/yamlstrict"
@@ -385,7 +384,7 @@ func (d *decoder) keyless(n *yaml.Node, path string, s *Scope) {
 		if err != nil {
 			d.Fail(f["trustedRoot"], path+".trustedRoot", "%s: %s", echo.Quote(file), err)
 		} else if problem, err := d.trustedRoot(file, data); err != nil {
-			d.Fail(f["trustedRoot"], path+".trustedRoot", "%s was not checked: %s", echo.Quote(file), rootCheckFailure(err))
+			d.Fail(f["trustedRoot"], path+".trustedRoot", "%s %s", echo.Quote(file), rootCheckFailure(err))
 		} else if problem != "" {
 			d.Fail(f["trustedRoot"], path+".trustedRoot", "%s is not a Sigstore trusted root (%s)", echo.Quote(file), oneLine(problem))
 		} else {
@@ -545,15 +544,6 @@ func (d *decoder) trustedRoot(file string, data []byte) (problem string, err err
 	}
 	d.parsedRoots[path] = r
 	return r.problem, r.err
-}
-
-// rootCheckFailure words why olm-cmp-check did not parse a trusted root,
-// with the fix: ErrMissing's text carries its own.
-func rootCheckFailure(err error) string {
-	if errors.Is(err, checkproc.ErrMissing) {
-		return err.Error()
-	}
-	return fmt.Sprintf("%s; install %s from the same build beside olm-cmp (make build installs both), then retry", oneLine(err.Error()), checkproc.Executable)
 }
 
 // keyText reports whether a file field holds key text pasted in place of a

@@ -31,8 +31,13 @@ type RootCheckOutput struct {
 	Problem string `json:"problem,omitempty"`
 }
 
-// rootCheckTimeout bounds one olm-cmp-check run at a policy's load.
-const rootCheckTimeout = time.Minute
+// rootCheckTimeout bounds one olm-cmp-check run at a policy's load (a
+// variable for the test of a helper that never answers).
+var rootCheckTimeout = time.Minute
+
+// errRootCheckTimeout is checkTrustedRoot's error when olm-cmp-check did
+// not answer within rootCheckTimeout.
+var errRootCheckTimeout = errors.New("not checked in time")
 
 // rootVerdicts keeps the verdicts on the trusted roots this process has
 // had checked, by the SHA-256 of their bytes: a server reloading its
@@ -66,6 +71,9 @@ func checkTrustedRoot(data []byte) (problem string, err error) {
 	defer cancel()
 	res, err := checkproc.Run(ctx, []checkproc.Job{{Op: RootCheckOp, Input: in}})
 	if err != nil {
+		if ctx.Err() != nil {
+			return "", errRootCheckTimeout
+		}
 		return "", err
 	}
 	if res[0].Error != "" {
@@ -82,4 +90,17 @@ func checkTrustedRoot(data []byte) (problem string, err error) {
 	rootVerdicts.m[key] = out.Problem
 	rootVerdicts.Unlock()
 	return out.Problem, nil
+}
+
+// rootCheckFailure words why olm-cmp-check did not parse a trusted root,
+// and the fix, as internal/verify words a Sigstore bundle it did not
+// check.
+func rootCheckFailure(err error) string {
+	switch {
+	case errors.Is(err, errRootCheckTimeout):
+		return fmt.Sprintf("was not checked in time (%s's bound at a policy's load is %s): retry; if it recurs, check the load on olm-cmp's host", checkproc.Executable, rootCheckTimeout)
+	case errors.Is(err, checkproc.ErrMissing):
+		return fmt.Sprintf("was not checked: %s, which parses Sigstore trusted roots for olm-cmp, is neither beside olm-cmp nor on PATH: install %s beside olm-cmp (make build, or go install ./cmd/... from the repository)", checkproc.Executable, checkproc.Executable)
+	}
+	return fmt.Sprintf("was not checked: %s: install %s from the same build beside olm-cmp (make build installs both), then retry; if it already is, report this line", oneLine(err.Error()), checkproc.Executable)
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
@@ -87,13 +88,21 @@ func TestTrustedRootCheckedAtLoad(t *testing.T) {
 	}
 }
 
-// A trusted root olm-cmp-check did not parse (missing, crashed) refuses
-// the policy, saying why: never an unchecked root taken as good.
+// A trusted root olm-cmp-check did not parse (missing, crashed, out of
+// time) refuses the policy, saying why: never an unchecked root taken as
+// good.
 func TestTrustedRootUncheckedRefused(t *testing.T) {
 	good := goodRoot(t)
+	hang := filepath.Join(t.TempDir(), "olm-cmp-check")
+	if err := os.WriteFile(hang, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer trust.SetRootCheckTimeout(300 * time.Millisecond)()
+	const at = `trust policy trust.yaml: line 7: scopes[0].keyless.trustedRoot: "root.json" `
 	for _, c := range []struct{ exe, want string }{
-		{"", `trust policy trust.yaml: line 7: scopes[0].keyless.trustedRoot: "root.json" was not checked: olm-cmp-check, which makes the checks of the API server and of signatures for olm-cmp, is neither beside olm-cmp nor on PATH: install both (make build, or go install ./cmd/... from the repository)`},
-		{"/bin/false", `trust policy trust.yaml: line 7: scopes[0].keyless.trustedRoot: "root.json" was not checked: olm-cmp-check stopped before answering (exit status 1); install olm-cmp-check from the same build beside olm-cmp (make build installs both), then retry`},
+		{"", at + `was not checked: olm-cmp-check, which parses Sigstore trusted roots for olm-cmp, is neither beside olm-cmp nor on PATH: install olm-cmp-check beside olm-cmp (make build, or go install ./cmd/... from the repository)`},
+		{"/bin/false", at + `was not checked: olm-cmp-check stopped before answering (exit status 1): install olm-cmp-check from the same build beside olm-cmp (make build installs both), then retry; if it already is, report this line`},
+		{hang, at + `was not checked in time (olm-cmp-check's bound at a policy's load is 300ms): retry; if it recurs, check the load on olm-cmp's host`},
 	} {
 		// Bytes of their own, so no verdict of another test answers.
 		data := append(bytes.Clone(good), strings.Repeat(" ", len(c.exe)+1)...)

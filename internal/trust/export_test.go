@@ -1,0 +1,11 @@
+package trust
+
+import "time"
+
+// SetRootCheckTimeout sets the bound of olm-cmp-check's run at a policy's
+// load, until restore.
+func SetRootCheckTimeout(d time.Duration) (restore func()) {
+	old := rootCheckTimeout
+	rootCheckTimeout = d
+	return func() { rootCheckTimeout = old }
+}

@@ -9,3 +9,9 @@ func SetRootCheckTimeout(d time.Duration) (restore func()) {
 	rootCheckTimeout = d
 	return func() { rootCheckTimeout = old }
 }
+
+// StoredVerdict is storedVerdict's acceptance of a kept verdict.
+func StoredVerdict(out []byte) bool {
+	_, ok := storedVerdict(out)
+	return ok
+}

@@ -1,12 +1,11 @@
 package trust
 
 import (
+	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/olm-cmp/olm-cmp/internal/checkproc"
@@ -39,33 +38,39 @@ var rootCheckTimeout = time.Minute
 // not answer within rootCheckTimeout.
 var errRootCheckTimeout = errors.New("not checked in time")
 
-// rootVerdicts keeps the verdicts on the trusted roots this process has
-// had checked, by the SHA-256 of their bytes: a server reloading its
-// policies, or a policy and the tenancy policies naming one file, start
-// the helper once. A verdict is a pure function of the bytes and of the
-// build (olm-cmp-check is of the same build). Bounded: cleared when full.
-var rootVerdicts = struct {
-	sync.Mutex
-	m map[[sha256.Size]byte]string
-}{}
+// rootVerdicts keeps the verdicts on trusted roots by the SHA-256 of their
+// bytes: in memory (a server reloading its policies, a policy and the
+// tenancy policies naming one file start the helper once) and, with
+// KeepVerdicts, on disk for the next process of the same build (Argo CD's
+// classic plugin mode loads the policy once per request). A verdict is a
+// pure function of the bytes and of the build. A verdict planted in the
+// cache cannot make a signature verify: olm-cmp-check parses the root
+// again for each bundle it checks, and refuses one it cannot parse.
+var rootVerdicts = checkproc.NewStore(rootVerdictDirName)
 
-const maxRootVerdicts = 64
+// rootVerdictDirName is the subdirectory of a cache directory the
+// verdicts on trusted roots live in.
+const rootVerdictDirName = "root-verdicts"
+
+// KeepVerdicts makes the verdicts on trusted roots persist under cacheDir
+// (created when one is first written); "" keeps them in memory only.
+func KeepVerdicts(cacheDir string) { rootVerdicts.Keep(cacheDir) }
 
 // checkTrustedRoot has olm-cmp-check parse a trusted root: problem is
 // sigstore-go's reason when it is not one, err why it was not checked
 // (the helper missing, stopped, out of time, or of another build), which
 // never reads as a good root.
 func checkTrustedRoot(data []byte) (problem string, err error) {
-	key := sha256.Sum256(data)
-	rootVerdicts.Lock()
-	p, ok := rootVerdicts.m[key]
-	rootVerdicts.Unlock()
-	if ok {
-		return p, nil
-	}
 	in, err := json.Marshal(RootCheckInput{JSON: data})
 	if err != nil {
 		return "", err
+	}
+	key := checkproc.KeyOf(RootCheckOp, in)
+	if out, ok := rootVerdicts.Get(key); ok {
+		if v, ok := storedVerdict(out); ok {
+			return v.Problem, nil
+		}
+		rootVerdicts.Forget(key)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), rootCheckTimeout)
 	defer cancel()
@@ -79,17 +84,25 @@ func checkTrustedRoot(data []byte) (problem string, err error) {
 	if res[0].Error != "" {
 		return "", errors.New(res[0].Error)
 	}
-	var out RootCheckOutput
-	if err := json.Unmarshal(res[0].Output, &out); err != nil || out.OK == (out.Problem != "") {
+	var v RootCheckOutput
+	if err := json.Unmarshal(res[0].Output, &v); err != nil || v.OK == (v.Problem != "") {
 		return "", fmt.Errorf("%s answered something that is not a verdict on a trusted root: is it the same build as olm-cmp?", checkproc.Executable)
 	}
-	rootVerdicts.Lock()
-	if rootVerdicts.m == nil || len(rootVerdicts.m) >= maxRootVerdicts {
-		rootVerdicts.m = map[[sha256.Size]byte]string{}
+	if out, err := json.Marshal(v); err == nil {
+		rootVerdicts.Put(key, out)
 	}
-	rootVerdicts.m[key] = out.Problem
-	rootVerdicts.Unlock()
-	return out.Problem, nil
+	return v.Problem, nil
+}
+
+// storedVerdict decodes a kept verdict: only in the exact form
+// checkTrustedRoot writes (a damaged or hand-made file is not one).
+func storedVerdict(out []byte) (RootCheckOutput, bool) {
+	var v RootCheckOutput
+	if err := json.Unmarshal(out, &v); err != nil || v.OK == (v.Problem != "") {
+		return v, false
+	}
+	again, err := json.Marshal(v)
+	return v, err == nil && bytes.Equal(again, out)
 }
 
 // rootCheckFailure words why olm-cmp-check did not parse a trusted root,

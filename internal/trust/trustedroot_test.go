@@ -114,3 +114,32 @@ func TestTrustedRootUncheckedRefused(t *testing.T) {
 		}
 	}
 }
+
+// With a cache directory, a trusted root's verdict is kept on disk for the
+// next process (of the same build), in the one form a kept verdict is read
+// back in; any other file is not a verdict.
+func TestTrustedRootVerdictKept(t *testing.T) {
+	cache := t.TempDir()
+	trust.KeepVerdicts(cache)
+	defer trust.KeepVerdicts("")
+	data := append(goodRoot(t), "\n\n\n"...)
+	if _, err := trust.Load(keylessPolicy(t, data)); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(cache, "root-verdicts", "*", "*"))
+	if len(files) != 1 {
+		t.Fatalf("kept %v, want one verdict file", files)
+	}
+	if got, _ := os.ReadFile(files[0]); string(got) != `{"ok":true}` || !trust.StoredVerdict(got) {
+		t.Errorf("kept %q", got)
+	}
+	for out, want := range map[string]bool{
+		`{"ok":true}`: true, `{"problem":"unsupported TrustedRoot media type: "}`: true,
+		`{}`: false, `null`: false, `{"OK":true}`: false, `{"ok":true,"problem":"x"}`: false,
+		`{"ok":true} `: false, `{"ok":true,"x":1}`: false, `{"ok":false}`: false, `{"problem":""}`: false,
+	} {
+		if got := trust.StoredVerdict([]byte(out)); got != want {
+			t.Errorf("StoredVerdict(%s) = %v, want %v", out, got, want)
+		}
+	}
+}

@@ -5,13 +5,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/olm-cmp/olm-cmp/internal/trust"
 	"github.com/olm-cmp/olm-cmp/internal/validate/apiop"
+	"github.com/olm-cmp/olm-cmp/internal/verify/bundlejob"
 )
 
-// Every operation internal/validate sends is served.
+// Every operation internal/validate, internal/verify and internal/trust
+// send is served.
 func TestHandlersServeValidatesOperations(t *testing.T) {
 	hs := Handlers()
-	for _, op := range []string{apiop.CRD, apiop.CustomResource, apiop.WebhookClientConfig} {
+	for _, op := range []string{apiop.CRD, apiop.CustomResource, apiop.WebhookClientConfig, bundlejob.Op, trust.RootCheckOp} {
 		if hs[op] == nil {
 			t.Errorf("no handler for %q", op)
 		}
@@ -29,6 +32,11 @@ var heavy = []string{
 	"k8s.io/component-base/metrics/legacyregistry",
 	"github.com/olm-cmp/olm-cmp/internal/checks",
 	"github.com/olm-cmp/olm-cmp/internal/validate/apicheck",
+	// sigstore-go (bundles, trusted roots) and sigstore/sigstore bring
+	// sigstore's protobuf descriptors, built at initialisation.
+	"github.com/sigstore/",
+	"google.golang.org/genproto/googleapis/api",
+	"github.com/sigstore/timestamp-authority/",
 }
 
 // olm-cmp links none of them; olm-cmp-check links them (or the test

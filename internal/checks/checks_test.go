@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/olm-cmp/olm-cmp/internal/safety/crdop"
 	"github.com/olm-cmp/olm-cmp/internal/validate/apiop"
 )
 
-// Every operation internal/validate sends is served.
-func TestHandlersServeValidatesOperations(t *testing.T) {
+// Every operation internal/validate and internal/safety send is served.
+func TestHandlersServeEveryOperationSent(t *testing.T) {
 	hs := Handlers()
-	for _, op := range []string{apiop.CRD, apiop.CustomResource, apiop.WebhookClientConfig} {
+	for _, op := range []string{apiop.CRD, apiop.CustomResource, apiop.WebhookClientConfig, crdop.Upgrade} {
 		if hs[op] == nil {
 			t.Errorf("no handler for %q", op)
 		}
@@ -29,6 +30,11 @@ var heavy = []string{
 	"k8s.io/component-base/metrics/legacyregistry",
 	"github.com/olm-cmp/olm-cmp/internal/checks",
 	"github.com/olm-cmp/olm-cmp/internal/validate/apicheck",
+	// crdify, and go-cmp, whose initialisation compiles regular
+	// expressions (internal/safety/crdcheck).
+	"sigs.k8s.io/crdify/",
+	"github.com/google/go-cmp/",
+	"github.com/olm-cmp/olm-cmp/internal/safety/crdcheck",
 }
 
 // olm-cmp links none of them; olm-cmp-check links them (or the test

@@ -64,14 +64,14 @@ func checkCRDs(ctx context.Context, from, to *bundle.Bundle, keepCRDs bool) ([]F
 			out = append(out, *f)
 			continue
 		}
-		old, err := decodeCRD(oldNode)
+		old, oldJSON, err := decodeCRDJSON(oldNode)
 		if err != nil {
 			return nil, err
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		cur, err := decodeCRD(curNode)
+		cur, curJSON, err := decodeCRDJSON(curNode)
 		if err != nil {
 			return nil, err
 		}
@@ -87,8 +87,7 @@ func checkCRDs(ctx context.Context, from, to *bundle.Bundle, keepCRDs bool) ([]F
 		}
 		// A bundle's CRD has no status: what the cluster has stored is at
 		// most every version FROM serves or stores.
-		old.Status.StoredVersions = storedVersions(old)
-		c, err := newComparison(old, cur)
+		c, err := newComparison(cur.Name, oldJSON, curJSON, storedVersions(old))
 		if err != nil {
 			return nil, err
 		}

@@ -19,30 +19,38 @@ import (
 // first (alias cycles and expansions, depth), since tests and callers may
 // hand over nodes the bundle loader never checked.
 func decodeCRD(o bundle.Object) (*apiextensionsv1.CustomResourceDefinition, error) {
-	c, err := decodeNode(o.YNode())
-	if err != nil {
-		return nil, fmt.Errorf("%s: CustomResourceDefinition %q is not a valid apiextensions.k8s.io/v1 CRD: %v", o.File, o.GetName(), err)
-	}
-	return c, nil
+	c, _, err := decodeCRDJSON(o)
+	return c, err
 }
 
-func decodeNode(n *yaml.Node) (*apiextensionsv1.CustomResourceDefinition, error) {
+// decodeCRDJSON is decodeCRD, and the JSON it decoded the CRD from: what
+// olm-cmp-check decodes it from again (crdop.Input), without writing the
+// typed CRD back to JSON.
+func decodeCRDJSON(o bundle.Object) (*apiextensionsv1.CustomResourceDefinition, []byte, error) {
+	c, data, err := decodeNode(o.YNode())
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: CustomResourceDefinition %q is not a valid apiextensions.k8s.io/v1 CRD: %v", o.File, o.GetName(), err)
+	}
+	return c, data, nil
+}
+
+func decodeNode(n *yaml.Node) (*apiextensionsv1.CustomResourceDefinition, []byte, error) {
 	if err := yamlsafe.Check(n, yamlsafe.DefaultLimits); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	v, err := jsonValue(n)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	data, err := json.Marshal(v)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c := &apiextensionsv1.CustomResourceDefinition{}
 	if err := json.Unmarshal(data, c); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return c, nil
+	return c, data, nil
 }
 
 // jsonValue is n as encoding/json values, as yaml.v3 would decode it into

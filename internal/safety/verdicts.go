@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-
 	"github.com/olm-cmp/olm-cmp/internal/checkproc"
 	"github.com/olm-cmp/olm-cmp/internal/safety/crdop"
 )
@@ -45,22 +43,15 @@ type comparison struct {
 	input []byte
 }
 
-// newComparison is the comparison of old, the CRD the cluster runs, with
-// cur, both decoded from the bundles.
-func newComparison(old, cur *apiextensionsv1.CustomResourceDefinition) (comparison, error) {
-	o, err := json.Marshal(old)
+// newComparison is the comparison of CRD name: old, the CRD the cluster
+// runs, which may have stored the versions stored, with cur, both the JSON
+// decodeCRDJSON decoded them from.
+func newComparison(name string, old, cur []byte, stored []string) (comparison, error) {
+	in, err := json.Marshal(crdop.Input{Old: old, New: cur, StoredVersions: stored})
 	if err != nil {
-		return comparison{}, fmt.Errorf("internal error: CRD %s could not be written for the upgrade-safety check (please report it): %v", old.Name, err)
+		return comparison{}, fmt.Errorf("internal error: CRD %s could not be written for the upgrade-safety check (please report it): %v", name, err)
 	}
-	n, err := json.Marshal(cur)
-	if err != nil {
-		return comparison{}, fmt.Errorf("internal error: CRD %s could not be written for the upgrade-safety check (please report it): %v", cur.Name, err)
-	}
-	in, err := json.Marshal(crdop.Input{Old: o, New: n})
-	if err != nil {
-		return comparison{}, fmt.Errorf("internal error: CRD %s could not be written for the upgrade-safety check (please report it): %v", cur.Name, err)
-	}
-	return comparison{crd: cur.Name, key: checkproc.KeyOf(crdop.Upgrade, in), input: in}, nil
+	return comparison{crd: name, key: checkproc.KeyOf(crdop.Upgrade, in), input: in}, nil
 }
 
 // compare returns the findings of every comparison of todo: cached, or

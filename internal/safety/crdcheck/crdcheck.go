@@ -41,6 +41,7 @@ func Handlers() map[string]checkproc.Handler {
 			if err := json.Unmarshal(pair.New, cur); err != nil {
 				return nil, notAnInput(err)
 			}
+			old.Status.StoredVersions = pair.StoredVersions
 			fs, err := Compare(ctx, old, cur)
 			if err != nil || len(fs) == 0 {
 				return crdop.Verdict{}, err // no findings: written null, the one form olm-cmp reads as none

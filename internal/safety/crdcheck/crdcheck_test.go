@@ -59,9 +59,9 @@ func stored(c *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.Custom
 // one line, not judged.
 func TestHandler(t *testing.T) {
 	old, cur := stored(testdataCRD(t, "new-pair.old.yaml")), testdataCRD(t, "new-pair.new.yaml")
-	o, _ := json.Marshal(old)
+	o, _ := json.Marshal(testdataCRD(t, "new-pair.old.yaml")) // no status: the input carries the stored versions
 	n, _ := json.Marshal(cur)
-	in, _ := json.Marshal(crdop.Input{Old: o, New: n})
+	in, _ := json.Marshal(crdop.Input{Old: o, New: n, StoredVersions: old.Status.StoredVersions})
 	h := Handlers()[crdop.Upgrade]
 	got, err := h(t.Context(), in)
 	if err != nil {

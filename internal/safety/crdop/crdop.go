@@ -15,11 +15,13 @@ import "encoding/json"
 const Upgrade = "crd-upgrade"
 
 // Input is the two CRDs as apiextensions.k8s.io/v1 JSON, as the render
-// applies them. Old's status.storedVersions says what the cluster may
-// have stored (a bundle's CRD has no status: internal/safety fills it in).
+// applies them, and the versions the cluster may have stored of Old (a
+// bundle's CRD has no status: internal/safety says which, and the
+// comparison takes them as Old's status.storedVersions).
 type Input struct {
-	Old json.RawMessage `json:"old"`
-	New json.RawMessage `json:"new"`
+	Old            json.RawMessage `json:"old"`
+	New            json.RawMessage `json:"new"`
+	StoredVersions []string        `json:"storedVersions"`
 }
 
 // A finding's severities.

@@ -26,8 +26,8 @@ import (
 // took over ten minutes). Each pair's result depends on those two versions
 // only, and a two-version CRD has exactly that pair, so the results are
 // crdify's own (a test holds the two together), except that the old CRD's
-// issues are subtracted by subtractKnown; limits.go bounds the cost of
-// each step.
+// issues are subtracted by subtractKnown; internal/safety's limits.go
+// (judged before it asks) bounds the cost of each step.
 type crdifyRunner struct {
 	crd    *crd.Validator
 	same   *same.Validator

@@ -1,10 +1,14 @@
+//go:build unix
+
 package safety
 
 import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/checkproc"
@@ -15,6 +19,8 @@ import (
 // olm-cmp-check, the real executable built here, as olm-cmp runs it (one
 // process per Check), and from the verdict cache (a warm diff or upgrade:
 // no process). The first two start from an empty cache each time.
+// cpu-ms/op counts this process's CPU and its helpers' (wall time on a
+// shared machine says little: the jobs run several at once).
 func BenchmarkCheck(b *testing.B) {
 	if _, err := exec.LookPath("go"); err != nil {
 		b.Skip("no go command to build olm-cmp-check with")
@@ -43,7 +49,7 @@ func BenchmarkCheck(b *testing.B) {
 			saved := verdicts
 			defer func() { verdicts = saved }()
 			verdicts = checkproc.NewStore(verdictDirName)
-			spawns := checkproc.Spawns()
+			spawns, cpu0 := checkproc.Spawns(), cpuTime()
 			for b.Loop() {
 				if fresh {
 					verdicts = checkproc.NewStore(verdictDirName)
@@ -53,6 +59,7 @@ func BenchmarkCheck(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(checkproc.Spawns()-spawns)/float64(b.N), "processes/op")
+			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 		}
 		b.Run(u.name+"/in-process", func(b *testing.B) { check(b, true) })
 		b.Run(u.name+"/helper", func(b *testing.B) {
@@ -61,4 +68,16 @@ func BenchmarkCheck(b *testing.B) {
 		})
 		b.Run(u.name+"/cached", func(b *testing.B) { check(b, false) })
 	}
+}
+
+// cpuTime is the CPU this process and its waited-for children have used.
+func cpuTime() time.Duration {
+	var total time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(who, &ru); err == nil {
+			total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+	}
+	return total
 }

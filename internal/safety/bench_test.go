@@ -49,6 +49,11 @@ func BenchmarkCheck(b *testing.B) {
 			saved := verdicts
 			defer func() { verdicts = saved }()
 			verdicts = checkproc.NewStore(verdictDirName)
+			if !fresh { // the verdicts made once, before the clock starts
+				if _, err := Check(b.Context(), from, to, Options{SelfCertified: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
 			spawns, cpu0 := checkproc.Spawns(), cpuTime()
 			for b.Loop() {
 				if fresh {

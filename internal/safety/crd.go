@@ -12,6 +12,7 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
 	"github.com/olm-cmp/olm-cmp/internal/convert"
+	"github.com/olm-cmp/olm-cmp/internal/safety/crdop"
 	"github.com/olm-cmp/olm-cmp/internal/yamlsafe"
 )
 
@@ -64,14 +65,33 @@ func checkCRDs(ctx context.Context, from, to *bundle.Bundle, keepCRDs bool) ([]F
 			out = append(out, *f)
 			continue
 		}
-		old, oldJSON, err := decodeCRDJSON(oldNode)
+		oldJSON, err := crdJSON(oldNode)
+		if err != nil {
+			return nil, err
+		}
+		curJSON, err := crdJSON(curNode)
+		if err != nil {
+			return nil, err
+		}
+		// A pair compared before (by this process, or by the build whose
+		// cache this is) passed the checks below: its verdict is kept by
+		// the two CRDs' JSON.
+		key := pairKey(oldJSON, curJSON)
+		if fs, ok := cachedVerdict(key); ok {
+			out = append(out, fs...)
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		old, err := decodeCRDFrom(oldNode, oldJSON)
 		if err != nil {
 			return nil, err
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		cur, curJSON, err := decodeCRDJSON(curNode)
+		cur, err := decodeCRDFrom(curNode, curJSON)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +107,7 @@ func checkCRDs(ctx context.Context, from, to *bundle.Bundle, keepCRDs bool) ([]F
 		}
 		// A bundle's CRD has no status: what the cluster has stored is at
 		// most every version FROM serves or stores.
-		c, err := newComparison(cur.Name, oldJSON, curJSON, storedVersions(old))
+		c, err := newComparison(cur.Name, key, crdop.Input{Old: oldJSON, New: curJSON, StoredVersions: storedVersions(old)})
 		if err != nil {
 			return nil, err
 		}

@@ -19,38 +19,46 @@ import (
 // first (alias cycles and expansions, depth), since tests and callers may
 // hand over nodes the bundle loader never checked.
 func decodeCRD(o bundle.Object) (*apiextensionsv1.CustomResourceDefinition, error) {
-	c, _, err := decodeCRDJSON(o)
-	return c, err
-}
-
-// decodeCRDJSON is decodeCRD, and the JSON it decoded the CRD from: what
-// olm-cmp-check decodes it from again (crdop.Input), without writing the
-// typed CRD back to JSON.
-func decodeCRDJSON(o bundle.Object) (*apiextensionsv1.CustomResourceDefinition, []byte, error) {
-	c, data, err := decodeNode(o.YNode())
+	data, err := crdJSON(o)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: CustomResourceDefinition %q is not a valid apiextensions.k8s.io/v1 CRD: %v", o.File, o.GetName(), err)
+		return nil, err
 	}
-	return c, data, nil
+	return decodeCRDFrom(o, data)
 }
 
-func decodeNode(n *yaml.Node) (*apiextensionsv1.CustomResourceDefinition, []byte, error) {
+// crdJSON is the JSON decodeCRD decodes a CRD from: the verdict of its
+// upgrade is cached by it (verdicts.go), so a cached one is found without
+// decoding the typed CRD (most of a warm check's time).
+func crdJSON(o bundle.Object) ([]byte, error) {
+	data, err := nodeJSON(o.YNode())
+	if err != nil {
+		return nil, notACRD(o, err)
+	}
+	return data, nil
+}
+
+// decodeCRDFrom decodes o's CRD from data, its crdJSON.
+func decodeCRDFrom(o bundle.Object, data []byte) (*apiextensionsv1.CustomResourceDefinition, error) {
+	c := &apiextensionsv1.CustomResourceDefinition{}
+	if err := json.Unmarshal(data, c); err != nil {
+		return nil, notACRD(o, err)
+	}
+	return c, nil
+}
+
+func notACRD(o bundle.Object, err error) error {
+	return fmt.Errorf("%s: CustomResourceDefinition %q is not a valid apiextensions.k8s.io/v1 CRD: %v", o.File, o.GetName(), err)
+}
+
+func nodeJSON(n *yaml.Node) ([]byte, error) {
 	if err := yamlsafe.Check(n, yamlsafe.DefaultLimits); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	v, err := jsonValue(n)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, nil, err
-	}
-	c := &apiextensionsv1.CustomResourceDefinition{}
-	if err := json.Unmarshal(data, c); err != nil {
-		return nil, nil, err
-	}
-	return c, data, nil
+	return json.Marshal(v)
 }
 
 // jsonValue is n as encoding/json values, as yaml.v3 would decode it into

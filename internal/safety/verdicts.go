@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/olm-cmp/olm-cmp/internal/checkproc"
@@ -43,39 +44,49 @@ type comparison struct {
 	input []byte
 }
 
-// newComparison is the comparison of CRD name: old, the CRD the cluster
-// runs, which may have stored the versions stored, with cur, both the JSON
-// decodeCRDJSON decoded them from.
-func newComparison(name string, old, cur []byte, stored []string) (comparison, error) {
-	in, err := json.Marshal(crdop.Input{Old: old, New: cur, StoredVersions: stored})
+// pairKey is the key of the verdict on old, the JSON of the CRD the
+// cluster runs, and cur, its successor's: the rest of the comparison's
+// input (the stored versions) is a function of old. No JSON holds a NUL
+// byte, so the two cannot run together.
+func pairKey(old, cur []byte) checkproc.Key {
+	return checkproc.KeyOf(crdop.Upgrade, slices.Concat(old, []byte{0}, cur))
+}
+
+// cachedVerdict is key's verdict, if this process or the cache directory
+// has one.
+func cachedVerdict(key checkproc.Key) ([]Finding, bool) {
+	raw, ok := verdicts.Get(key)
+	if !ok {
+		return nil, false
+	}
+	fs, ok := decodeVerdict(raw)
+	if !ok { // not a verdict this build wrote in the form it writes
+		verdicts.Forget(key)
+	}
+	return fs, ok
+}
+
+// newComparison is the comparison of CRD name, whose verdict's key is key
+// (pairKey of in's CRDs).
+func newComparison(name string, key checkproc.Key, in crdop.Input) (comparison, error) {
+	data, err := json.Marshal(in)
 	if err != nil {
 		return comparison{}, fmt.Errorf("internal error: CRD %s could not be written for the upgrade-safety check (please report it): %v", name, err)
 	}
-	return comparison{crd: name, key: checkproc.KeyOf(crdop.Upgrade, in), input: in}, nil
+	return comparison{crd: name, key: key, input: data}, nil
 }
 
-// compare returns the findings of every comparison of todo: cached, or
-// made now in one olm-cmp-check process (and kept). Any failure fails
+// compare returns the findings of the comparisons sent, none of them
+// cached, made in one olm-cmp-check process (and kept). Any failure fails
 // them all: an upgrade is never judged safe without its comparisons.
-func compare(ctx context.Context, todo []comparison) ([]Finding, error) {
-	var out []Finding
-	var sent []comparison
-	for _, c := range todo {
-		if raw, ok := verdicts.Get(c.key); ok {
-			if fs, ok := decodeVerdict(raw); ok {
-				out = append(out, fs...)
-				continue
-			}
-			verdicts.Forget(c.key) // not a verdict this build wrote in the form it writes
-		}
-		sent = append(sent, c)
-	}
+func compare(ctx context.Context, sent []comparison) ([]Finding, error) {
 	if len(sent) == 0 {
-		return out, nil
+		return nil, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	var out []Finding
 	jobs := make([]checkproc.Job, len(sent))
 	for i, c := range sent {
 		jobs[i] = checkproc.Job{Op: crdop.Upgrade, Input: c.input}

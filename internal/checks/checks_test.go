@@ -11,7 +11,7 @@ import (
 // Every operation internal/validate sends is served.
 func TestHandlersServeValidatesOperations(t *testing.T) {
 	hs := Handlers()
-	for _, op := range []string{apiop.CRD, apiop.CustomResource, apiop.WebhookClientConfig} {
+	for _, op := range []string{apiop.CRD, apiop.CustomResources, apiop.WebhookClientConfig} {
 		if hs[op] == nil {
 			t.Errorf("no handler for %q", op)
 		}

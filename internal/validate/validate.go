@@ -377,9 +377,7 @@ const (
 
 // line writes n's error line: the object, its problems, the fix.
 func (v *validator) line(n *yaml.RNode, class int, problems []string) string {
-	if len(problems) > maxProblems {
-		problems = append(problems[:maxProblems:maxProblems], fmt.Sprintf("and %d more", len(problems)-maxProblems))
-	}
+	problems = fieldtext.Cut(problems, maxProblems)
 	var o Origin
 	if v.origin != nil {
 		o = v.origin(n)

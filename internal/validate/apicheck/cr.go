@@ -103,31 +103,33 @@ func customResource(ctx context.Context, c *compiled, in *apiop.CustomResourcesI
 		errs = append(errs, schemaobjectmeta.Validate(nil, obj, c.structural, false)...)
 		errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, c.structural, obj)...)
 	}
+	problems = append(problems, fieldtext.Lines(errs)...)
 	if c.rules != nil {
 		// As the strategy's Validate on create: no old object, the
 		// per-request cost budget, and no rule run on an object whose
-		// shape is already wrong (the server then says only that).
-		if blocked := blockingError(errs); blocked != nil {
-			errs = append(errs, blocked)
+		// shape is already wrong (the server then says only that, on a
+		// field error without a field: the line says it alone).
+		if blocked(errs) {
+			problems = append(problems, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation")
 		} else {
 			ruleErrs, _ := c.rules.Validate(ctx, nil, c.structural, obj, nil, celconfig.RuntimeCELCostBudget)
-			errs = append(errs, ruleErrs...)
+			problems = append(problems, fieldtext.Lines(ruleErrs)...)
 		}
 	}
-	return append(problems, fieldtext.Lines(errs)...)
+	return problems
 }
 
-// blockingError is the error the server adds instead of running the CEL
-// rules when the object already has an error of a kind the rules may not
-// survive (the server's hasBlockingErr).
-func blockingError(errs field.ErrorList) *field.Error {
+// blocked is whether the object already has an error of a kind the CEL
+// rules may not survive, so the server does not run them (its
+// hasBlockingErr).
+func blocked(errs field.ErrorList) bool {
 	for _, e := range errs {
 		switch e.Type {
 		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
-			return field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation")
+			return true
 		}
 	}
-	return nil
+	return false
 }
 
 // compile builds a version's schema (its v1 openAPIV3Schema as JSON, or

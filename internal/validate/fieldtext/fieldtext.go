@@ -71,7 +71,9 @@ func Lines(errs field.ErrorList) []string {
 			}
 		}
 		s := e.Field + ": " + e.Type.String()
-		if e.Type != field.ErrorTypeRequired && e.Type != field.ErrorTypeForbidden && e.BadValue != nil {
+		// The server omits the value of an object or a list (a CEL rule's
+		// failure on one), as the line does.
+		if _, omit := e.BadValue.(field.OmitValueType); e.Type != field.ErrorTypeRequired && e.Type != field.ErrorTypeForbidden && e.BadValue != nil && !omit {
 			s += " " + badValue(e.BadValue)
 		}
 		if d := plainDetail(e.Detail); d != "" {

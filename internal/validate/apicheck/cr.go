@@ -107,11 +107,11 @@ func customResource(ctx context.Context, c *compiled, in *apiop.CustomResourcesI
 	if c.rules != nil {
 		// As the strategy's Validate on create: no old object, the
 		// per-request cost budget, and no rule run on an object whose
-		// shape is already wrong (the server then says only that, on a
-		// field error without a field: the line says it alone).
-		if blocked(errs) {
-			problems = append(problems, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation")
-		} else {
+		// shape is already wrong. The server then adds "some validation
+		// rules were not checked…" on no field; the line leaves it out:
+		// its other problems already refuse the object, and the render
+		// after their fix runs the rules.
+		if !blocked(errs) {
 			ruleErrs, _ := c.rules.Validate(ctx, nil, c.structural, obj, nil, celconfig.RuntimeCELCostBudget)
 			problems = append(problems, fieldtext.Lines(ruleErrs)...)
 		}

@@ -129,3 +129,32 @@ func TestBatchOverTheRequestBoundNamesTheInput(t *testing.T) {
 		t.Error("blamed on olm-cmp-check")
 	}
 }
+
+// A version's custom resources go in one job until their bytes reach the
+// schema's size (at least minChunkBytes), then in the next: the schema is
+// never most of a request, and a job is never a whole version of slow
+// objects.
+func TestCustomResourcesChunkedByTheirSchemasSize(t *testing.T) {
+	jsonOf := func(n int) []byte { return []byte(`"` + strings.Repeat("a", n-2) + `"`) }
+	object := func(n int) func() ([]byte, error) {
+		return func() ([]byte, error) { return jsonOf(n), nil }
+	}
+	small := &crVersion{input: apiop.CustomResourcesInput{Schema: []byte("null")}}
+	big := &crVersion{input: apiop.CustomResourcesInput{Schema: jsonOf(4 * minChunkBytes)}}
+	var todo []pending
+	for range 4 {
+		todo = append(todo, pending{op: apiop.CustomResources, version: small, load: object(minChunkBytes / 2)})
+		todo = append(todo, pending{op: apiop.CustomResources, version: big, load: object(minChunkBytes)})
+	}
+	_, units, err := batch(todo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, u := range units {
+		got = append(got, fmt.Sprintf("%d×%d", len(u), len(u[0].version.input.Schema)))
+	}
+	if want := fmt.Sprintf("2×4 4×%d 2×4", 4*minChunkBytes); strings.Join(got, " ") != want {
+		t.Errorf("jobs (objects×schema bytes): %s, want %s", strings.Join(got, " "), want)
+	}
+}

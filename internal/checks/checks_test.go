@@ -15,7 +15,7 @@ import (
 // internal/safety send is served.
 func TestHandlersServeEveryOperationSent(t *testing.T) {
 	hs := Handlers()
-	for _, op := range []string{apiop.CRD, apiop.CustomResource, apiop.WebhookClientConfig, bundlejob.Op, trust.RootCheckOp, crdop.Upgrade} {
+	for _, op := range []string{apiop.CRD, apiop.CustomResources, apiop.WebhookClientConfig, bundlejob.Op, trust.RootCheckOp, crdop.Upgrade} {
 		if hs[op] == nil {
 			t.Errorf("no handler for %q", op)
 		}

@@ -14,6 +14,8 @@ import (
 	"github.com/olm-cmp/olm-cmp/internal/cmpserver"
 	"github.com/olm-cmp/olm-cmp/internal/registry"
 	"github.com/olm-cmp/olm-cmp/internal/render"
+	"github.com/olm-cmp/olm-cmp/internal/safety"
+	"github.com/olm-cmp/olm-cmp/internal/trust"
 	"github.com/olm-cmp/olm-cmp/internal/validate"
 )
 
@@ -153,6 +155,8 @@ func (f *registryFlags) loader() (*bundle.ImageLoader, error) {
 		}
 	}
 	validate.KeepVerdicts(f.cacheDir) // CRD verdicts beside the bundles: the next process skips their CEL compiles
+	trust.KeepVerdicts(f.cacheDir)    // and the trust policy's trusted roots, parsed by olm-cmp-check once
+	safety.KeepVerdicts(f.cacheDir)   // and crdify's comparisons: the next diff or upgrade skips olm-cmp-check
 	return &bundle.ImageLoader{
 		CacheDir:          f.cacheDir,
 		RegistryConfig:    f.registryConfig,

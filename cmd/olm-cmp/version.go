@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/olm-cmp/olm-cmp/internal/checkproc"
 )
 
 // commit and date may be stamped with -ldflags "-X main.commit=… -X
@@ -16,7 +18,8 @@ var commit, date string
 
 // keyModules are the modules whose versions decide what olm-cmp renders and
 // accepts: OLM's API types, the Kubernetes libraries, the registry client,
-// kustomize and signature verification.
+// kustomize and signature verification. A module olm-cmp-check alone links
+// (sigstore-go) has the version of the olm-cmp-check olm-cmp runs.
 var keyModules = []string{
 	"github.com/operator-framework/api",
 	"k8s.io/apimachinery",
@@ -33,15 +36,17 @@ func newVersionCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			bi, _ := debug.ReadBuildInfo()
-			return writeVersion(cmd.OutOrStdout(), bi)
+			helper, _ := checkproc.HelperBuildInfo()
+			return writeVersion(cmd.OutOrStdout(), bi, helper)
 		},
 	}
 }
 
 // writeVersion prints what a bug report needs: version, commit (and whether
 // the tree was modified), date, Go version and platform, and the key
-// modules. Anything unknown says so.
-func writeVersion(w io.Writer, bi *debug.BuildInfo) error {
+// modules (from helper's build info, olm-cmp-check's, for those olm-cmp
+// does not link). Anything unknown says so.
+func writeVersion(w io.Writer, bi, helper *debug.BuildInfo) error {
 	rev, at, modified := commit, date, ""
 	deps := map[string]string{}
 	goVersion := runtime.Version()
@@ -63,7 +68,12 @@ func writeVersion(w io.Writer, bi *debug.BuildInfo) error {
 				}
 			}
 		}
-		for _, d := range bi.Deps {
+	}
+	for _, b := range []*debug.BuildInfo{helper, bi} {
+		if b == nil {
+			continue
+		}
+		for _, d := range b.Deps {
 			v := d.Version
 			if d.Replace != nil { // the module built, under the path imported
 				v = d.Replace.Version

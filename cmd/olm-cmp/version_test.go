@@ -9,8 +9,9 @@ import (
 )
 
 // TestVersion: the build info's commit, time, modified flag and key module
-// versions are printed; what the build info lacks says unknown; -X stamps
-// win over the build info.
+// versions are printed (olm-cmp-check's for a module olm-cmp does not
+// link, olm-cmp's own for one both link); what neither build info has says
+// unknown; -X stamps win over the build info.
 func TestVersion(t *testing.T) {
 	bi := &debug.BuildInfo{
 		GoVersion: "go1.26.3",
@@ -23,8 +24,12 @@ func TestVersion(t *testing.T) {
 		},
 		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.time", Value: "2026-11-28T15:00:00Z"}, {Key: "vcs.modified", Value: "true"}},
 	}
+	helper := &debug.BuildInfo{Deps: []*debug.Module{
+		{Path: "github.com/sigstore/sigstore-go", Version: "v1.1.4"},
+		{Path: "k8s.io/apimachinery", Version: "v0.99.0"},
+	}}
 	var b bytes.Buffer
-	if err := writeVersion(&b, bi); err != nil {
+	if err := writeVersion(&b, bi, helper); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -37,6 +42,8 @@ func TestVersion(t *testing.T) {
 		"  github.com/google/go-containerregistry   v0.21.7\n",
 		"  k8s.io/apiextensions-apiserver           unknown\n",
 		"  sigs.k8s.io/kustomize/api                v0.20.1-fork.1\n",
+		"  k8s.io/apimachinery                      v0.36.2\n",
+		"  github.com/sigstore/sigstore-go          v1.1.4\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("version output lacks %q:\n%s", want, out)
@@ -46,7 +53,7 @@ func TestVersion(t *testing.T) {
 	commit, date = "fedcba", "2026-01-02T03:04:05Z"
 	defer func() { commit, date = "", "" }()
 	b.Reset()
-	writeVersion(&b, &debug.BuildInfo{})
+	writeVersion(&b, &debug.BuildInfo{}, nil)
 	if !strings.Contains(b.String(), "  commit  fedcba\n  date    2026-01-02T03:04:05Z\n") || strings.Count(b.String(), "unknown") != len(keyModules) {
 		t.Errorf("stamped, no build info:\n%s", b.String())
 	}

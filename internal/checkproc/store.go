@@ -3,6 +3,7 @@ package checkproc
 import (
 	"container/list"
 	"crypto/sha256"
+	"debug/buildinfo"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -153,6 +154,17 @@ func buildName(exe, helper string) string {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// HelperBuildInfo is the build information of the olm-cmp-check Run would
+// start, read from its executable (which is not run): `olm-cmp version`
+// gives the versions of the modules only the helper links from it.
+func HelperBuildInfo() (*debug.BuildInfo, error) {
+	path, err := locate()
+	if err != nil {
+		return nil, err
+	}
+	return buildinfo.ReadFile(path)
 }
 
 // Get returns key's output: from memory, else from this build's directory

@@ -7,6 +7,8 @@ package checks
 
 import (
 	"github.com/olm-cmp/olm-cmp/internal/checkproc"
+	"github.com/olm-cmp/olm-cmp/internal/safety/crdcheck"
+	"github.com/olm-cmp/olm-cmp/internal/trust/rootcheck"
 	"github.com/olm-cmp/olm-cmp/internal/validate/apicheck"
 	"github.com/olm-cmp/olm-cmp/internal/verify/bundlecheck"
 )
@@ -16,7 +18,9 @@ func Handlers() map[string]checkproc.Handler {
 	all := map[string]checkproc.Handler{}
 	for _, hs := range []map[string]checkproc.Handler{
 		apicheck.Handlers(),
+		crdcheck.Handlers(),
 		bundlecheck.Handlers(),
+		rootcheck.Handlers(),
 	} {
 		for op, h := range hs {
 			if _, dup := all[op]; dup {

@@ -5,13 +5,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/olm-cmp/olm-cmp/internal/safety/crdop"
+	"github.com/olm-cmp/olm-cmp/internal/trust"
 	"github.com/olm-cmp/olm-cmp/internal/validate/apiop"
+	"github.com/olm-cmp/olm-cmp/internal/verify/bundlejob"
 )
 
-// Every operation internal/validate sends is served.
-func TestHandlersServeValidatesOperations(t *testing.T) {
+// Every operation internal/validate, internal/verify, internal/trust and
+// internal/safety send is served.
+func TestHandlersServeEveryOperationSent(t *testing.T) {
 	hs := Handlers()
-	for _, op := range []string{apiop.CRD, apiop.CustomResource, apiop.WebhookClientConfig} {
+	for _, op := range []string{apiop.CRD, apiop.CustomResources, apiop.WebhookClientConfig, bundlejob.Op, trust.RootCheckOp, crdop.Upgrade} {
 		if hs[op] == nil {
 			t.Errorf("no handler for %q", op)
 		}
@@ -29,6 +33,16 @@ var heavy = []string{
 	"k8s.io/component-base/metrics/legacyregistry",
 	"github.com/olm-cmp/olm-cmp/internal/checks",
 	"github.com/olm-cmp/olm-cmp/internal/validate/apicheck",
+	// sigstore-go (bundles, trusted roots) and sigstore/sigstore bring
+	// sigstore's protobuf descriptors, built at initialisation.
+	"github.com/sigstore/",
+	"google.golang.org/genproto/googleapis/api",
+	"github.com/sigstore/timestamp-authority/",
+	// crdify, and go-cmp, whose initialisation compiles regular
+	// expressions (internal/safety/crdcheck).
+	"sigs.k8s.io/crdify/",
+	"github.com/google/go-cmp/",
+	"github.com/olm-cmp/olm-cmp/internal/safety/crdcheck",
 }
 
 // olm-cmp links none of them; olm-cmp-check links them (or the test

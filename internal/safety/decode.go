@@ -19,14 +19,38 @@ import (
 // first (alias cycles and expansions, depth), since tests and callers may
 // hand over nodes the bundle loader never checked.
 func decodeCRD(o bundle.Object) (*apiextensionsv1.CustomResourceDefinition, error) {
-	c, err := decodeNode(o.YNode())
+	data, err := crdJSON(o)
 	if err != nil {
-		return nil, fmt.Errorf("%s: CustomResourceDefinition %q is not a valid apiextensions.k8s.io/v1 CRD: %v", o.File, o.GetName(), err)
+		return nil, err
+	}
+	return decodeCRDFrom(o, data)
+}
+
+// crdJSON is the JSON decodeCRD decodes a CRD from: the verdict of its
+// upgrade is cached by it (verdicts.go), so a cached one is found without
+// decoding the typed CRD (most of a warm check's time).
+func crdJSON(o bundle.Object) ([]byte, error) {
+	data, err := nodeJSON(o.YNode())
+	if err != nil {
+		return nil, notACRD(o, err)
+	}
+	return data, nil
+}
+
+// decodeCRDFrom decodes o's CRD from data, its crdJSON.
+func decodeCRDFrom(o bundle.Object, data []byte) (*apiextensionsv1.CustomResourceDefinition, error) {
+	c := &apiextensionsv1.CustomResourceDefinition{}
+	if err := json.Unmarshal(data, c); err != nil {
+		return nil, notACRD(o, err)
 	}
 	return c, nil
 }
 
-func decodeNode(n *yaml.Node) (*apiextensionsv1.CustomResourceDefinition, error) {
+func notACRD(o bundle.Object, err error) error {
+	return fmt.Errorf("%s: CustomResourceDefinition %q is not a valid apiextensions.k8s.io/v1 CRD: %v", o.File, o.GetName(), err)
+}
+
+func nodeJSON(n *yaml.Node) ([]byte, error) {
 	if err := yamlsafe.Check(n, yamlsafe.DefaultLimits); err != nil {
 		return nil, err
 	}
@@ -34,15 +58,7 @@ func decodeNode(n *yaml.Node) (*apiextensionsv1.CustomResourceDefinition, error)
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	c := &apiextensionsv1.CustomResourceDefinition{}
-	if err := json.Unmarshal(data, c); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return json.Marshal(v)
 }
 
 // jsonValue is n as encoding/json values, as yaml.v3 would decode it into

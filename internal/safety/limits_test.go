@@ -13,7 +13,6 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"sigs.k8s.io/crdify/pkg/runner"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/bundle"
@@ -165,26 +164,6 @@ func TestVersionWithoutSchema(t *testing.T) {
 	}
 }
 
-// TestRunRecovers: a panic inside crdify becomes an error naming the CRD
-// (the guard above keeps the known one from happening; this is for the
-// next).
-func TestRunRecovers(t *testing.T) {
-	r, err := newCrdifyRunner(crdifyConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := decodeCRD(testBundle(t, "w.v1", "1.0.0", crdYAML("Namespaced", specSchema(baseProps), "")).CRDs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	broken := c.DeepCopy()
-	broken.Spec.Versions[0].Schema = nil
-	_, err = r.run(t.Context(), c, broken)
-	if err == nil || !strings.HasPrefix(err.Error(), "CRD widgets.example.com: the upgrade-safety check (crdify) failed on this CRD") {
-		t.Errorf("err = %v", err)
-	}
-}
-
 // TestUnchangedCRD: a CRD both bundles ship unchanged is not judged, however
 // big (crdify would subtract every issue it found).
 func TestUnchangedCRD(t *testing.T) {
@@ -205,124 +184,6 @@ func TestCheckCancelled(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
-}
-
-// TestRunnerMatchesCrdify: running crdify a version and a pair at a time
-// gives the findings of crdify's own runner, on multi-version CRDs and on
-// the real bundles' CRDs.
-func TestRunnerMatchesCrdify(t *testing.T) {
-	type pair struct {
-		name     string
-		old, cur *apiextensionsv1.CustomResourceDefinition
-	}
-	decode := func(s string) *apiextensionsv1.CustomResourceDefinition {
-		t.Helper()
-		n, err := yaml.Parse(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := decodeCRD(bundle.Object{File: "crd.yaml", RNode: n})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	v3 := strings.ReplaceAll(v2(edit(t, "maximum: 10", "maximum: 7"), false), "name: v2", "name: v3")
-	notServed := strings.Replace(v3, "served: true", "served: false", 1)
-	pairs := []pair{
-		{"a new pair", decode(crdYAML("Namespaced", specSchema(baseProps), v2(baseProps, false))),
-			decode(crdYAML("Namespaced", specSchema(baseProps), v2(edit(t, "maximum: 10", "maximum: 5"), false)+v3))},
-		{"an old issue kept, a new one added", decode(crdYAML("Namespaced", specSchema(baseProps), v2(edit(t, "maximum: 10", "maximum: 5"), false)+notServed)),
-			decode(crdYAML("Namespaced", specSchema(baseProps), v2(edit(t, "maximum: 10", "maximum: 5", "minLength: 1", "minLength: 3"), false)+v3))},
-		{"versions removed and changed", decode(crdYAML("Namespaced", specSchema(baseProps), v2(baseProps, true)+v3)),
-			decode(crdYAML("Cluster", specSchema(edit(t, "type: integer", "type: string")), v3))},
-	}
-	shared := []string{"cert-manager-operator-1.20.0", "loki-operator-0.11.0", "percona-server-mongodb-operator-1.23.0"}
-	if testing.Short() {
-		shared = shared[:1] // percona's 4 served versions take seconds in crdify's runner
-	}
-	for _, dir := range shared {
-		path := filepath.Join("../../../shared/bundles", dir)
-		if _, err := os.Stat(path); err != nil {
-			t.Logf("../shared/bundles/%s is absent (reference data outside the repository): only the synthetic cases run", dir)
-			continue
-		}
-		b, err := bundle.LoadDir(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes, err := renderedCRDNodes(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range nodes {
-			c, err := decodeCRD(n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Against itself with its last version's schema loosened, so
-			// that the served pairs have findings to subtract.
-			cur := c.DeepCopy()
-			cur.Spec.Versions[len(cur.Spec.Versions)-1].Schema.OpenAPIV3Schema.Description += " changed"
-			cur.Spec.Versions[len(cur.Spec.Versions)-1].Schema.OpenAPIV3Schema.Required = append(cur.Spec.Versions[len(cur.Spec.Versions)-1].Schema.OpenAPIV3Schema.Required, "x")
-			pairs = append(pairs, pair{dir + " " + c.Name, c, cur})
-		}
-	}
-	r, err := newCrdifyRunner(crdifyConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	theirs, err := runner.New(crdifyConfig(), runner.DefaultRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range pairs {
-		p.old.Status.StoredVersions = storedVersions(p.old)
-		res, err := r.run(t.Context(), p.old, p.cur)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mine, theirs := flatResults(res), flatResults(theirs.Run(p.old, p.cur))
-		// crdify subtracts the old CRD's issues by exact message, and
-		// lists sets in random order: it may keep an issue the old CRD
-		// had (in another order). Those are the only differences allowed.
-		oldSelf := p.old.DeepCopy()
-		oldSelf.Spec.Conversion = nil
-		known := flatResults(&runner.Results{ServedVersionValidation: r.served.Validate(withVersions(p.old), oldSelf)})
-		for k := range mine {
-			if !theirs[k] {
-				t.Errorf("%s: %q not in crdify's results", p.name, k)
-			}
-		}
-		for k := range theirs {
-			if !mine[k] && !known[k] {
-				t.Errorf("%s: crdify's %q is missing", p.name, k)
-			}
-		}
-	}
-}
-
-// flatResults is every error and warning of res as "version property rule:
-// message" (the message as plainMessage writes it).
-func flatResults(res *runner.Results) map[string]bool {
-	out := map[string]bool{}
-	add := func(v, p, rule string, msgs []string) {
-		for _, m := range msgs {
-			out[v+" "+p+" "+rule+": "+plainMessage(m)] = true
-		}
-	}
-	for _, r := range res.CRDValidation {
-		add("", "", r.Name, slices.Concat(r.Errors, r.Warnings))
-	}
-	for _, v := range slices.Concat(res.SameVersionValidation, res.ServedVersionValidation) {
-		for _, p := range v.PropertyComparisons {
-			for _, r := range p.ComparisonResults {
-				add(v.Version, p.Property, r.Name, r.Errors)
-				add(v.Version, p.Property, r.Name+" (warning)", r.Warnings)
-			}
-		}
-	}
-	return out
 }
 
 // TestDecodeCRD: the linear decoder gives what kyaml's MarshalJSON gave on

@@ -135,24 +135,3 @@ byName:
 		})
 	}
 }
-
-// TestPlainMessage: crdify's Go formatting is rewritten in plain words.
-func TestPlainMessage(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{`type changed : "string" -> "integer"`, "type changed: string -> integer"},
-		{`type changed : "" -> "string"`, "type changed: none -> string"},
-		{`default value changed : "\"a\"" -> "\"b\""`, `default value changed: "a" -> "b"`},
-		{`default value removed : "1"`, "default value removed: 1"},
-		{`pattern changed : "^[a-z]+$" -> "^[a-z]{2,}$"`, "pattern changed: ^[a-z]+$ -> ^[a-z]{2,}$"},
-		{`allowed enum values removed : ["b" "c"]`, `allowed enum values removed: "b", "c"`},
-		{`new required fields: [name size]`, "new required fields: name, size"},
-		{`maximum decreased : 10 -> 9`, "maximum decreased: 10 -> 9"},
-		{`nullable removed : true -> false`, "nullable removed: true -> false"},
-		{`scope changed : "Namespaced" -> "Cluster"`, "scope changed: Namespaced -> Cluster"},
-		{`something else`, "something else"},
-	} {
-		if got := plainMessage(tc.in); got != tc.want {
-			t.Errorf("plainMessage(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}

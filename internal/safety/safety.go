@@ -1,5 +1,6 @@
 // Package safety judges a version bump before it reaches the cluster: the
-// CRD upgrade-safety rules OLM v1 applies (sigs.k8s.io/crdify) and the
+// CRD upgrade-safety rules OLM v1 applies (sigs.k8s.io/crdify, run in
+// olm-cmp-check by internal/safety/crdcheck: verdicts.go) and the
 // operator's upgrade graph (replaces, skips, olm.skipRange).
 package safety
 

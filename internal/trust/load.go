@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
-	"github.com/sigstore/sigstore-go/pkg/root"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/olm-cmp/olm-cmp/internal/echo"
@@ -103,8 +102,8 @@ type ringParse struct {
 }
 
 type rootParse struct {
-	tr  root.TrustedMaterial
-	err error
+	problem string
+	err     error
 }
 
 type fileRead struct {
@@ -384,10 +383,12 @@ func (d *decoder) keyless(n *yaml.Node, path string, s *Scope) {
 		data, err := d.read(file, MaxTrustedRootBytes)
 		if err != nil {
 			d.Fail(f["trustedRoot"], path+".trustedRoot", "%s: %s", echo.Quote(file), err)
-		} else if tr, err := d.trustedRoot(file, data); err != nil {
-			d.Fail(f["trustedRoot"], path+".trustedRoot", "%s is not a Sigstore trusted root (%s)", echo.Quote(file), oneLine(err.Error()))
+		} else if problem, err := d.trustedRoot(file, data); err != nil {
+			d.Fail(f["trustedRoot"], path+".trustedRoot", "%s %s", echo.Quote(file), rootCheckFailure(err))
+		} else if problem != "" {
+			d.Fail(f["trustedRoot"], path+".trustedRoot", "%s is not a Sigstore trusted root (%s)", echo.Quote(file), oneLine(problem))
 		} else {
-			s.TrustedRoot, s.TrustedRootFile, s.TrustedRootJSON = tr, file, data
+			s.TrustedRootFile, s.TrustedRootJSON = file, data
 		}
 	}
 	ids := d.List(f["identities"], path+".identities")
@@ -529,23 +530,20 @@ func acceptsAnyone(r *regexp.Regexp) bool {
 	return false
 }
 
-// trustedRoot parses a trusted root file once per load.
-func (d *decoder) trustedRoot(file string, data []byte) (root.TrustedMaterial, error) {
+// trustedRoot has a trusted root file parsed once per load
+// (checkTrustedRoot).
+func (d *decoder) trustedRoot(file string, data []byte) (problem string, err error) {
 	path := d.resolve(file)
 	if r, ok := d.parsedRoots[path]; ok {
-		return r.tr, r.err
+		return r.problem, r.err
 	}
 	var r rootParse
-	if tr, err := root.NewTrustedRootFromJSON(data); err != nil {
-		r.err = err
-	} else {
-		r.tr = tr
-	}
+	r.problem, r.err = checkTrustedRoot(data)
 	if d.parsedRoots == nil {
 		d.parsedRoots = map[string]rootParse{}
 	}
 	d.parsedRoots[path] = r
-	return r.tr, r.err
+	return r.problem, r.err
 }
 
 // keyText reports whether a file field holds key text pasted in place of a

@@ -28,7 +28,6 @@ import (
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/sigstore/sigstore-go/pkg/root"
 )
 
 // Mode is what a scope does with an image whose signature does not verify.
@@ -98,12 +97,12 @@ type Scope struct {
 	// Rekor, when set, requires each key-based signature to carry a
 	// transparency-log entry signed by this key (checked offline).
 	Rekor *Key
-	// TrustedRoot and Identities verify keyless signatures (Fulcio
-	// certificates): the root holds the certificate authorities and logs,
-	// Identities the signers accepted. TrustedRootJSON is the file's
-	// bytes, as parsed into TrustedRoot: what olm-cmp-check, which
-	// verifies Sigstore bundles (internal/verify/bundlecheck), is sent.
-	TrustedRoot     root.TrustedMaterial
+	// TrustedRootJSON and Identities verify keyless signatures (Fulcio
+	// certificates): the trusted root (the file's bytes, which
+	// olm-cmp-check parsed when the policy loaded) holds the certificate
+	// authorities and logs, Identities the signers accepted. olm-cmp-check,
+	// which verifies Sigstore bundles (internal/verify/bundlecheck), is
+	// sent the bytes.
 	TrustedRootFile string
 	TrustedRootJSON []byte
 	Identities      []Identity
@@ -244,7 +243,7 @@ func (s *Scope) SignedName(repo string) string {
 
 // HasTrust reports whether the scope names anything to verify against.
 func (s *Scope) HasTrust() bool {
-	return s != nil && (len(s.Keys) > 0 || s.TrustedRoot != nil && len(s.Identities) > 0 || s.GPG != nil && len(s.GPG.Keys) > 0)
+	return s != nil && (len(s.Keys) > 0 || s.TrustedRootJSON != nil && len(s.Identities) > 0 || s.GPG != nil && len(s.GPG.Keys) > 0)
 }
 
 // GPG is a scope's GPG simple-signing trust: the lookaside server that

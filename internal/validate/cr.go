@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -55,31 +57,42 @@ func (v *validator) crJob(n *yaml.RNode, gvk schema.GroupVersionKind, data []byt
 	if e.broken {
 		return pending{}, ""
 	}
-	schemaJSON, problem, err := e.schema(gvk.Version)
+	ver, problem, err := e.version(gvk)
 	if err != nil {
 		return pending{err: fmt.Errorf("%s: %w", describe(n), err)}, ""
 	}
 	if problem != "" {
 		return pending{}, problem
 	}
-	in, err := json.Marshal(apiop.CustomResourceInput{
-		Group: gvk.Group, Kind: gvk.Kind,
-		Schema:                schemaJSON,
-		PreserveUnknownFields: e.typed.Spec.PreserveUnknownFields,
-		Object:                data,
-	})
-	if err != nil {
-		return pending{err: fmt.Errorf("%s: %w", describe(n), err)}, ""
-	}
-	return pending{op: apiop.CustomResource, key: checkproc.KeyOf(apiop.CustomResource, in), what: describe(n), load: func() ([]byte, error) { return in, nil }}, ""
+	// data is the JSON writer's buffer, valid until its next object: the
+	// batch reads the object after the render's other objects.
+	obj := slices.Clone(data)
+	return pending{op: apiop.CustomResources, key: ver.key(obj), what: describe(n), version: ver, load: func() ([]byte, error) { return obj, nil }}, ""
 }
 
-// schema is the JSON of the openAPIV3Schema of e's served version name
-// ("null" when it has none), written once per render. A version the CRD
-// does not serve is a problem.
-func (e *crdEntry) schema(name string) ([]byte, string, error) {
-	if s, ok := e.schemas[name]; ok {
-		return s, "", nil
+// crVersion is what the custom resources of one served version of a CRD
+// are checked against: the version's schema and settings, written once
+// per render and sent once per batch however many objects it judges.
+type crVersion struct {
+	input apiop.CustomResourcesInput // without objects
+	// keyed is the part of each object's key that is not the object: the
+	// input's settings and the SHA-256 of its schema.
+	keyed []byte
+}
+
+// key is the key of the verdict on the custom resource data against cv:
+// it depends on the schema, the settings and the object only, so an
+// object met again in a render with other custom resources is not checked
+// again.
+func (cv *crVersion) key(data []byte) checkproc.Key {
+	return checkproc.KeyOf(apiop.CustomResources, append(cv.keyed[:len(cv.keyed):len(cv.keyed)], data...))
+}
+
+// version is e's served version gvk.Version, written once per render. A
+// version the CRD does not serve is a problem.
+func (e *crdEntry) version(gvk schema.GroupVersionKind) (*crVersion, string, error) {
+	if cv, ok := e.versions[gvk.Version]; ok {
+		return cv, "", nil
 	}
 	var served []string
 	var ver *apiextensionsv1.CustomResourceDefinitionVersion
@@ -88,13 +101,13 @@ func (e *crdEntry) schema(name string) ([]byte, string, error) {
 		if cv.Served {
 			served = append(served, cv.Name)
 		}
-		if cv.Name == name && cv.Served {
+		if cv.Name == gvk.Version && cv.Served {
 			ver = cv
 		}
 	}
 	if ver == nil {
 		slices.Sort(served)
-		return nil, fmt.Sprintf("apiVersion: CustomResourceDefinition %s serves no version %q (it serves %s): use one of those", e.typed.Name, name, strings.Join(served, ", ")), nil
+		return nil, fmt.Sprintf("apiVersion: CustomResourceDefinition %s serves no version %q (it serves %s): use one of those", e.typed.Name, gvk.Version, strings.Join(served, ", ")), nil
 	}
 	var props *apiextensionsv1.JSONSchemaProps
 	if ver.Schema != nil {
@@ -104,11 +117,27 @@ func (e *crdEntry) schema(name string) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if e.schemas == nil {
-		e.schemas = map[string][]byte{}
+	cv := &crVersion{input: apiop.CustomResourcesInput{
+		Group: gvk.Group, Kind: gvk.Kind, Schema: s,
+		PreserveUnknownFields: e.typed.Spec.PreserveUnknownFields,
+		StatusSubresource:     ver.Subresources != nil && ver.Subresources.Status != nil,
+	}}
+	digest := sha256.Sum256(s)
+	settings := cv.input
+	settings.Schema = nil
+	head, err := json.Marshal(struct {
+		apiop.CustomResourcesInput
+		SchemaSHA256 string `json:"schemaSHA256"`
+	}{settings, hex.EncodeToString(digest[:])})
+	if err != nil {
+		return nil, "", err
 	}
-	e.schemas[name] = s
-	return s, "", nil
+	cv.keyed = append(head, '\n') // never inside JSON: the object follows
+	if e.versions == nil {
+		e.versions = map[string]*crVersion{}
+	}
+	e.versions[gvk.Version] = cv
+	return cv, "", nil
 }
 
 // decodeCRD decodes a CRD for its custom resources.

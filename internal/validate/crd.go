@@ -16,7 +16,7 @@ import (
 
 // crdEntry is a CRD of the render: its node, its verdict, and its typed
 // form (decoded by the first custom resource that needs it) with the JSON
-// of the schemas its custom resources were checked against.
+// of the versions its custom resources were checked against.
 type crdEntry struct {
 	node *yaml.RNode
 	// checked says problems is the CRD's verdict (crdVerdict).
@@ -24,7 +24,7 @@ type crdEntry struct {
 	problems []string
 	typed    *apiextensionsv1.CustomResourceDefinition
 	broken   bool // the CRD itself cannot be used: its own line says why
-	schemas  map[string][]byte
+	versions map[string]*crVersion
 }
 
 // crdVerdict is the render's CRD e checked as kube-apiserver checks one on

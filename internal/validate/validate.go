@@ -17,11 +17,16 @@
 //   - custom resources whose CustomResourceDefinition the same render ships
 //     go through the server's own CR handling (apiextensions-apiserver):
 //     pruning against the version's structural schema (a pruned field is an
-//     error), defaulting, then the schema validator (a missing required
-//     field, a wrong type, an enum or pattern mismatch are errors), and
-//     what the server's strategy checks beside it: embedded resources
-//     (x-kubernetes-embedded-resource: apiVersion, kind, metadata) and
-//     duplicate items of set and map lists. A custom
+//     error), defaulting, the status dropped when the version has the
+//     status subresource (the server drops it on create, silently), then
+//     the schema validator (a missing required field, a wrong type, an
+//     enum or pattern mismatch are errors), and what the server's strategy
+//     checks beside it: embedded resources (x-kubernetes-embedded-resource:
+//     apiVersion, kind, metadata), duplicate items of set and map lists,
+//     and the CRD's x-kubernetes-validations rules, run as the strategy
+//     runs them on create (no oldSelf, the server's cost budgets, none on
+//     an object already refused for its shape), a failure worded as the
+//     server words it (the field, the rule or its message). A custom
 //     resource of a CRD the render does not ship is checked for metadata
 //     only: its schema is the cluster's business; nor is one of a CRD the
 //     server would refuse;
@@ -42,9 +47,8 @@
 // planned and cached by content (verdicts.go): one process per render that
 // meets something not yet checked, none for a render that does not.
 //
-// Not checked: CEL rules of a CRD run against its custom resources
-// (x-kubernetes-validations), and the rest of the per-kind rules (a pod's
-// security context, volumes' sources, …).
+// Not checked: the rest of the per-kind rules (a pod's security context,
+// volumes' sources, …).
 package validate
 
 import (
@@ -377,9 +381,7 @@ const (
 
 // line writes n's error line: the object, its problems, the fix.
 func (v *validator) line(n *yaml.RNode, class int, problems []string) string {
-	if len(problems) > maxProblems {
-		problems = append(problems[:maxProblems:maxProblems], fmt.Sprintf("and %d more", len(problems)-maxProblems))
-	}
+	problems = fieldtext.Cut(problems, maxProblems)
 	var o Origin
 	if v.origin != nil {
 		o = v.origin(n)

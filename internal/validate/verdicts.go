@@ -39,7 +39,7 @@ const oldVerdictDirName = "crd-verdicts"
 
 // maxVerdictLines bounds a verdict read back: a few problem lines (each as
 // the render prints it), never more than a check writes.
-const maxVerdictLines = 64
+const maxVerdictLines = apiop.MaxProblems
 
 // verdicts holds every check's verdict (its apiop.Verdict as olm-cmp-check
 // wrote it) by key.
@@ -60,11 +60,15 @@ func KeepVerdicts(cacheDir string) {
 // verdict, and its input (load, called only when the verdict is not
 // cached). what names the object, for the line when it cannot be checked.
 // err, when set, is the validator's own failure to write the job.
+// version, for a custom resource, is the CRD version it is checked
+// against: the custom resources of a version go in one job, the schema
+// once.
 type pending struct {
 	op, what string
 	key      checkproc.Key
 	load     func() ([]byte, error)
 	err      error
+	version  *crVersion
 }
 
 // cached returns p's verdict if this render, this process or the cache
@@ -125,31 +129,17 @@ func (v *validator) check(todo []pending) error {
 	if v.ctx.Err() != nil {
 		return context.Cause(v.ctx)
 	}
-	jobs := make([]checkproc.Job, len(todo))
-	for i, p := range todo {
-		in, err := p.load()
-		if err != nil {
-			return err
-		}
-		jobs[i] = checkproc.Job{Op: p.op, Input: in}
+	jobs, units, err := batch(todo)
+	if err != nil {
+		return err
 	}
 	// Each verdict is kept as it arrives, so a batch stopped at the
-	// render's deadline still spares the next render what it finished.
-	failed, why := len(todo), ""
-	err := checkproc.RunEach(v.ctx, jobs, func(i int, r checkproc.Result) {
-		problems, ok := decodeVerdict(r.Output)
-		switch {
-		case r.Error != "":
-			if i < failed {
-				failed, why = i, r.Error
-			}
-		case !ok:
-			if i < failed {
-				failed, why = i, fmt.Sprintf("%s answered something that is not a verdict: is it the same build as olm-cmp?", checkproc.Executable)
-			}
-		default:
-			v.verdicts[todo[i].key] = problems
-			verdicts.Put(todo[i].key, r.Output)
+	// render's deadline still spares the next render what it finished;
+	// the first job (in order) that failed is the line.
+	failed, why := len(jobs), error(nil)
+	err = checkproc.RunEach(v.ctx, jobs, func(i int, r checkproc.Result) {
+		if kerr := v.keep(units[i], r); kerr != nil && i < failed {
+			failed, why = i, kerr
 		}
 	})
 	if err != nil {
@@ -161,10 +151,113 @@ func (v *validator) check(todo []pending) error {
 		}
 		return unchecked(todo, err)
 	}
-	if failed < len(todo) {
-		return unchecked(todo[failed:failed+1], errors.New(why))
+	return why
+}
+
+// batch writes the checks todo as olm-cmp-check's jobs: one per check, but
+// for custom resources one per CRD version (its schema once, then the
+// objects) until the objects reach chunkBytes. units[i] are the checks
+// jobs[i] answers. The request's size is known from its inputs before it
+// is written: over checkproc's bound, it is not.
+func batch(todo []pending) (jobs []checkproc.Job, units [][]pending, err error) {
+	objects := map[int][]json.RawMessage{}
+	unitOf := map[*crVersion]int{} // the version's job taking objects
+	filled := map[*crVersion]int{} // the bytes of its objects
+	size := 0
+	for _, p := range todo {
+		in, err := p.load()
+		if err != nil {
+			return nil, nil, err
+		}
+		size += len(in) + jobOverhead
+		if p.version == nil {
+			jobs, units = append(jobs, checkproc.Job{Op: p.op, Input: in}), append(units, []pending{p})
+			continue
+		}
+		i, ok := unitOf[p.version]
+		if !ok || filled[p.version] >= chunkBytes(p.version) {
+			i = len(jobs)
+			unitOf[p.version], filled[p.version] = i, 0
+			jobs, units = append(jobs, checkproc.Job{Op: p.op}), append(units, nil)
+			size += len(p.version.input.Schema) + jobOverhead
+		}
+		units[i], objects[i] = append(units[i], p), append(objects[i], in)
+		filled[p.version] += len(in)
+	}
+	if size > checkproc.MaxRequestBytes {
+		return nil, nil, unchecked(todo, fmt.Errorf("the CustomResourceDefinitions, custom resources and webhook configurations to check are %d bytes, more than the %d bytes %s takes at once; fix: ship fewer or smaller custom resources (spec.examples, spec.exclude, the extra manifests) or CustomResourceDefinitions", size, checkproc.MaxRequestBytes, checkproc.Executable))
+	}
+	for i, objs := range objects {
+		in := units[i][0].version.input
+		in.Objects = objs
+		if jobs[i].Input, err = json.Marshal(in); err != nil {
+			return nil, nil, unchecked(units[i], err)
+		}
+	}
+	return jobs, units, nil
+}
+
+// chunkBytes is how many bytes of custom resources one job of cv takes
+// before the next job begins: its schema's size, at least minChunkBytes.
+// The schema so takes at most half of a request (sent with each of 330
+// custom resources, a 1.4 MB schema made a request of 460 MB), and a job
+// of objects whose CEL rules each exhaust the server's cost budget (about
+// 4 CPU-s an object, measured) is not a whole version's: olm-cmp-check
+// answers job by job, and the verdicts of the jobs done are kept when the
+// render's deadline stops it.
+func chunkBytes(cv *crVersion) int { return max(len(cv.input.Schema), minChunkBytes) }
+
+const minChunkBytes = 64 << 10
+
+// jobOverhead is more than what a request adds to a job's input: its
+// operation's name and the JSON around them.
+const jobOverhead = 64
+
+// keep keeps the verdicts of the checks unit, which one job answered with
+// r: one verdict, or for custom resources one per object.
+func (v *validator) keep(unit []pending, r checkproc.Result) error {
+	if r.Error != "" {
+		return unchecked(unit, fmt.Errorf("%s", r.Error))
+	}
+	outs, ok := splitVerdicts(unit, r.Output)
+	if !ok {
+		return unchecked(unit, fmt.Errorf("%s answered something that is not a verdict: is it the same build as olm-cmp?", checkproc.Executable))
+	}
+	for j, p := range unit {
+		problems, ok := decodeVerdict(outs[j])
+		if !ok {
+			return unchecked(unit[j:j+1], fmt.Errorf("%s answered something that is not a verdict: is it the same build as olm-cmp?", checkproc.Executable))
+		}
+		v.verdicts[p.key] = problems
+		verdicts.Put(p.key, outs[j])
 	}
 	return nil
+}
+
+// splitVerdicts is the apiop.Verdict of each check of unit in out: out
+// itself, or for custom resources each of its apiop.Verdicts written as
+// olm-cmp-check writes a verdict, when out is exactly what this build
+// writes for as many objects.
+func splitVerdicts(unit []pending, out []byte) ([][]byte, bool) {
+	if unit[0].version == nil {
+		return [][]byte{out}, true
+	}
+	var all apiop.Verdicts
+	if err := json.Unmarshal(out, &all); err != nil || len(all.Verdicts) != len(unit) {
+		return nil, false
+	}
+	if again, err := json.Marshal(all); err != nil || string(again) != string(out) {
+		return nil, false
+	}
+	outs := make([][]byte, len(all.Verdicts))
+	for i, one := range all.Verdicts {
+		b, err := json.Marshal(one)
+		if err != nil {
+			return nil, false
+		}
+		outs[i] = b
+	}
+	return outs, true
 }
 
 // helperFix is the fix for an olm-cmp-check that is there but failed (a

@@ -43,10 +43,49 @@ func (c *check) verifyBundle(data []byte, what string) (string, *failure) {
 		}
 		return "", &failure{rank: bundleRanks[f.Kind], what: f.What, fix: f.Fix}
 	}
+	if !c.scopeNames(out.Signer) {
+		return "", &failure{rank: rankHelper, what: fmt.Sprintf("%s was not verified: %s answered the signer %s, which the scope names neither as a key nor as an identity", what, checkproc.Executable, untrusted(out.Signer)), fix: fmt.Sprintf("install %s from the same build beside olm-cmp (make build installs both); a program of another build or origin answered", checkproc.Executable)}
+	}
 	if f := c.checkStatement(out.Statement, out.Signer); f != nil {
 		return "", f
 	}
 	return out.Signer, nil
+}
+
+// scopeNames reports whether signer, as olm-cmp-check words a verified
+// bundle's, is one the scope trusts: "key <name>" of one of its keys, or
+// "identity <subject> (<issuer>)" accepted by one of its identities. olm-cmp-check
+// answers only for signers it verified against these, so a mismatch means
+// another program answered (a stale or foreign olm-cmp-check): never
+// verified on its word.
+func (c *check) scopeNames(signer string) bool {
+	if name, ok := strings.CutPrefix(signer, "key "); ok {
+		for _, k := range c.scope.Keys {
+			if k.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	id, ok := strings.CutPrefix(signer, "identity ")
+	i := strings.LastIndex(id, " (")
+	issuer, closed := strings.CutSuffix(id[max(i, 0):], ")")
+	if !ok || i < 0 || !closed || c.scope.TrustedRootJSON == nil {
+		return false
+	}
+	subject, issuer := id[:i], strings.TrimPrefix(issuer, " (")
+	if subject == "" {
+		return false
+	}
+	for _, id := range c.scope.Identities {
+		if id.Issuer != issuer {
+			continue
+		}
+		if id.SubjectRegexp != nil && id.SubjectRegexp.MatchString(subject) || id.SubjectRegexp == nil && id.Subject == subject {
+			return true
+		}
+	}
+	return false
 }
 
 // bundleRanks ranks olm-cmp-check's failures among the other signatures'.

@@ -14,7 +14,6 @@ import (
 	pgperrors "github.com/ProtonMail/go-crypto/openpgp/errors"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/sigstore/sigstore/pkg/signature/payload"
 
 	"github.com/olm-cmp/olm-cmp/internal/trust"
 )
@@ -140,7 +139,7 @@ func (c *check) gpgSignature(g *trust.GPG, data []byte, what string) (string, *f
 		return "", f
 	}
 	signer := "gpg key " + gpgKeyName(g, md.SignedBy.Entity)
-	var p payload.SimpleContainerImage
+	var p simpleSigning
 	if err := json.Unmarshal(body, &p); err != nil {
 		return "", &failure{rank: rankPayload,
 			what: fmt.Sprintf("signed by %s, but the payload is not a simple-signing JSON document", signer),

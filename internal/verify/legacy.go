@@ -4,18 +4,20 @@ import (
 	"bytes"
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/asn1"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"math/big"
 
 	jsoncanonicalizer "github.com/cyberphone/json-canonicalization/go/src/webpki.org/jsoncanonicalizer"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/sigstore/sigstore/pkg/signature"
-	"github.com/sigstore/sigstore/pkg/signature/payload"
 
 	"github.com/olm-cmp/olm-cmp/internal/trust"
 )
@@ -42,11 +44,7 @@ func (c *check) legacy(l v1.Descriptor, what string) (string, *failure) {
 	}
 	var key *trust.Key
 	for _, k := range c.scope.Keys {
-		ver, err := signature.LoadVerifier(k.Public, crypto.SHA256)
-		if err != nil {
-			continue
-		}
-		if ver.VerifySignature(bytes.NewReader(sig), bytes.NewReader(data)) == nil {
+		if verifySignature(k.Public, sig, data) {
 			key = k
 			break
 		}
@@ -57,13 +55,13 @@ func (c *check) legacy(l v1.Descriptor, what string) (string, *failure) {
 			fix:  fmt.Sprintf("add the signer's public key to the scope if you trust it (keys: %s), or sign with one of those keys", keyNames(c.scope))}
 	}
 	signer := "key " + key.Name
-	var p payload.SimpleContainerImage
+	var p simpleSigning
 	if err := json.Unmarshal(data, &p); err != nil {
 		return "", &failure{rank: rankPayload,
 			what: fmt.Sprintf("signed by %s, but the payload is not a simple-signing JSON document", signer),
 			fix:  "sign with cosign sign, which writes the payload itself"}
 	}
-	if p.Critical.Type != payload.CosignSignatureType && p.Critical.Type != "atomic container signature" {
+	if p.Critical.Type != cosignSignature && p.Critical.Type != atomicSignature {
 		return "", &failure{rank: rankPayload,
 			what: fmt.Sprintf("signed by %s, but the payload's critical.type is %s, not a container image signature", signer, untrusted(p.Critical.Type)),
 			fix:  "sign with cosign sign, which writes the payload itself"}
@@ -77,6 +75,57 @@ func (c *check) legacy(l v1.Descriptor, what string) (string, *failure) {
 		}
 	}
 	return signer, nil
+}
+
+// cosignSignature is cosign's simple-signing type.
+const cosignSignature = "cosign container image signature"
+
+// simpleSigning is the simple-signing payload cosign and containers/image
+// sign (sigstore/sigstore's payload.SimpleContainerImage, whose package
+// olm-cmp does not link: it brings sigstore's protobuf descriptors, built
+// in every process's initialisation).
+type simpleSigning struct {
+	Critical struct {
+		Identity struct {
+			DockerReference string `json:"docker-reference"`
+		} `json:"identity"`
+		Image struct {
+			DockerManifestDigest string `json:"docker-manifest-digest"`
+		} `json:"image"`
+		Type string `json:"type"`
+	} `json:"critical"`
+	Optional map[string]any `json:"optional"`
+}
+
+// verifySignature reports whether sig is pub's signature of data, as
+// cosign signs a legacy payload and sigstore/sigstore's
+// signature.LoadVerifier(pub, crypto.SHA256) verifies it: RSA PKCS#1 v1.5
+// and ECDSA over the payload's SHA-256 (an ECDSA signature ASN.1 or IEEE
+// P1363 encoded), Ed25519 over the payload itself. Policy keys come from
+// x509's parsers, which refuse points off their curve. The standard library
+// does it here: that package's initialisation (sigstore's protobuf
+// descriptors) would cost every olm-cmp process, and a process of
+// olm-cmp-check per signature costs more than the check.
+func verifySignature(pub crypto.PublicKey, sig, data []byte) bool {
+	digest := sha256.Sum256(data)
+	switch k := pub.(type) {
+	case *rsa.PublicKey:
+		return rsa.VerifyPKCS1v15(k, crypto.SHA256, digest[:], sig) == nil
+	case *ecdsa.PublicKey:
+		var asn struct{ R, S *big.Int }
+		if _, err := asn1.Unmarshal(sig, &asn); err == nil {
+			return ecdsa.VerifyASN1(k, digest[:], sig)
+		}
+		if len(sig) == 0 || len(sig) > 132 || len(sig)%2 != 0 {
+			return false
+		}
+		r := new(big.Int).SetBytes(sig[:len(sig)/2])
+		s := new(big.Int).SetBytes(sig[len(sig)/2:])
+		return ecdsa.Verify(k, digest[:], r, s)
+	case ed25519.PublicKey:
+		return ed25519.Verify(k, data, sig)
+	}
+	return false
 }
 
 func keyNames(s *trust.Scope) string {

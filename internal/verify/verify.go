@@ -6,11 +6,13 @@
 //   - cosign v3's Sigstore bundle (application/vnd.dev.sigstore.bundle.v0.3+json)
 //     attached to the image as an OCI 1.1 referrer (found through the
 //     referrers API, or its sha256-<hex> tag fallback), verified offline with
-//     sigstore-go against the scope's keys or trusted root;
+//     sigstore-go, in olm-cmp-check (bundle.go), against the scope's keys or
+//     trusted root;
 //   - cosign's legacy sha256-<hex>.sig tag: simple-signing payload layers
 //     whose signature is the dev.cosignproject.cosign/signature annotation
 //     (with, when the scope names a Rekor key, the dev.sigstore.cosign/bundle
-//     annotation's transparency-log entry checked offline). Red Hat signs
+//     annotation's transparency-log entry checked offline), verified in
+//     process with the standard library's crypto (legacy.go). Red Hat signs
 //     registry.redhat.io this way.
 //
 // Every signature must name the same manifest digest and the repository the

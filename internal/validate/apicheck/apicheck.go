@@ -25,29 +25,36 @@ import (
 
 	"github.com/olm-cmp/olm-cmp/internal/checkproc"
 	"github.com/olm-cmp/olm-cmp/internal/validate/apiop"
+	"github.com/olm-cmp/olm-cmp/internal/validate/fieldtext"
 )
 
 // Handlers returns apicheck's operations by name, for internal/checks.
 func Handlers() map[string]checkproc.Handler {
 	return map[string]checkproc.Handler{
 		apiop.CRD: func(_ context.Context, in json.RawMessage) (any, error) {
-			return apiop.Verdict{Problems: checkCRD(in)}, nil
+			return verdict(checkCRD(in)), nil
 		},
-		apiop.CustomResource: func(_ context.Context, in json.RawMessage) (any, error) {
-			var cr apiop.CustomResourceInput
-			if err := strictJSON(in, &cr); err != nil {
+		apiop.CustomResources: func(ctx context.Context, in json.RawMessage) (any, error) {
+			var crs apiop.CustomResourcesInput
+			if err := strictJSON(in, &crs); err != nil {
 				return nil, err
 			}
-			return apiop.Verdict{Problems: customResource(&cr)}, nil
+			return customResources(ctx, &crs), nil
 		},
 		apiop.WebhookClientConfig: func(_ context.Context, in json.RawMessage) (any, error) {
 			var w apiop.WebhookInput
 			if err := strictJSON(in, &w); err != nil {
 				return nil, err
 			}
-			return apiop.Verdict{Problems: webhookClientConfig(&w)}, nil
+			return verdict(webhookClientConfig(&w)), nil
 		},
 	}
+}
+
+// verdict is a check's problems as its Verdict, cut at apiop.MaxProblems
+// (a custom resource with 70 unknown fields is 70 problems).
+func verdict(problems []string) apiop.Verdict {
+	return apiop.Verdict{Problems: fieldtext.Cut(problems, apiop.MaxProblems-1)}
 }
 
 // strictJSON decodes an operation's input, refusing what olm-cmp would not

@@ -62,28 +62,56 @@ func TestCRDProblemsInAStableOrder(t *testing.T) {
 	}
 }
 
+// crs runs the custom-resources check of objects against schema through
+// Handlers and returns each object's problems.
+func crs(t *testing.T, in apiop.CustomResourcesInput, objects ...string) [][]string {
+	t.Helper()
+	for _, o := range objects {
+		in.Objects = append(in.Objects, json.RawMessage(o))
+	}
+	data, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Handlers()[apiop.CustomResources](context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var problems [][]string
+	for _, v := range out.(apiop.Verdicts).Verdicts {
+		problems = append(problems, v.Problems)
+	}
+	if len(problems) != len(objects) {
+		t.Fatalf("%d verdicts for %d objects", len(problems), len(objects))
+	}
+	return problems
+}
+
 // A custom resource is pruned, defaulted and validated against the schema
 // it is sent with; its metadata with a custom resource's name rule.
 func TestCustomResource(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{"spec":{"type":"object","required":["size"],"properties":{"size":{"type":"integer","maximum":3}}}}}`)
-	in := apiop.CustomResourceInput{Group: "greeter.example.com", Kind: "Greeter", Schema: schema,
-		Object: json.RawMessage(`{"apiVersion":"greeter.example.com/v1","kind":"Greeter","metadata":{"name":"Bad_Name"},"spec":{"size":4,"extra":1}}`)}
+	in := apiop.CustomResourcesInput{Group: "greeter.example.com", Kind: "Greeter", Schema: schema}
+	bad := `{"apiVersion":"greeter.example.com/v1","kind":"Greeter","metadata":{"name":"Bad_Name"},"spec":{"size":4,"extra":1}}`
+	good := `{"apiVersion":"greeter.example.com/v1","kind":"Greeter","metadata":{"name":"good"},"spec":{"size":2}}`
 	want := []string{
 		`metadata.name: Invalid value "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com')`,
 		"spec.extra: unknown field: the CRD's schema does not define it, so the API server would prune it",
 		"spec.size: should be less than or equal to 3",
 	}
-	if got := call(t, apiop.CustomResource, in); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	// Each object its own verdict, in order.
+	got := crs(t, in, good, bad, good)
+	if strings.Join(got[1], "\n") != strings.Join(want, "\n") || len(got[0]) != 0 || len(got[2]) != 0 {
+		t.Errorf("got\n%q\nwant\n%s", got, strings.Join(want, "\n"))
 	}
 	// preserveUnknownFields: nothing pruned.
 	in.PreserveUnknownFields = true
-	if got := call(t, apiop.CustomResource, in); len(got) != 2 || strings.Contains(strings.Join(got, " "), "extra") {
+	if got := crs(t, in, bad)[0]; len(got) != 2 || strings.Contains(strings.Join(got, " "), "extra") {
 		t.Errorf("preserving unknown fields: %q", got)
 	}
 	// No schema: metadata only.
 	in.Schema = json.RawMessage(`null`)
-	if got := call(t, apiop.CustomResource, in); len(got) != 1 {
+	if got := crs(t, in, bad)[0]; len(got) != 1 {
 		t.Errorf("without a schema: %q", got)
 	}
 }
@@ -108,7 +136,7 @@ func TestWebhookClientConfig(t *testing.T) {
 // An input olm-cmp would not send (another build's) is an error, not a
 // verdict.
 func TestInputOfAnotherBuild(t *testing.T) {
-	if _, err := Handlers()[apiop.CustomResource](context.Background(), json.RawMessage(`[1]`)); err == nil || !strings.Contains(err.Error(), "is it the same build as olm-cmp?") {
+	if _, err := Handlers()[apiop.CustomResources](context.Background(), json.RawMessage(`[1]`)); err == nil || !strings.Contains(err.Error(), "is it the same build as olm-cmp?") {
 		t.Errorf("got %v", err)
 	}
 }

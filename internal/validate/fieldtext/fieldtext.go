@@ -71,7 +71,9 @@ func Lines(errs field.ErrorList) []string {
 			}
 		}
 		s := e.Field + ": " + e.Type.String()
-		if e.Type != field.ErrorTypeRequired && e.Type != field.ErrorTypeForbidden && e.BadValue != nil {
+		// The server omits the value of an object or a list (a CEL rule's
+		// failure on one), as the line does.
+		if _, omit := e.BadValue.(field.OmitValueType); e.Type != field.ErrorTypeRequired && e.Type != field.ErrorTypeForbidden && e.BadValue != nil && !omit {
 			s += " " + badValue(e.BadValue)
 		}
 		if d := plainDetail(e.Detail); d != "" {
@@ -80,6 +82,43 @@ func Lines(errs field.ErrorList) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// Cut keeps at most n of problems and says how many it left out ("and N
+// more"), counting those a cut made before (olm-cmp-check cuts a verdict
+// at apiop.MaxProblems lines, an error line cuts it again at a few): one
+// rule for every cut, so the count stays true.
+func Cut(problems []string, n int) []string {
+	more := 0
+	if last := len(problems) - 1; last >= 0 {
+		if m, ok := moreCount(problems[last]); ok {
+			problems, more = problems[:last], m
+		}
+	}
+	if len(problems) > n {
+		more += len(problems) - n
+		problems = problems[:n:n]
+	}
+	if more == 0 {
+		return problems
+	}
+	return append(problems[:len(problems):len(problems)], moreLine(more))
+}
+
+func moreLine(n int) string { return fmt.Sprintf("and %d more", n) }
+
+// moreCount reads a line moreLine wrote. No problem reads so: each begins
+// with the field or object it is about.
+func moreCount(s string) (int, bool) {
+	num, ok := strings.CutPrefix(s, "and ")
+	if num, ok = strings.CutSuffix(num, " more"); !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n <= 0 || moreLine(n) != s {
+		return 0, false
+	}
+	return n, true
 }
 
 // badValue writes a field error's value: text quoted, a list or an object

@@ -1,7 +1,8 @@
-package safety
+package crdcheck
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -25,8 +26,8 @@ import (
 // took over ten minutes). Each pair's result depends on those two versions
 // only, and a two-version CRD has exactly that pair, so the results are
 // crdify's own (a test holds the two together), except that the old CRD's
-// issues are subtracted by subtractKnown; limits.go bounds the cost of
-// each step.
+// issues are subtracted by subtractKnown; internal/safety's limits.go
+// (judged before it asks) bounds the cost of each step.
 type crdifyRunner struct {
 	crd    *crd.Validator
 	same   *same.Validator
@@ -54,11 +55,11 @@ func newCrdifyRunner(cfg *config.Config) (*crdifyRunner, error) {
 
 // run is runner.Runner.Run(old, cur), stopping with ctx's error once ctx is
 // done. A panic in crdify (it dereferences a version's schema without
-// checking it) becomes an error naming the CRD.
+// checking it) becomes an error (internal/safety names the CRD).
 func (r *crdifyRunner) run(ctx context.Context, old, cur *apiextensionsv1.CustomResourceDefinition) (res *runner.Results, err error) {
 	defer func() {
 		if recover() != nil {
-			res, err = nil, fmt.Errorf("CRD %s: the upgrade-safety check (crdify) failed on this CRD: check that each of its versions has a valid schema; if they do, please report it", cur.Name)
+			res, err = nil, errors.New("crdify failed on it: check that each of its versions has a valid schema; if they do, please report it")
 		}
 	}()
 	res = &runner.Results{}

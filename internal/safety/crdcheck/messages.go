@@ -1,4 +1,4 @@
-package safety
+package crdcheck
 
 import (
 	"regexp"
@@ -43,4 +43,27 @@ func plainMessage(msg string) string {
 		detail = "none"
 	}
 	return what + ": " + detail
+}
+
+// unhandledField matches a changed line of crdify's unhandled diff (a Go
+// struct diff): "-	XPreserveUnknownFields: &true," → XPreserveUnknownFields.
+// go-cmp spaces its output with ASCII or no-break spaces at random (to
+// discourage parsing it), so both count as space.
+var unhandledField = regexp.MustCompile(`^[\s\p{Zs}]*[-+][\s\p{Zs}]*([A-Za-z][A-Za-z0-9]*):`)
+
+// unhandledMessage shortens crdify's unhandled-change message (a diff of Go
+// structs) to the names of the schema fields that changed.
+func unhandledMessage(raw string) string {
+	var fields []string
+	for _, line := range strings.Split(raw, "\n") {
+		if m := unhandledField.FindStringSubmatch(line); m != nil {
+			fields = append(fields, m[1])
+		}
+	}
+	slices.Sort(fields)
+	fields = slices.Compact(fields)
+	if len(fields) == 0 {
+		return "a change no safety rule covers"
+	}
+	return "a change no safety rule covers, in " + strings.Join(fields, ", ")
 }

@@ -1,6 +1,8 @@
 package checkproc
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"runtime/debug"
 	"sort"
@@ -127,4 +129,17 @@ func errOtherBuild(theirs *buildID) error {
 		why = "olm-cmp has " + diff
 	}
 	return fmt.Errorf("%s is from another build than olm-cmp: install both from the same build (make build, make install, go install ./cmd/..., or one image; %s)", Executable, why)
+}
+
+// Answer is what an olm-cmp-check of this build writes for results, in
+// order: for tests whose scripted helper answers as a real one would (a
+// failure in one job, an output olm-cmp does not accept).
+func Answer(results ...Result) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.Encode(line{Build: self()})
+	for i, r := range results {
+		enc.Encode(line{Job: &i, Output: r.Output, Error: r.Error})
+	}
+	return b.Bytes()
 }

@@ -320,3 +320,18 @@ func TestHelperThatKeepsWritingIsNotWaitedFor(t *testing.T) {
 		t.Errorf("got %v (the context: %v), want %q", err, ctx.Err(), want)
 	}
 }
+
+// Answer is what a helper of this build answers: a script that prints it
+// is answered as the real one.
+func TestAnswerIsAnAnswer(t *testing.T) {
+	want := []Result{{Output: json.RawMessage(`{"a":1}`)}, {Error: "the input is wrong"}}
+	p := filepath.Join(t.TempDir(), Executable)
+	if err := os.WriteFile(p, []byte("#!/bin/sh\necho '"+strings.TrimSpace(string(Answer(want...)))+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	useHelper(t, p)
+	got, err := Run(context.Background(), jobs)
+	if err != nil || len(got) != 2 || string(got[0].Output) != `{"a":1}` || got[1].Error != want[1].Error {
+		t.Errorf("got %+v, %v", got, err)
+	}
+}

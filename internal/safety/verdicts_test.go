@@ -2,6 +2,7 @@ package safety
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -135,7 +136,8 @@ func TestHelperFailureIsNotSafe(t *testing.T) {
 	}
 	want(check(t.Context(), script("echo 'panic: runtime error' >&2\nexit 2")),
 		"CRDs widgets.example.com, gadgets.example.com could not be compared with the CRDs the cluster runs, so the upgrade's safety is unknown: olm-cmp-check stopped before answering (exit status 2): panic: runtime error; install olm-cmp-check from the same build beside olm-cmp (make build installs both), then retry; if it already is, report this line")
-	want(check(t.Context(), script(`echo '{"results":[{"output":{"findings":null}},{"error":"crdify failed on it: check that each of its versions has a valid schema; if they do, please report it"}]}'`)),
+	answer := checkproc.Answer(checkproc.Result{Output: json.RawMessage(`{"findings":null}`)}, checkproc.Result{Error: "crdify failed on it: check that each of its versions has a valid schema; if they do, please report it"})
+	want(check(t.Context(), script("echo '"+strings.TrimSpace(string(answer))+"'")),
 		"CRD gadgets.example.com could not be compared with the CRD the cluster runs, so the upgrade's safety is unknown: crdify failed on it: check that each of its versions has a valid schema; if they do, please report it")
 
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)

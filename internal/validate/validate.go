@@ -137,6 +137,7 @@ func (f filter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 			lines = append(lines, line)
 		}
 	}
+	v.keepBuiltins()
 	if invalid == 0 {
 		return nodes, nil
 	}
@@ -194,6 +195,9 @@ type validator struct {
 	byNode map[*yaml.RNode]*crdEntry
 	// verdicts is this render's verdicts of olm-cmp-check's checks, by key.
 	verdicts map[checkproc.Key][]string
+	// builtins is the render's built-in objects and their verdicts
+	// (builtins.go), nil when plan did not see the render.
+	builtins *builtinSet
 }
 
 func newValidator(ctx context.Context, nodes []*yaml.RNode) *validator {
@@ -256,7 +260,9 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 		}
 		return "", nil
 	}
-	if builtin, cr := scheme().Recognizes(gvk), v.crds[gvk.GroupKind()] != nil; builtin || cr {
+	if p, ok := v.builtinCached(n); ok {
+		class, problems = kindBuiltin, p
+	} else if builtin, cr := scheme().Recognizes(gvk), v.crds[gvk.GroupKind()] != nil; builtin || cr {
 		// Decoded from the bytes the plugin sends, as the API server would.
 		data, err := v.json.Object(n)
 		if err != nil {
@@ -265,6 +271,7 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 		if builtin {
 			class = kindBuiltin
 			problems, err = v.builtin(n, gvk, data)
+			v.builtinJudged(n, problems)
 		} else {
 			class = kindCR
 			problems, err = v.customResource(n, gvk, data)
@@ -284,6 +291,7 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 // builtin decodes data strictly into gvk's Go type and validates its
 // metadata.
 func (v *validator) builtin(n *yaml.RNode, gvk schema.GroupVersionKind, data []byte) ([]string, error) {
+	builtinDecodes.Add(1)
 	obj, _, err := decoder().Decode(data, nil, nil)
 	problems := fieldtext.Decode(err)
 	acc, ok := obj.(metav1.ObjectMetaAccessor)
@@ -311,6 +319,9 @@ func (v *validator) jobsOf(n *yaml.RNode) ([]pending, error) {
 	builtin, cr := scheme().Recognizes(gvk), v.crds[gvk.GroupKind()] != nil
 	if !cr && !(builtin && gvk.Group == admissionregistrationv1.GroupName) {
 		return nil, nil
+	}
+	if _, ok := v.builtinCached(n); ok {
+		return nil, nil // its client configs' verdicts are in the render's
 	}
 	data, err := v.json.Object(n)
 	if err != nil {

@@ -1,0 +1,71 @@
+package validate
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/olm-cmp/olm-cmp/internal/checkproc"
+)
+
+// A warm render judges its built-in objects from the verdict store: no
+// strict decode, in the same process or a new one reading the disk; a
+// changed byte of one object is a new render, judged again, and refused
+// when the change makes it invalid.
+func TestWarmRenderSkipsTheDecodeOfBuiltIns(t *testing.T) {
+	KeepVerdicts(t.TempDir())
+	defer KeepVerdicts("")
+	// Objects no other test renders, so the first render is cold.
+	deployment := `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: bcache, namespace: ops}
+spec:
+  selector: {matchLabels: {app: bcache}}
+  template:
+    metadata: {labels: {app: bcache}}
+    spec:
+      containers:
+      - name: manager
+        image: example.com/bcache:1
+        imagePullPolicy: Always`
+	service := "apiVersion: v1\nkind: Service\nmetadata: {name: bcache, namespace: ops}\nspec: {selector: {app: bcache}, ports: [{port: 443}]}"
+	hook := "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: bcache}\nwebhooks:\n- name: bcache.example.com\n  clientConfig: {service: {name: bcache, namespace: ops, path: /v}}\n  sideEffects: None\n  admissionReviewVersions: [v1]"
+	render := func(docs ...string) (string, int64) {
+		t.Helper()
+		before := builtinDecodes.Load()
+		got := run(t, docs...)
+		return got, builtinDecodes.Load() - before
+	}
+	if got, n := render(deployment, service, hook); got != "" || n != 3 {
+		t.Fatalf("cold render: %d decodes, error %q; want 3, none", n, got)
+	}
+	if got, n := render(deployment, service, hook); got != "" || n != 0 {
+		t.Errorf("warm render: %d decodes, error %q; want none", n, got)
+	}
+	// A new process: the memory forgotten, the disk kept.
+	saved := verdicts
+	verdicts = checkproc.NewStore(verdictDirName)
+	defer func() { verdicts = saved }()
+	verdicts.Keep(filepath.Dir(filepath.Dir(saved.Dir())))
+	spawns := checkproc.Spawns()
+	if got, n := render(deployment, service, hook); got != "" || n != 0 {
+		t.Errorf("render reading the disk: %d decodes, error %q; want none", n, got)
+	}
+	if n := checkproc.Spawns() - spawns; n != 0 {
+		t.Errorf("render reading the disk started %d batches", n)
+	}
+	// One byte changed: an unknown field.
+	broken := strings.Replace(deployment, "imagePullPolicy", "imagePullPolicz", 1)
+	want := "Deployment ops/bcache: spec.template.spec.containers[0].imagePullPolicz: unknown field: the API type has no such field, so the server would drop it or refuse the object: " + fixFile
+	got, n := render(broken, service, hook)
+	if n != 3 {
+		t.Errorf("a changed Deployment: %d decodes, want 3", n)
+	}
+	wantError(t, got, want)
+	// Its refusal is kept too.
+	got, n = render(broken, service, hook)
+	if n != 0 {
+		t.Errorf("the changed Deployment again: %d decodes, want none", n)
+	}
+	wantError(t, got, want)
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -28,8 +29,16 @@ import (
 // opBuiltins names the verdicts of a render's built-in objects in the store.
 const opBuiltins = "builtin-objects"
 
-// builtinDecodes counts the strict decodes of built-in objects, for tests.
-var builtinDecodes atomic.Int64
+// decodes counts strict decodes (decode), for tests.
+var decodes atomic.Int64
+
+// decode decodes data strictly into its kind's Go type, as the API server
+// decodes a request with fieldValidation=Strict.
+func decode(data []byte) (runtime.Object, error) {
+	decodes.Add(1)
+	obj, _, err := decoder().Decode(data, nil, nil)
+	return obj, err
+}
 
 // builtinSet is the render's built-in objects and their verdict: problems
 // of the object at index[n], read from the store (hit) or filled as

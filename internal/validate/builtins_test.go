@@ -32,12 +32,14 @@ spec:
 	hook := "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: bcache}\nwebhooks:\n- name: bcache.example.com\n  clientConfig: {service: {name: bcache, namespace: ops, path: /v}}\n  sideEffects: None\n  admissionReviewVersions: [v1]"
 	render := func(docs ...string) (string, int64) {
 		t.Helper()
-		before := builtinDecodes.Load()
+		before := decodes.Load()
 		got := run(t, docs...)
-		return got, builtinDecodes.Load() - before
+		return got, decodes.Load() - before
 	}
-	if got, n := render(deployment, service, hook); got != "" || n != 3 {
-		t.Fatalf("cold render: %d decodes, error %q; want 3, none", n, got)
+	// Cold: each object, and the webhook configuration once more for its
+	// client config's check (plan).
+	if got, n := render(deployment, service, hook); got != "" || n != 4 {
+		t.Fatalf("cold render: %d decodes, error %q; want 4, none", n, got)
 	}
 	if got, n := render(deployment, service, hook); got != "" || n != 0 {
 		t.Errorf("warm render: %d decodes, error %q; want none", n, got)
@@ -58,8 +60,8 @@ spec:
 	broken := strings.Replace(deployment, "imagePullPolicy", "imagePullPolicz", 1)
 	want := "Deployment ops/bcache: spec.template.spec.containers[0].imagePullPolicz: unknown field: the API type has no such field, so the server would drop it or refuse the object: " + fixFile
 	got, n := render(broken, service, hook)
-	if n != 3 {
-		t.Errorf("a changed Deployment: %d decodes, want 3", n)
+	if n != 4 {
+		t.Errorf("a changed Deployment: %d decodes, want 4", n)
 	}
 	wantError(t, got, want)
 	// Its refusal is kept too.
@@ -68,4 +70,29 @@ spec:
 		t.Errorf("the changed Deployment again: %d decodes, want none", n)
 	}
 	wantError(t, got, want)
+}
+
+// A warm render checks a custom resource against its CRD without decoding
+// the CRD: the verdict is keyed on the CRD's own key.
+func TestWarmRenderSkipsTheDecodeOfCRDs(t *testing.T) {
+	crd := strings.ReplaceAll(lokiCRD, "loki.grafana.com", "bcache.grafana.com")
+	cr := "apiVersion: bcache.grafana.com/v1\nkind: LokiStack\nmetadata: {name: a}\nspec: {size: 1x.small, storage: {secret: {name: s, type: s3}}}"
+	before := decodes.Load()
+	if got := run(t, crd, cr); got != "" {
+		t.Fatal(got)
+	}
+	if n := decodes.Load() - before; n != 1 {
+		t.Errorf("cold render: %d decodes, want 1 (the CRD)", n)
+	}
+	before = decodes.Load()
+	if got := run(t, crd, cr); got != "" {
+		t.Fatal(got)
+	}
+	if n := decodes.Load() - before; n != 0 {
+		t.Errorf("warm render: %d decodes, want none", n)
+	}
+	// A custom resource the schema refuses, met for the first time, is
+	// judged against the CRD decoded now.
+	bad := strings.Replace(cr, "1x.small", "1x.huge", 1)
+	wantError(t, run(t, crd, bad), `LokiStack a: spec.size: Unsupported value "1x.huge": supported values: "1x.demo", "1x.small": fix the custom resource (the extra manifest, or with spec.patches); an alm-example is rendered only when spec.examples names its kind, so leave that kind out or add "LokiStack/a" to spec.exclude`)
 }

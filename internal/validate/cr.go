@@ -49,6 +49,14 @@ func (v *validator) crJob(n *yaml.RNode, gvk schema.GroupVersionKind, data []byt
 			e.broken = true
 		}
 	}
+	// A verdict kept under the key of the CRD's own verdict needs no
+	// typed CRD: a warm render does not decode it.
+	cheap, cheapOK := v.crKey(e, gvk.Version, data)
+	if cheapOK && !e.broken {
+		if _, ok := v.cached(pending{key: cheap}); ok {
+			return pending{op: apiop.CustomResources, key: cheap, what: describe(n)}, ""
+		}
+	}
 	if e.typed == nil && !e.broken {
 		if err := v.decodeCRD(e); err != nil {
 			e.broken = true
@@ -67,7 +75,74 @@ func (v *validator) crJob(n *yaml.RNode, gvk schema.GroupVersionKind, data []byt
 	// data is the JSON writer's buffer, valid until its next object: the
 	// batch reads the object after the render's other objects.
 	obj := slices.Clone(data)
-	return pending{op: apiop.CustomResources, key: ver.key(obj), what: describe(n), version: ver, load: func() ([]byte, error) { return obj, nil }}, ""
+	key := cheap
+	if !cheapOK {
+		key = ver.key(obj)
+	}
+	return pending{op: apiop.CustomResources, key: key, what: describe(n), version: ver, load: func() ([]byte, error) { return obj, nil }}, ""
+}
+
+// crKey is the key of the verdict on custom resource data of version
+// against e: the key of e's own verdict (its apiVersion, spec and API
+// approval annotation: everything of it the check reads), the version and
+// the object. false when the rest of the CRD could stop it decoding
+// (decodeCRD, strict: a field beside apiVersion, kind, metadata and spec,
+// metadata beyond names, labels and annotations of strings), or the CRD
+// cannot be keyed: the caller keys on the decoded version instead.
+func (v *validator) crKey(e *crdEntry, version string, data []byte) (checkproc.Key, bool) {
+	if !e.keyed {
+		if p := v.crdJob(e); p.err != nil {
+			return checkproc.Key{}, false
+		}
+	}
+	if !plainCRD(e.node.YNode()) {
+		return checkproc.Key{}, false
+	}
+	in := append([]byte("crd\x00"), e.key[:]...) // never the start of crVersion's JSON
+	in = appendString(in, version)
+	return checkproc.KeyOf(apiop.CustomResources, append(in, data...)), true
+}
+
+// plainCRD says whether y, a CRD, holds only what crKey covers and
+// metadata that decodes whatever its values.
+func plainCRD(y *yaml.Node) bool {
+	return fieldsOnly(y, func(k string, v *yaml.Node) bool {
+		switch k {
+		case "apiVersion", "kind":
+			return isString(v)
+		case "spec":
+			return true
+		case "metadata":
+			return fieldsOnly(v, func(k string, v *yaml.Node) bool {
+				switch k {
+				case "name", "namespace", "generateName":
+					return isString(v)
+				case "labels", "annotations":
+					return fieldsOnly(v, func(_ string, v *yaml.Node) bool { return isString(v) })
+				}
+				return false
+			})
+		}
+		return false
+	})
+}
+
+// fieldsOnly says whether y is a mapping of string keys whose every field
+// passes ok.
+func fieldsOnly(y *yaml.Node, ok func(string, *yaml.Node) bool) bool {
+	if y == nil || y.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(y.Content); i += 2 {
+		if k := y.Content[i]; !isString(k) || !ok(k.Value, y.Content[i+1]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isString(y *yaml.Node) bool {
+	return y.Kind == yaml.ScalarNode && y.Tag == "!!str"
 }
 
 // crVersion is what the custom resources of one served version of a CRD
@@ -146,7 +221,7 @@ func (v *validator) decodeCRD(e *crdEntry) error {
 	if err != nil {
 		return err
 	}
-	obj, _, err := decoder().Decode(data, nil, nil)
+	obj, err := decode(data)
 	if err != nil {
 		return err
 	}

@@ -291,8 +291,7 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 // builtin decodes data strictly into gvk's Go type and validates its
 // metadata.
 func (v *validator) builtin(n *yaml.RNode, gvk schema.GroupVersionKind, data []byte) ([]string, error) {
-	builtinDecodes.Add(1)
-	obj, _, err := decoder().Decode(data, nil, nil)
+	obj, err := decode(data)
 	problems := fieldtext.Decode(err)
 	acc, ok := obj.(metav1.ObjectMetaAccessor)
 	if !ok {
@@ -331,7 +330,7 @@ func (v *validator) jobsOf(n *yaml.RNode) ([]pending, error) {
 		p, _ := v.crJob(n, gvk, data, false)
 		return []pending{p}, nil
 	}
-	obj, _, _ := decoder().Decode(data, nil, nil)
+	obj, _ := decode(data)
 	var jobs []pending
 	for i, h := range webhooksOf(obj) {
 		jobs = append(jobs, clientConfigJob(describe(n), i, h.clientConfig))

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -84,65 +85,37 @@ func (v *validator) crJob(n *yaml.RNode, gvk schema.GroupVersionKind, data []byt
 
 // crKey is the key of the verdict on custom resource data of version
 // against e: the key of e's own verdict (its apiVersion, spec and API
-// approval annotation: everything of it the check reads), the version and
-// the object. false when the rest of the CRD could stop it decoding
-// (decodeCRD, strict: a field beside apiVersion, kind, metadata and spec,
-// metadata beyond names, labels and annotations of strings), or the CRD
-// cannot be keyed: the caller keys on the decoded version instead.
+// approval annotation), the rest of e's nodes (which its strict decode
+// also reads: its metadata), the version and the object. false when e
+// cannot be keyed so (an alias): the caller keys on the decoded version.
 func (v *validator) crKey(e *crdEntry, version string, data []byte) (checkproc.Key, bool) {
 	if !e.keyed {
 		if p := v.crdJob(e); p.err != nil {
 			return checkproc.Key{}, false
 		}
 	}
-	if !plainCRD(e.node.YNode()) {
-		return checkproc.Key{}, false
-	}
-	in := append([]byte("crd\x00"), e.key[:]...) // never the start of crVersion's JSON
-	in = appendString(in, version)
-	return checkproc.KeyOf(apiop.CustomResources, append(in, data...)), true
-}
-
-// plainCRD says whether y, a CRD, holds only what crKey covers and
-// metadata that decodes whatever its values.
-func plainCRD(y *yaml.Node) bool {
-	return fieldsOnly(y, func(k string, v *yaml.Node) bool {
-		switch k {
-		case "apiVersion", "kind":
-			return isString(v)
-		case "spec":
-			return true
-		case "metadata":
-			return fieldsOnly(v, func(k string, v *yaml.Node) bool {
-				switch k {
-				case "name", "namespace", "generateName":
-					return isString(v)
-				case "labels", "annotations":
-					return fieldsOnly(v, func(_ string, v *yaml.Node) bool { return isString(v) })
-				}
-				return false
-			})
-		}
-		return false
-	})
-}
-
-// fieldsOnly says whether y is a mapping of string keys whose every field
-// passes ok.
-func fieldsOnly(y *yaml.Node, ok func(string, *yaml.Node) bool) bool {
-	if y == nil || y.Kind != yaml.MappingNode {
-		return false
-	}
+	h := sha256.New()
+	b := append([]byte(apiop.CustomResources+"\x00crd\x00"), e.key[:]...) // never the start of crVersion's JSON
+	y, spec := e.node.YNode(), false
 	for i := 0; i+1 < len(y.Content); i += 2 {
-		if k := y.Content[i]; !isString(k) || !ok(k.Value, y.Content[i+1]) {
-			return false
+		if k := y.Content[i]; k.Value == "spec" && !spec {
+			spec = true // in e.key
+			continue
+		}
+		var ok bool
+		if b, ok = hashNode(h, b, y.Content[i]); !ok {
+			return checkproc.Key{}, false
+		}
+		if b, ok = hashNode(h, b, y.Content[i+1]); !ok {
+			return checkproc.Key{}, false
 		}
 	}
-	return true
-}
-
-func isString(y *yaml.Node) bool {
-	return y.Kind == yaml.ScalarNode && y.Tag == "!!str"
+	b = appendString(binary.AppendUvarint(b, uint64(len(y.Content))), version)
+	h.Write(b)
+	h.Write(data)
+	var key checkproc.Key
+	h.Sum(key[:0])
+	return key, true
 }
 
 // crVersion is what the custom resources of one served version of a CRD

@@ -45,7 +45,9 @@
 // resources against their CRD, webhooks' client configs) run in
 // olm-cmp-check (internal/validate/apicheck, through internal/checkproc),
 // planned and cached by content (verdicts.go): one process per render that
-// meets something not yet checked, none for a render that does not.
+// meets something not yet checked, none for a render that does not. The
+// verdicts of built-in objects, checked in process, are kept so too
+// (builtins.go): a warm render decodes none of them.
 //
 // Not checked: the rest of the per-kind rules (a pod's security context,
 // volumes' sources, …).

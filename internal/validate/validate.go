@@ -264,7 +264,7 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 	}
 	if p, ok := v.builtinCached(n); ok {
 		class, problems = kindBuiltin, p
-	} else if builtin, cr := scheme().Recognizes(gvk), v.crds[gvk.GroupKind()] != nil; builtin || cr {
+	} else if builtin, cr := v.recognizes(n, gvk), v.crds[gvk.GroupKind()] != nil; builtin || cr {
 		// Decoded from the bytes the plugin sends, as the API server would.
 		data, err := v.json.Object(n)
 		if err != nil {
@@ -317,7 +317,7 @@ func (v *validator) jobsOf(n *yaml.RNode) ([]pending, error) {
 		return nil, nil // object() refuses it before any check
 	}
 	gvk := gv.WithKind(n.GetKind())
-	builtin, cr := scheme().Recognizes(gvk), v.crds[gvk.GroupKind()] != nil
+	builtin, cr := v.recognizes(n, gvk), v.crds[gvk.GroupKind()] != nil
 	if !cr && !(builtin && gvk.Group == admissionregistrationv1.GroupName) {
 		return nil, nil
 	}

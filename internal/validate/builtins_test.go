@@ -16,18 +16,7 @@ func TestWarmRenderSkipsTheDecodeOfBuiltIns(t *testing.T) {
 	KeepVerdicts(t.TempDir())
 	defer KeepVerdicts("")
 	// Objects no other test renders, so the first render is cold.
-	deployment := `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: bcache, namespace: ops}
-spec:
-  selector: {matchLabels: {app: bcache}}
-  template:
-    metadata: {labels: {app: bcache}}
-    spec:
-      containers:
-      - name: manager
-        image: example.com/bcache:1
-        imagePullPolicy: Always`
+	deployment := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: bcache, namespace: ops}\nspec:\n  selector: {matchLabels: {app: bcache}}\n  template:\n    metadata: {labels: {app: bcache}}\n    spec: {containers: [{name: manager, image: example.com/bcache:1, imagePullPolicy: Always}]}"
 	service := "apiVersion: v1\nkind: Service\nmetadata: {name: bcache, namespace: ops}\nspec: {selector: {app: bcache}, ports: [{port: 443}]}"
 	hook := "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: bcache}\nwebhooks:\n- name: bcache.example.com\n  clientConfig: {service: {name: bcache, namespace: ops, path: /v}}\n  sideEffects: None\n  admissionReviewVersions: [v1]"
 	render := func(docs ...string) (string, int64) {

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -49,6 +50,14 @@ func (v *validator) crJob(n *yaml.RNode, gvk schema.GroupVersionKind, data []byt
 			e.broken = true
 		}
 	}
+	// A verdict kept under the key of the CRD's own verdict needs no
+	// typed CRD: a warm render does not decode it.
+	cheap, cheapOK := v.crKey(e, gvk.Version, data)
+	if cheapOK && !e.broken {
+		if _, ok := v.cached(pending{key: cheap}); ok {
+			return pending{op: apiop.CustomResources, key: cheap, what: describe(n)}, ""
+		}
+	}
 	if e.typed == nil && !e.broken {
 		if err := v.decodeCRD(e); err != nil {
 			e.broken = true
@@ -67,7 +76,46 @@ func (v *validator) crJob(n *yaml.RNode, gvk schema.GroupVersionKind, data []byt
 	// data is the JSON writer's buffer, valid until its next object: the
 	// batch reads the object after the render's other objects.
 	obj := slices.Clone(data)
-	return pending{op: apiop.CustomResources, key: ver.key(obj), what: describe(n), version: ver, load: func() ([]byte, error) { return obj, nil }}, ""
+	key := cheap
+	if !cheapOK {
+		key = ver.key(obj)
+	}
+	return pending{op: apiop.CustomResources, key: key, what: describe(n), version: ver, load: func() ([]byte, error) { return obj, nil }}, ""
+}
+
+// crKey is the key of the verdict on custom resource data of version
+// against e: the key of e's own verdict (its apiVersion, spec and API
+// approval annotation), the rest of e's nodes (which its strict decode
+// also reads: its metadata), the version and the object. false when e
+// cannot be keyed so (an alias): the caller keys on the decoded version.
+func (v *validator) crKey(e *crdEntry, version string, data []byte) (checkproc.Key, bool) {
+	if !e.keyed {
+		if p := v.crdJob(e); p.err != nil {
+			return checkproc.Key{}, false
+		}
+	}
+	h := sha256.New()
+	b := append([]byte(apiop.CustomResources+"\x00crd\x00"), e.key[:]...) // never the start of crVersion's JSON
+	y, spec := e.node.YNode(), false
+	for i := 0; i+1 < len(y.Content); i += 2 {
+		if k := y.Content[i]; k.Value == "spec" && !spec {
+			spec = true // in e.key
+			continue
+		}
+		var ok bool
+		if b, ok = hashNode(h, b, y.Content[i]); !ok {
+			return checkproc.Key{}, false
+		}
+		if b, ok = hashNode(h, b, y.Content[i+1]); !ok {
+			return checkproc.Key{}, false
+		}
+	}
+	b = appendString(binary.AppendUvarint(b, uint64(len(y.Content))), version)
+	h.Write(b)
+	h.Write(data)
+	var key checkproc.Key
+	h.Sum(key[:0])
+	return key, true
 }
 
 // crVersion is what the custom resources of one served version of a CRD
@@ -146,7 +194,7 @@ func (v *validator) decodeCRD(e *crdEntry) error {
 	if err != nil {
 		return err
 	}
-	obj, _, err := decoder().Decode(data, nil, nil)
+	obj, err := decode(data)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,9 @@ type crdEntry struct {
 	typed    *apiextensionsv1.CustomResourceDefinition
 	broken   bool // the CRD itself cannot be used: its own line says why
 	versions map[string]*crVersion
+	// key is the key of the CRD's verdict (crdJob), when keyed.
+	key   checkproc.Key
+	keyed bool
 }
 
 // crdVerdict is the render's CRD e checked as kube-apiserver checks one on
@@ -69,6 +72,7 @@ func (v *validator) crdJob(e *crdEntry) pending {
 		key, load = checkproc.KeyOf(apiop.CRD, data), func() ([]byte, error) { return data, nil }
 	}
 	p.key, p.load = key, load
+	e.key, e.keyed = key, true
 	return p
 }
 

@@ -45,7 +45,9 @@
 // resources against their CRD, webhooks' client configs) run in
 // olm-cmp-check (internal/validate/apicheck, through internal/checkproc),
 // planned and cached by content (verdicts.go): one process per render that
-// meets something not yet checked, none for a render that does not.
+// meets something not yet checked, none for a render that does not. The
+// verdicts of built-in objects, checked in process, are kept so too
+// (builtins.go): a warm render decodes none of them.
 //
 // Not checked: the rest of the per-kind rules (a pod's security context,
 // volumes' sources, …).
@@ -137,6 +139,7 @@ func (f filter) Filter(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 			lines = append(lines, line)
 		}
 	}
+	v.keepBuiltins()
 	if invalid == 0 {
 		return nodes, nil
 	}
@@ -194,6 +197,9 @@ type validator struct {
 	byNode map[*yaml.RNode]*crdEntry
 	// verdicts is this render's verdicts of olm-cmp-check's checks, by key.
 	verdicts map[checkproc.Key][]string
+	// builtins is the render's built-in objects and their verdicts
+	// (builtins.go), nil when plan did not see the render.
+	builtins *builtinSet
 }
 
 func newValidator(ctx context.Context, nodes []*yaml.RNode) *validator {
@@ -256,7 +262,9 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 		}
 		return "", nil
 	}
-	if builtin, cr := scheme().Recognizes(gvk), v.crds[gvk.GroupKind()] != nil; builtin || cr {
+	if p, ok := v.builtinCached(n); ok {
+		class, problems = kindBuiltin, p
+	} else if builtin, cr := v.recognizes(n, gvk), v.crds[gvk.GroupKind()] != nil; builtin || cr {
 		// Decoded from the bytes the plugin sends, as the API server would.
 		data, err := v.json.Object(n)
 		if err != nil {
@@ -265,6 +273,7 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 		if builtin {
 			class = kindBuiltin
 			problems, err = v.builtin(n, gvk, data)
+			v.builtinJudged(n, problems)
 		} else {
 			class = kindCR
 			problems, err = v.customResource(n, gvk, data)
@@ -284,7 +293,7 @@ func (v *validator) object(n *yaml.RNode) (string, error) {
 // builtin decodes data strictly into gvk's Go type and validates its
 // metadata.
 func (v *validator) builtin(n *yaml.RNode, gvk schema.GroupVersionKind, data []byte) ([]string, error) {
-	obj, _, err := decoder().Decode(data, nil, nil)
+	obj, err := decode(data)
 	problems := fieldtext.Decode(err)
 	acc, ok := obj.(metav1.ObjectMetaAccessor)
 	if !ok {
@@ -308,9 +317,12 @@ func (v *validator) jobsOf(n *yaml.RNode) ([]pending, error) {
 		return nil, nil // object() refuses it before any check
 	}
 	gvk := gv.WithKind(n.GetKind())
-	builtin, cr := scheme().Recognizes(gvk), v.crds[gvk.GroupKind()] != nil
+	builtin, cr := v.recognizes(n, gvk), v.crds[gvk.GroupKind()] != nil
 	if !cr && !(builtin && gvk.Group == admissionregistrationv1.GroupName) {
 		return nil, nil
+	}
+	if _, ok := v.builtinCached(n); ok {
+		return nil, nil // its client configs' verdicts are in the render's
 	}
 	data, err := v.json.Object(n)
 	if err != nil {
@@ -320,7 +332,7 @@ func (v *validator) jobsOf(n *yaml.RNode) ([]pending, error) {
 		p, _ := v.crJob(n, gvk, data, false)
 		return []pending{p}, nil
 	}
-	obj, _, _ := decoder().Decode(data, nil, nil)
+	obj, _ := decode(data)
 	var jobs []pending
 	for i, h := range webhooksOf(obj) {
 		jobs = append(jobs, clientConfigJob(describe(n), i, h.clientConfig))

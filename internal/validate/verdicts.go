@@ -288,6 +288,9 @@ func unchecked(todo []pending, err error) error {
 // of a CRD whose verdict is not known yet is sent too (the CRD's verdict
 // decides afterwards whether it counts), so a render starts one process.
 func (v *validator) plan(nodes []*yaml.RNode) error {
+	if err := v.planBuiltins(nodes); err != nil {
+		return err
+	}
 	var todo []pending
 	queued := map[checkproc.Key]bool{}
 	need := func(p pending) error {

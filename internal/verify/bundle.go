@@ -125,7 +125,7 @@ func (c *check) helperFailure(what string, err error) *failure {
 			what: fmt.Sprintf("%s was not checked in time (the signature check's bound is %s)", what, c.v.lim.Timeout),
 			fix:  "retry; if it recurs, check the load on olm-cmp's host and the registry's health"}
 	}
-	if _, perr := checkproc.Path(); perr != nil {
+	if errors.Is(err, checkproc.ErrMissing) {
 		return &failure{rank: rankHelper,
 			what: fmt.Sprintf("%s was not checked: %s, which verifies Sigstore bundles for olm-cmp, is neither beside olm-cmp nor on PATH", what, checkproc.Executable),
 			fix:  fmt.Sprintf("install %s beside olm-cmp (make build, or go install ./cmd/... from the repository)", checkproc.Executable)}

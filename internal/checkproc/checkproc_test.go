@@ -46,6 +46,10 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+	case "parent":
+		// olm-cmp running a helper, until the test kills it
+		UseExecutable(os.Getenv(envParentHelper))
+		Run(context.Background(), jobs)
 	case "crash":
 		fmt.Fprintln(os.Stderr, "fatal error: out of memory\n\ngoroutine 1 [running]:\nmain.main()\n\t/build/internal/x.go:12 +0x1d")
 		os.Exit(2)

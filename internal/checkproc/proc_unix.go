@@ -10,8 +10,14 @@ import (
 )
 
 // ownGroup starts the helper in a process group of its own, so killGroup
-// stops whatever it started too.
-func ownGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
+// stops whatever it started too. Its own group no longer gets the
+// terminal's Ctrl-C, so where the system can (Linux), the helper is also
+// killed when olm-cmp dies without killing it (a kill -TERM of a render:
+// a breaker found the helper running on, reparented to init).
+func ownGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
+}
 
 // killGroup kills the helper's process group. Called before the helper is
 // waited for: until then its process ID (the group's) cannot be reused.

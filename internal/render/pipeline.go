@@ -94,6 +94,9 @@ type step struct {
 // steps is the render, from conversion to serialization. Examples and extra
 // manifests join the bundle's objects before transform's steps, so every
 // spec field (images, pull secrets, exclude, patches) reaches them too.
+// checkingStage is the validate step as a deadline's message names it.
+const checkingStage = "checking the objects as the API server would (CRDs, custom resources and their CEL rules, in olm-cmp-check; its verdicts are kept as they come, so a retry goes on where this one stopped)"
+
 func (p *pipeline) steps(ctx context.Context) []step {
 	steps := []step{
 		{"convert", p.convert},
@@ -104,7 +107,13 @@ func (p *pipeline) steps(ctx context.Context) []step {
 		steps = append(steps, step{f.Name, f.Filter.Filter})
 	}
 	return append(steps,
-		step{"validate", validate.Objects(ctx, p.originOf).Filter},
+		step{"validate", func(objs []*yaml.RNode) ([]*yaml.RNode, error) {
+			// A deadline that stops this step names it: a cold check of CRDs
+			// with many CEL rules, or custom resources whose rules run the
+			// server's whole budget, can outlast Argo CD's 60 s alone.
+			defer enterStage(ctx, checkingStage)()
+			return validate.Objects(ctx, p.originOf).Filter(objs)
+		}},
 		step{"unique", func(objs []*yaml.RNode) ([]*yaml.RNode, error) { return objs, p.checkUnique(objs) }},
 		step{"serialize", p.serialize},
 	)

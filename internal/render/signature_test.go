@@ -254,15 +254,16 @@ func TestSignatureCheckStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "checking the signature of " + e.host + "/demo/unsigned@" + e.unsigned + ` under trust scope "` + e.host + `"`
-	if len(stages) != 2 || !strings.HasPrefix(stages[0], want) || stages[1] != "ended" {
-		t.Errorf("stages %q, want %q… then its end", stages, want)
+	// The object checks (validate) are a stage too, after it.
+	if len(stages) != 4 || !strings.HasPrefix(stages[0], want) || stages[1] != "ended" || stages[2] != checkingStage || stages[3] != "ended" {
+		t.Errorf("stages %q, want %q… then its end, then the object checks", stages, want)
 	}
-	// Under a scope in mode off nothing is read: no stage.
+	// Under a scope in mode off nothing is read: no signature stage.
 	stages = nil
 	if _, err := e.renderer(t, "off").Render(ctx, e.request(t, e.unsignedRef)); err != nil {
 		t.Fatal(err)
 	}
-	if len(stages) != 0 {
+	if len(stages) != 2 || stages[0] != checkingStage {
 		t.Errorf("stages %q under mode off", stages)
 	}
 }

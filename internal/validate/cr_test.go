@@ -158,3 +158,33 @@ func TestCustomResourcesChunkedByTheirSchemasSize(t *testing.T) {
 		t.Errorf("jobs (objects×schema bytes): %s, want %s", strings.Join(got, " "), want)
 	}
 }
+
+// A version whose schema holds CEL rules (and is small enough to send once
+// a job) gives each custom resource a job of its own: a rule's cost does
+// not follow an object's size, and a job's verdict is kept as soon as it
+// is answered, so a render its deadline stops goes on from there the next
+// time. A schema over maxSoloSchemaBytes keeps the size rule.
+func TestCustomResourcesWithCELRulesOneAJob(t *testing.T) {
+	object := func() ([]byte, error) { return []byte(`{"spec":{}}`), nil }
+	rules := &crVersion{input: apiop.CustomResourcesInput{Schema: []byte(`{"type":"object","x-kubernetes-validations":[{"rule":"true"}]}`)}}
+	plain := &crVersion{input: apiop.CustomResourcesInput{Schema: []byte(`{"type":"object"}`)}}
+	bigRules := &crVersion{input: apiop.CustomResourcesInput{Schema: []byte(`{"x-kubernetes-validations":[{"rule":"true"}],"description":"` + strings.Repeat("a", maxSoloSchemaBytes) + `"}`)}}
+	var todo []pending
+	for range 3 {
+		for _, cv := range []*crVersion{rules, plain, bigRules} {
+			todo = append(todo, pending{op: apiop.CustomResources, version: cv, load: object})
+		}
+	}
+	_, units, err := batch(todo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, u := range units {
+		name := map[*crVersion]string{rules: "rules", plain: "plain", bigRules: "bigRules"}[u[0].version]
+		got = append(got, fmt.Sprintf("%s×%d", name, len(u)))
+	}
+	if want := "rules×1 plain×3 bigRules×3 rules×1 rules×1"; strings.Join(got, " ") != want {
+		t.Errorf("jobs: %s, want %s", strings.Join(got, " "), want)
+	}
+}

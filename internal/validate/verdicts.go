@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -205,9 +206,29 @@ func batch(todo []pending) (jobs []checkproc.Job, units [][]pending, err error) 
 // 4 CPU-s an object, measured) is not a whole version's: olm-cmp-check
 // answers job by job, and the verdicts of the jobs done are kept when the
 // render's deadline stops it.
-func chunkBytes(cv *crVersion) int { return max(len(cv.input.Schema), minChunkBytes) }
+//
+// A schema with CEL rules (x-kubernetes-validations) of at most
+// maxSoloSchemaBytes takes one object a job: what a rule costs does not
+// follow an object's size (1.7 KB objects each ran the server's whole
+// budget, about 2 CPU-s, so twenty of them in one job outlasted Argo CD's
+// 60 s every time and a retry began again from nothing: a breaker), and a
+// job's verdict is kept as soon as it is answered, so each retry goes on
+// where the last one stopped. Larger schemas keep the size rule, which
+// bounds the request: each job carries its schema.
+func chunkBytes(cv *crVersion) int {
+	if len(cv.input.Schema) <= maxSoloSchemaBytes && bytes.Contains(cv.input.Schema, celRulesKey) {
+		return 1
+	}
+	return max(len(cv.input.Schema), minChunkBytes)
+}
 
-const minChunkBytes = 64 << 10
+const (
+	minChunkBytes      = 64 << 10
+	maxSoloSchemaBytes = 256 << 10
+)
+
+// celRulesKey is how a schema's JSON names a CEL rule list.
+var celRulesKey = []byte(`"x-kubernetes-validations"`)
 
 // jobOverhead is more than what a request adds to a job's input: its
 // operation's name and the JSON around them.

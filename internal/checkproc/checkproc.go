@@ -311,6 +311,54 @@ const MaxHelpers = 2
 
 var helperSlots = make(chan struct{}, MaxHelpers)
 
+// holderKey is the context key of WithHolder.
+type holderKey struct{}
+
+// WithHolder marks the helpers ctx's renders run as holder's (a tenant:
+// the sidecar passes "project NAME" under a tenancy policy). A holder runs
+// one helper at a time, so one tenant's slow cold renders hold at most
+// one of the MaxHelpers places and never every one: a breaker's two
+// renders of CRDs whose rules ran the server's whole cost budget kept a
+// third tenant's one-rule CRD waiting past its deadline.
+func WithHolder(ctx context.Context, holder string) context.Context {
+	return context.WithValue(ctx, holderKey{}, holder)
+}
+
+// holders are the places of the holders with a render running or waiting,
+// each with how many use it (dropped at zero).
+var holders = struct {
+	sync.Mutex
+	m map[string]*holderPlace
+}{m: map[string]*holderPlace{}}
+
+type holderPlace struct {
+	slot  chan struct{}
+	users int
+}
+
+// holderSlot is h's one place, counted as used until releaseHolder.
+func holderSlot(h string) chan struct{} {
+	holders.Lock()
+	defer holders.Unlock()
+	p := holders.m[h]
+	if p == nil {
+		p = &holderPlace{slot: make(chan struct{}, 1)}
+		holders.m[h] = p
+	}
+	p.users++
+	return p.slot
+}
+
+func releaseHolder(h string) {
+	holders.Lock()
+	defer holders.Unlock()
+	if p := holders.m[h]; p != nil {
+		if p.users--; p.users == 0 {
+			delete(holders.m, h)
+		}
+	}
+}
+
 // runHelper runs one olm-cmp-check on jobs, giving fn each result (by its
 // index in jobs) as it arrives, until all have or it fails.
 func runHelper(ctx context.Context, path string, jobs []Job, fn func(int, Result)) error {
@@ -320,6 +368,16 @@ func runHelper(ctx context.Context, path string, jobs []Job, fn func(int, Result
 	}
 	if len(req) > MaxRequestBytes {
 		return fmt.Errorf("the checks are %d bytes, over the %d-byte bound of one %s request", len(req), MaxRequestBytes, Executable)
+	}
+	if h, ok := ctx.Value(holderKey{}).(string); ok {
+		own := holderSlot(h)
+		defer releaseHolder(h)
+		select {
+		case own <- struct{}{}:
+			defer func() { <-own }()
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not finish its checks in time (it waited for another render of %s, which runs one at once): %w", Executable, h, context.Cause(ctx))
+		}
 	}
 	select {
 	case helperSlots <- struct{}{}:

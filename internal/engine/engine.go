@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/olm-cmp/olm-cmp/internal/bytecache"
+	"github.com/olm-cmp/olm-cmp/internal/checkproc"
 	"github.com/olm-cmp/olm-cmp/internal/echo"
 	"github.com/olm-cmp/olm-cmp/internal/render"
 	"github.com/olm-cmp/olm-cmp/internal/spec"
@@ -162,6 +163,11 @@ func (e *Engine) renderRequest(ctx context.Context, req render.Request, p *progr
 		p.enter("choosing the bundle from spec.catalog " + echo.Quote(spec.Redact(req.Spec.Catalog)))
 	} else {
 		p.enter("resolving spec.bundle " + echo.Quote(spec.Redact(req.Spec.Bundle)))
+	}
+	if e.tenancy != nil {
+		// One olm-cmp-check at a time per project: a tenant's slow cold
+		// checks never hold every place (checkproc.WithHolder).
+		ctx = checkproc.WithHolder(ctx, "project "+echo.Quote(req.Project))
 	}
 	var res *render.Result
 	var info Info

@@ -135,7 +135,7 @@ func findBeside(dir string) (string, error) {
 		return "", nil
 	}
 	if fi.Mode().Perm()&0o111 == 0 {
-		return "", errNotExecutable
+		return "", fixedError{errNotExecutable}
 	}
 	return p, nil
 }
@@ -143,6 +143,30 @@ func findBeside(dir string) (string, error) {
 // ErrMissing is Run's error when there is no olm-cmp-check to run; its
 // text says how to install one.
 var ErrMissing = errors.New(Executable + ", which makes the checks of the API server and of signatures for olm-cmp, is neither beside olm-cmp nor on PATH: install both (make build, or go install ./cmd/... from the repository)")
+
+// fixed is an error that says its own fix; killed, a helper's end by a
+// signal (the kernel's out-of-memory killer's, most often). Fix reads them.
+type (
+	fixedError  struct{ error }
+	killedError struct{ error }
+)
+
+func (e fixedError) Unwrap() error  { return e.error }
+func (e killedError) Unwrap() error { return e.error }
+
+// Fix is what to do about err, one of Run's: "" when its line says it
+// already (olm-cmp-check missing, not executable, of another build).
+func Fix(err error) string {
+	var f fixedError
+	var k killedError
+	switch {
+	case errors.Is(err, ErrMissing) || errors.As(err, &f):
+		return ""
+	case errors.As(err, &k):
+		return "give olm-cmp more memory (the sidecar container's limit; docs/operations.md gives olm-cmp-check's peaks), then retry"
+	}
+	return "install " + Executable + " from the same build beside olm-cmp (make build installs both), then retry; if it already is, report this line"
+}
 
 var errNotExecutable = errors.New(Executable + " beside olm-cmp is not executable: make it executable (chmod +x), or install both again (make build, or go install ./cmd/... from the repository)")
 
@@ -435,7 +459,7 @@ func runHelper(ctx context.Context, path string, jobs []Job, fn func(int, Result
 	var exit *exec.ExitError
 	if errors.As(waitErr, &exit) && ended {
 		if sig, kill, ok := killedBy(exit.ProcessState); kill {
-			return fmt.Errorf("%s was killed (out of memory, or by a signal) before answering%s", Executable, firstLine(errOut.Bytes()))
+			return killedError{fmt.Errorf("%s was killed (out of memory, or by a signal) before answering%s", Executable, firstLine(errOut.Bytes()))}
 		} else if ok {
 			return fmt.Errorf("%s was stopped by a signal (%s) before answering%s", Executable, sig, firstLine(errOut.Bytes()))
 		}

@@ -3,6 +3,8 @@ package checkproc
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -43,5 +45,27 @@ func TestHolderRunsOneHelperAtATime(t *testing.T) {
 	holders.Unlock()
 	if left != 0 {
 		t.Errorf("%d holders kept after their renders", left)
+	}
+}
+
+// Fix words what to do about each failure once: nothing more for the
+// lines that say it (missing, not executable, another build), memory for
+// a killed helper, reinstalling for the rest (a breaker saw two fixes on
+// one line, and "reinstall" for an out-of-memory kill).
+func TestFix(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{ErrMissing, ""},
+		{fmt.Errorf("wrapped: %w", ErrMissing), ""},
+		{fixedError{errNotExecutable}, ""},
+		{fixedError{errors.New("olm-cmp-check is from another build than olm-cmp: install both …")}, ""},
+		{killedError{errors.New("olm-cmp-check was killed (out of memory, or by a signal) before answering")}, "give olm-cmp more memory"},
+		{errors.New("olm-cmp-check stopped before answering (exit status 2)"), "install olm-cmp-check from the same build"},
+	} {
+		if got := Fix(c.err); c.want == "" && got != "" || !strings.HasPrefix(got, c.want) {
+			t.Errorf("Fix(%v) = %q, want %q…", c.err, got, c.want)
+		}
 	}
 }

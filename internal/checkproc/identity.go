@@ -128,7 +128,7 @@ func errOtherBuild(theirs *buildID) error {
 		}
 		why = "olm-cmp has " + diff
 	}
-	return fmt.Errorf("%s is from another build than olm-cmp: install both from the same build (make build, make install, go install ./cmd/..., or one image; %s)", Executable, why)
+	return fixedError{fmt.Errorf("%s is from another build than olm-cmp: install both from the same build (make build, make install, go install ./cmd/..., or one image; %s)", Executable, why)}
 }
 
 // Answer is what an olm-cmp-check of this build writes for results, in

@@ -96,7 +96,7 @@ func TestHelperThatCannotStart(t *testing.T) {
 	if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := findBeside(dir); got != "" || err != errNotExecutable {
+	if got, err := findBeside(dir); got != "" || !errors.Is(err, errNotExecutable) || Fix(err) != "" {
 		t.Errorf("not executable: found %q, %v", got, err)
 	}
 	if want := "olm-cmp-check beside olm-cmp is not executable: make it executable (chmod +x), or install both again (make build, or go install ./cmd/... from the repository)"; errNotExecutable.Error() != want {

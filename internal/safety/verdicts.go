@@ -96,8 +96,8 @@ func compare(ctx context.Context, sent []comparison) ([]Finding, error) {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
-		if !errors.Is(err, checkproc.ErrMissing) {
-			err = fmt.Errorf("%w; %s", err, helperFix)
+		if fix := checkproc.Fix(err); fix != "" {
+			err = fmt.Errorf("%w; %s", err, fix)
 		}
 		return nil, uncompared(sent, err)
 	}
@@ -139,10 +139,6 @@ func decodeVerdict(out []byte) ([]Finding, bool) {
 	return fs, true
 }
 
-// helperFix is the fix for an olm-cmp-check that is there but failed (a
-// missing one's error says how to install it); internal/validate words
-// its own the same.
-const helperFix = "install olm-cmp-check from the same build beside olm-cmp (make build installs both), then retry; if it already is, report this line"
 
 // maxNamed is how many CRDs the line of a failed batch names.
 const maxNamed = 3

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -147,8 +146,8 @@ func (v *validator) check(todo []pending) error {
 		if v.ctx.Err() != nil {
 			return context.Cause(v.ctx)
 		}
-		if !errors.Is(err, checkproc.ErrMissing) {
-			err = fmt.Errorf("%w; %s", err, helperFix)
+		if fix := checkproc.Fix(err); fix != "" {
+			err = fmt.Errorf("%w; %s", err, fix)
 		}
 		return unchecked(todo, err)
 	}
@@ -281,9 +280,6 @@ func splitVerdicts(unit []pending, out []byte) ([][]byte, bool) {
 	return outs, true
 }
 
-// helperFix is the fix for an olm-cmp-check that is there but failed (a
-// missing one's error says how to install it).
-const helperFix = "install olm-cmp-check from the same build beside olm-cmp (make build installs both), then retry; if it already is, report this line"
 
 // unchecked is the one line of a batch that failed: the objects it was to
 // check, then why (checkproc's or the check's words, and the fix).

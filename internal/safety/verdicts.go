@@ -139,7 +139,6 @@ func decodeVerdict(out []byte) ([]Finding, bool) {
 	return fs, true
 }
 
-
 // maxNamed is how many CRDs the line of a failed batch names.
 const maxNamed = 3
 

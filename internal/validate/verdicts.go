@@ -280,7 +280,6 @@ func splitVerdicts(unit []pending, out []byte) ([][]byte, bool) {
 	return outs, true
 }
 
-
 // unchecked is the one line of a batch that failed: the objects it was to
 // check, then why (checkproc's or the check's words, and the fix).
 func unchecked(todo []pending, err error) error {

@@ -115,5 +115,9 @@ func rootCheckFailure(err error) string {
 	case errors.Is(err, checkproc.ErrMissing):
 		return fmt.Sprintf("was not checked: %s, which parses Sigstore trusted roots for olm-cmp, is neither beside olm-cmp nor on PATH: install %s beside olm-cmp (make build, or go install ./cmd/... from the repository)", checkproc.Executable, checkproc.Executable)
 	}
-	return fmt.Sprintf("was not checked: %s: install %s from the same build beside olm-cmp (make build installs both), then retry; if it already is, report this line", oneLine(err.Error()), checkproc.Executable)
+	line := "was not checked: " + oneLine(err.Error())
+	if fix := checkproc.Fix(err); fix != "" {
+		line += ": " + fix
+	}
+	return line
 }

@@ -132,7 +132,16 @@ func (c *check) helperFailure(what string, err error) *failure {
 	}
 	return &failure{rank: rankHelper,
 		what: fmt.Sprintf("%s was not checked: %s", what, oneLine(err.Error())),
-		fix:  fmt.Sprintf("install %s from the same build beside olm-cmp (make build installs both), then retry; if it already is, report this line", checkproc.Executable)}
+		fix:  helperFix(err)}
+}
+
+// helperFix is checkproc's fix for err; for the failures whose line
+// already says it (not executable, another build), reinstalling both.
+func helperFix(err error) string {
+	if fix := checkproc.Fix(err); fix != "" {
+		return fix
+	}
+	return "install " + checkproc.Executable + " and olm-cmp from the same build (make build installs both)"
 }
 
 // checkStatement checks the in-toto statement a verified bundle signs: the

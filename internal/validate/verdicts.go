@@ -223,7 +223,7 @@ func chunkBytes(cv *crVersion) int {
 
 const (
 	minChunkBytes      = 64 << 10
-	maxSoloSchemaBytes = 256 << 10
+	maxSoloSchemaBytes = 64 << 10
 )
 
 // celRulesKey is how a schema's JSON names a CEL rule list.
